@@ -1,0 +1,91 @@
+/**
+ * `pgoutput-wasm decode FILE|-`: reads a capture file — repeated
+ * `[uint32 big-endian length][pgoutput message]`, gzipped or not — in 64 KB
+ * chunks and writes one JSON object per message (JSON Lines). LSNs are
+ * `X/Y` strings, 64-bit numbers decimal strings, tuple columns
+ * `{kind, text}` / `{kind, base64}` / `null` / `{kind: "unchanged"}`.
+ */
+import { createReadStream } from "node:fs";
+import { createGunzip } from "node:zlib";
+import { parseArgs } from "node:util";
+import type { Readable } from "node:stream";
+import { createDecoder } from "../index.ts";
+import type { MessageKind } from "../messages.ts";
+
+const GZIP_MAGIC = 0x1f8b;
+
+export async function decodeCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      backend: { type: "string", default: "wasm" },
+      stats: { type: "boolean", default: false },
+    },
+  });
+  const backend = values.backend;
+  if (backend !== "wasm" && backend !== "baseline") throw new Error(`--backend must be wasm or baseline, not ${backend}`);
+  if (positionals.length !== 1) throw new Error("decode takes one FILE (or - for stdin)");
+  const file = positionals[0]!;
+  const decoder = await createDecoder({ backend });
+  const counts = new Map<MessageKind, number>();
+  let bytes = 0;
+  const started = performance.now();
+
+  for await (const chunk of await openCapture(file)) {
+    const u8 = chunk as Uint8Array;
+    bytes += u8.length;
+    const batch = decoder.push(u8);
+    let out = "";
+    for (const msg of batch) {
+      out += JSON.stringify(msg.toJSON()) + "\n";
+      counts.set(msg.kind, (counts.get(msg.kind) ?? 0) + 1);
+    }
+    if (out.length > 0 && !process.stdout.write(out)) {
+      await new Promise((resolve) => process.stdout.once("drain", resolve));
+    }
+  }
+  decoder.end();
+
+  if (values.stats) {
+    const seconds = (performance.now() - started) / 1000;
+    const total = [...counts.values()].reduce((a, b) => a + b, 0);
+    const lines = [...counts].sort((a, b) => b[1] - a[1]).map(([kind, n]) => `  ${kind.padEnd(18)} ${n}`);
+    process.stderr.write(
+      `${total} messages, ${bytes} bytes read in ${seconds.toFixed(3)} s (${decoder.backend})\n${lines.join("\n")}\n`,
+    );
+  }
+  return 0;
+}
+
+/** The file (or stdin) as a stream of raw capture bytes, gunzipped when it starts with gzip's magic. */
+async function openCapture(file: string): Promise<Readable> {
+  const input: Readable = file === "-" ? process.stdin : createReadStream(file, { highWaterMark: 64 * 1024 });
+  const first = await peekTwo(input);
+  return first === GZIP_MAGIC ? input.pipe(createGunzip({ chunkSize: 64 * 1024 })) : input;
+}
+
+/** Reads the first two bytes and puts them back. */
+async function peekTwo(input: Readable): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onReadable = () => {
+      const head = input.read(2) as Buffer | null;
+      if (head === null) {
+        if (input.readableEnded) done(-1);
+        return;
+      }
+      input.unshift(head);
+      done(head.length === 2 ? (head[0]! << 8) | head[1]! : -1);
+    };
+    const done = (v: number) => {
+      input.off("readable", onReadable);
+      input.off("error", reject);
+      input.off("end", onEnd);
+      resolve(v);
+    };
+    const onEnd = () => done(-1);
+    input.on("readable", onReadable);
+    input.once("error", reject);
+    input.once("end", onEnd);
+  });
+}

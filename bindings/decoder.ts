@@ -1,0 +1,89 @@
+/**
+ * The interface both backends implement: the wasm decoder (`WasmDecoder`)
+ * and the pure-TS baseline (`BaselineDecoder`). Every test and bench runs
+ * against both.
+ *
+ * A decoder is stateful, as the protocol requires: it keeps the relation
+ * cache (Relation messages), the type cache (Type messages), and whether it
+ * is inside a Stream Start / Stream Stop block (where change messages carry
+ * an extra xid). Views it returns are valid until its next decode call.
+ *
+ * @example
+ * ```ts
+ * const decoder = await createDecoder();
+ * for (const row of rowsFromSqlSlotFunctions) {
+ *   const msg = decoder.decode(row.data);
+ *   if (msg.kind === "Insert") console.log(msg.relation?.name, msg.newTuple.toJSON());
+ * }
+ * ```
+ */
+import type { MessageKind, PgoutputMessage } from "./messages.ts";
+import type { Relation } from "./relation.ts";
+
+/** A data type named by a Type (`Y`) message. */
+export interface TypeInfo {
+  typeId: number;
+  namespace: string;
+  typeName: string;
+}
+
+export interface DecoderOptions {
+  /**
+   * Largest message accepted, in bytes; a larger one is a `MESSAGE_TOO_LARGE`
+   * error. PostgreSQL values reach 1 GB; default 1 GiB.
+   */
+  maxMessageSize?: number;
+}
+
+export interface DecodeOptions {
+  /**
+   * Decode as if inside (true) or outside (false) a streamed block,
+   * overriding the decoder's tracked state — for messages decoded out of
+   * order. The tracked state is left as the message sets it.
+   */
+  inStream?: boolean;
+}
+
+/** The messages of one decode call. Views are valid until the decoder's next call. */
+export interface Batch extends Iterable<PgoutputMessage> {
+  /** Number of messages. */
+  readonly length: number;
+  /** Bytes of the input that were consumed (whole frames); the rest is an incomplete frame. */
+  readonly consumed: number;
+  /** The message at an index (a view). */
+  get(index: number): PgoutputMessage;
+  /** The kind of the message at an index, without making a view. */
+  kind(index: number): MessageKind;
+  /** Every message copied out to plain objects. */
+  materialize(): Record<string, unknown>[];
+}
+
+export interface PgoutputDecoder {
+  /** Which implementation this is. */
+  readonly backend: "wasm" | "baseline";
+  /** Relations by OID, from the Relation messages seen so far. */
+  readonly relations: ReadonlyMap<number, Relation>;
+  /** Types by OID, from the Type messages seen so far. */
+  readonly types: ReadonlyMap<number, TypeInfo>;
+  /** Whether the decoder is inside a streamed block (Stream Start seen, Stream Stop not yet). Settable. */
+  inStream: boolean;
+
+  /** Decodes one pgoutput message (e.g. the `data` of one row of `pg_logical_slot_get_binary_changes`). */
+  decode(message: Uint8Array, options?: DecodeOptions): PgoutputMessage;
+  /** Decodes many messages in one pass. */
+  decodeBatch(messages: readonly Uint8Array[]): Batch;
+  /**
+   * Decodes the capture format: repeated `[uint32 big-endian length][message]`.
+   * Only whole frames are decoded; `consumed` tells where an incomplete last frame starts.
+   */
+  decodeFramed(bytes: Uint8Array): Batch;
+  /**
+   * Feeds a chunk of the capture format, split anywhere; returns the messages
+   * completed by it. The decoder keeps an incomplete frame until the next push.
+   */
+  push(chunk: Uint8Array): Batch;
+  /** Throws an `INCOMPLETE` error if a pushed frame is unfinished; then clears it. */
+  end(): void;
+  /** Forgets relations, types, stream state and any pushed partial frame. */
+  reset(): void;
+}

@@ -1,0 +1,89 @@
+/**
+ * The one error type of the decoder. Every failure to decode — truncated
+ * input, a corrupt length, an unknown tag, a tuple that does not match its
+ * relation, a view touched after its memory was reused — is a
+ * `PgoutputError` carrying a stable `code`, the byte `offset` where it was
+ * found, the message kind and field being read, and `incomplete` when the
+ * input was merely cut short (more bytes may fix it).
+ *
+ * @example
+ * ```ts
+ * try { decoder.decode(bytes); }
+ * catch (e) { if (isPgoutputError(e) && e.incomplete) waitForMore(); else throw e; }
+ * ```
+ */
+import type { MessageKind } from "./messages.ts";
+
+export type PgoutputErrorCode =
+  /** The message ended before a field it must contain. */
+  | "INCOMPLETE"
+  /** The first byte is no pgoutput message tag. */
+  | "UNKNOWN_MESSAGE"
+  /** A TupleData column kind byte other than `n`, `u`, `t`, `b`. */
+  | "INVALID_COLUMN_KIND"
+  /** A byte that must be one of a few values is not (e.g. `N`/`K`/`O` submessage, replica identity). */
+  | "INVALID_VALUE"
+  /** A length or count is negative or beyond what a message may hold. */
+  | "INVALID_LENGTH"
+  /** The message has bytes after its last field. */
+  | "TRAILING_BYTES"
+  /** A message is larger than the decoder's `maxMessageSize`. */
+  | "MESSAGE_TOO_LARGE"
+  /** A tuple's column count differs from its relation's. */
+  | "COLUMN_COUNT_MISMATCH"
+  /** A column name that the relation does not have, or name access without a known relation. */
+  | "UNKNOWN_COLUMN"
+  /** An accessor that does not fit the column (e.g. `text()` of a binary column). */
+  | "WRONG_COLUMN_KIND"
+  /** A view was used after its decoder decoded something else. */
+  | "STALE_VIEW"
+  /** The wasm memory could not grow to hold the input. */
+  | "OUT_OF_MEMORY";
+
+export interface PgoutputErrorDetails {
+  code: PgoutputErrorCode;
+  /** Byte offset in the input the decoder was given (for a batch: in the whole batch). */
+  offset?: number;
+  /** Kind of the message being decoded, when known. */
+  messageKind?: MessageKind;
+  /** The protocol field being read, e.g. `finalLsn` or `newTuple.column[3].length`. */
+  field?: string;
+  /** Index of the message within its batch. */
+  messageIndex?: number;
+  /** True when the input was cut short and more bytes could complete it. */
+  incomplete?: boolean;
+}
+
+export class PgoutputError extends Error {
+  readonly code: PgoutputErrorCode;
+  readonly offset: number | undefined;
+  readonly messageKind: MessageKind | undefined;
+  readonly field: string | undefined;
+  readonly messageIndex: number | undefined;
+  readonly incomplete: boolean;
+
+  constructor(message: string, details: PgoutputErrorDetails) {
+    super(describe(message, details));
+    this.name = "PgoutputError";
+    this.code = details.code;
+    this.offset = details.offset;
+    this.messageKind = details.messageKind;
+    this.field = details.field;
+    this.messageIndex = details.messageIndex;
+    this.incomplete = details.incomplete ?? details.code === "INCOMPLETE";
+  }
+}
+
+function describe(message: string, d: PgoutputErrorDetails): string {
+  const where: string[] = [];
+  if (d.messageKind !== undefined) where.push(d.messageKind);
+  if (d.messageIndex !== undefined) where.push(`message #${d.messageIndex}`);
+  if (d.field !== undefined) where.push(`field ${d.field}`);
+  if (d.offset !== undefined) where.push(`byte ${d.offset}`);
+  return where.length > 0 ? `${message} (${where.join(", ")})` : message;
+}
+
+/** Type guard: true for errors thrown by this package's decoders. */
+export function isPgoutputError(e: unknown): e is PgoutputError {
+  return e instanceof PgoutputError;
+}

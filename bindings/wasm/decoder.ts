@@ -1,0 +1,373 @@
+/**
+ * The wasm backend. Input is copied once into the kernel's memory; one
+ * kernel call walks all of it and writes the tape; a short JS walk over the
+ * tape then applies Relation and Type messages to the caches (in order, so
+ * each change sees the relation as it was when the change was sent) and
+ * checks tuple widths against their relations.
+ *
+ * Memory, from the kernel's heapBase(): [result | input | tape]. Only this
+ * file grows memory, and only before a kernel call.
+ */
+import type { Batch, DecodeOptions, DecoderOptions, PgoutputDecoder, TypeInfo } from "../decoder.ts";
+import type { PgoutputMessage } from "../messages.ts";
+import * as T from "../tape.ts";
+import { Relation } from "../relation.ts";
+import { PgoutputError } from "../errors.ts";
+import { kindOfTag } from "../messages.ts";
+import { readString } from "../utf8.ts";
+import { kernelError } from "./kernel-error.ts";
+import { instantiate, kernelModule, kernelModuleAsync, type KernelExports } from "./module.ts";
+import { WasmBatch, type Clock } from "./batch.ts";
+
+const PAGE = 65536;
+const DEFAULT_MAX_MESSAGE = 1 << 30;
+/** Above this much memory, a call that needs far less starts a fresh instance so a peak is not kept forever. */
+const SHRINK_ABOVE = 64 << 20;
+
+const TAG_RELATION = 0x52;
+const TAG_TYPE = 0x59;
+const TAG_INSERT = 0x49;
+const TAG_UPDATE = 0x55;
+const TAG_DELETE = 0x44;
+const TAG_TRUNCATE = 0x54;
+const TAG_STREAM_START = 0x53;
+const TAG_STREAM_STOP = 0x45;
+
+export class WasmDecoder implements PgoutputDecoder {
+  readonly backend = "wasm" as const;
+  readonly relations = new Map<number, Relation>();
+  readonly types = new Map<number, TypeInfo>();
+  inStream = false;
+
+  readonly #module: WebAssembly.Module;
+  readonly #maxMessage: number;
+  readonly #clock: Clock = { generation: 0 };
+  #k!: KernelExports;
+  #result = 0; // byte address of the result words
+  #input = 0; // byte address of the input region
+  #inputCapacity = 0;
+  #tape = 0; // byte address of the tape
+  #tapeCapacity = 0; // in words
+  #buffer: ArrayBufferLike | undefined;
+  #u8!: Uint8Array;
+  #i32!: Int32Array;
+  #dv!: DataView;
+  /** An unfinished frame from push(): bytes [pendingFrom, pendingFrom + pendingLength) of memory. */
+  #pendingFrom = 0;
+  #pendingLength = 0;
+  /** After an error: the address after the bad message's frame. */
+  #resumeAt = 0;
+
+  /** Synchronous construction (compiles the inlined kernel on first use). See also `WasmDecoder.create`. */
+  constructor(options: DecoderOptions = {}, module: WebAssembly.Module = kernelModule()) {
+    this.#module = module;
+    this.#maxMessage = Math.min(options.maxMessageSize ?? DEFAULT_MAX_MESSAGE, DEFAULT_MAX_MESSAGE);
+    this.#start();
+  }
+
+  /** Compiles asynchronously (or uses the given wasm bytes or module) and returns a decoder. */
+  static async create(options?: DecoderOptions, source?: BufferSource | WebAssembly.Module): Promise<WasmDecoder> {
+    return new WasmDecoder(options, await kernelModuleAsync(source));
+  }
+
+  decode(message: Uint8Array, options?: DecodeOptions): PgoutputMessage {
+    this.#begin(0);
+    this.#reserve(message.length, 64);
+    this.#u8.set(message, this.#input);
+    const override = options?.inStream;
+    if (override === undefined) return this.#run(T.FRAMING_ONE, this.#input, message.length).get(0);
+    // Decode under the caller's state; only a Stream Start or Stop changes the tracked one.
+    const before = this.inStream;
+    this.inStream = override;
+    try {
+      return this.#run(T.FRAMING_ONE, this.#input, message.length).get(0);
+    } finally {
+      const tag = message[0];
+      this.inStream = tag === TAG_STREAM_START && this.inStream ? true : tag === TAG_STREAM_STOP && !this.inStream ? false : before;
+    }
+  }
+
+  decodeBatch(messages: readonly Uint8Array[]): Batch {
+    this.#begin(0);
+    let total = 0;
+    for (const m of messages) total += 4 + m.length;
+    this.#reserve(total, 0);
+    let p = this.#input;
+    for (const m of messages) {
+      this.#dv.setUint32(p, m.length);
+      this.#u8.set(m, p + 4);
+      p += 4 + m.length;
+    }
+    return this.#run(T.FRAMING_LENGTH, this.#input, total);
+  }
+
+  decodeFramed(bytes: Uint8Array): Batch {
+    this.#begin(0);
+    this.#reserve(bytes.length, 0);
+    this.#u8.set(bytes, this.#input);
+    return this.#run(T.FRAMING_LENGTH, this.#input, bytes.length);
+  }
+
+  push(chunk: Uint8Array): Batch {
+    const pending = this.#pendingLength;
+    // Move the unfinished frame to the start of the input region; the views that pointed there are stale now.
+    this.#begin(pending);
+    this.#u8.copyWithin(this.#input, this.#pendingFrom, this.#pendingFrom + pending);
+    this.#reserve(pending + chunk.length, 0);
+    this.#u8.set(chunk, this.#input + pending);
+    const end = this.#input + pending + chunk.length;
+    try {
+      const batch = this.#run(T.FRAMING_LENGTH, this.#input, pending + chunk.length);
+      this.#pendingFrom = this.#input + batch.consumed;
+      return batch;
+    } catch (e) {
+      this.#pendingFrom = this.#resumeAt; // after the bad frame
+      throw e;
+    } finally {
+      this.#pendingLength = end - this.#pendingFrom;
+    }
+  }
+
+  end(): void {
+    const pending = this.#pendingLength;
+    this.#pendingLength = 0;
+    if (pending > 0) {
+      throw new PgoutputError(`stream ended inside a frame (${pending} bytes of it received)`, {
+        code: "INCOMPLETE",
+        offset: 0,
+        field: pending < 4 ? "frameLength" : "tag",
+      });
+    }
+  }
+
+  reset(): void {
+    this.#clock.generation++;
+    this.relations.clear();
+    this.types.clear();
+    this.inStream = false;
+    this.#pendingLength = 0;
+  }
+
+  /** Starts a decode call: older views go stale; a large idle memory is given back (keeping `keep` pending bytes). */
+  #begin(keep: number): void {
+    this.#clock.generation++;
+    if (this.#u8.buffer.byteLength > SHRINK_ABOVE && keep < SHRINK_ABOVE >> 2) {
+      const saved = this.#u8.slice(this.#pendingFrom, this.#pendingFrom + keep);
+      this.#start();
+      this.#reserve(keep, 0);
+      this.#u8.set(saved, this.#input);
+      this.#pendingFrom = this.#input;
+    }
+  }
+
+  /** A fresh kernel instance with a small initial layout. */
+  #start(): void {
+    this.#k = instantiate(this.#module);
+    this.#result = this.#k.heapBase();
+    this.#input = this.#result + 64;
+    this.#inputCapacity = 0;
+    this.#tapeCapacity = 0;
+    this.#buffer = undefined;
+    this.#views();
+    this.#reserve(PAGE, 4096);
+  }
+
+  /** Makes room for `bytes` of input and `words` of tape (tape sized from input when 0). */
+  #reserve(bytes: number, words: number): void {
+    const tapeWords = Math.max(words, (bytes >> 2) + 1024);
+    if (bytes <= this.#inputCapacity && tapeWords <= this.#tapeCapacity) return;
+    // Round up generously: a stream's chunks vary in size.
+    const inputCapacity = Math.max(this.#inputCapacity, roundUp(bytes + (bytes >> 3), PAGE));
+    const tapeCapacity = Math.max(this.#tapeCapacity, roundUp(tapeWords, PAGE >> 2));
+    this.#layout(inputCapacity, tapeCapacity);
+  }
+
+  #layout(inputCapacity: number, tapeCapacity: number): void {
+    const tape = roundUp(this.#input + inputCapacity, 16);
+    const needed = tape + tapeCapacity * 4;
+    const memory = this.#k.memory;
+    if (needed > memory.buffer.byteLength) {
+      try {
+        memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE));
+      } catch (cause) {
+        throw new PgoutputError(`cannot grow wasm memory to ${needed} bytes`, { code: "OUT_OF_MEMORY" });
+      }
+    }
+    this.#inputCapacity = inputCapacity;
+    this.#tape = tape;
+    this.#tapeCapacity = tapeCapacity;
+    this.#views();
+  }
+
+  /** Re-acquires the typed-array views after memory grew (growth detaches the old buffer). */
+  #views(): void {
+    const buffer = this.#k.memory.buffer;
+    if (buffer === this.#buffer) return;
+    this.#buffer = buffer;
+    this.#u8 = new Uint8Array(buffer);
+    this.#i32 = new Int32Array(buffer);
+    this.#dv = new DataView(buffer);
+  }
+
+  /**
+   * Runs the kernel over memory [from, from + length), growing the tape and
+   * resuming when it fills, then walks the records. Error offsets and
+   * `consumed` are relative to `from`. On an error, `#resumeAt` is where
+   * the input goes on after the bad message (for push).
+   */
+  #run(framing: number, from: number, length: number): WasmBatch {
+    const end = from + length;
+    const r = this.#result >> 2;
+    let state = this.inStream ? T.STATE_IN_STREAM : 0;
+    let at = from;
+    let tapeUsed = 0;
+    let count = 0;
+    for (;;) {
+      const status = this.#k.decode(
+        0, at, end, framing, this.#tape, tapeUsed, this.#tapeCapacity, state, this.#maxMessage, this.#result,
+      );
+      const res = this.#i32;
+      count += res[r + T.R_COUNT]!;
+      if (status === T.STATUS_TAPE_FULL) {
+        // Keep what was written, make the tape larger, resume at the message that did not fit.
+        if (framing === T.FRAMING_ONE) count = 0;
+        else {
+          at = res[r + T.R_CONSUMED]!;
+          tapeUsed = res[r + T.R_TAPE_USED]!;
+          state = res[r + T.R_STATE]!;
+        }
+        this.#layout(this.#inputCapacity, this.#tapeCapacity * 2);
+        continue;
+      }
+      // Apply the good messages to the caches even when a later one is bad.
+      const batch = this.#walk(count, res[r + T.R_CONSUMED]! - from, from);
+      if (status === T.STATUS_ERROR) {
+        const error = kernelError(res, r, from, framing === T.FRAMING_ONE ? undefined : count);
+        const start = res[r + T.R_ERROR_START]!;
+        // A frame whose length is unusable takes the rest of the input with it.
+        this.#resumeAt = framing === T.FRAMING_ONE || error.code === "MESSAGE_TOO_LARGE" ? end : start + this.#dv.getUint32(start - 4);
+        throw error;
+      }
+      return batch;
+    }
+  }
+
+  /**
+   * Walks the first `count` records in order: Relation and Type messages
+   * update the caches, changes get the relation of their moment, tuple
+   * widths are checked, and the stream state follows Stream Start/Stop.
+   * `from` is the address error offsets are relative to.
+   */
+  #walk(count: number, consumed: number, from: number): WasmBatch {
+    const t = this.#i32;
+    const u8 = this.#u8;
+    const dv = this.#dv;
+    const records = new Int32Array(count);
+    const relations: (Relation | (Relation | undefined)[] | undefined)[] = new Array(count);
+    let w = this.#tape >> 2;
+    for (let i = 0; i < count; i++) {
+      records[i] = w;
+      const head = t[w]!;
+      const tag = head & 0xff;
+      const off = t[w + T.H_OFFSET]!;
+      const p0 = off + 1 + ((head >> 8) & T.FLAG_XID ? 4 : 0);
+      const body = w + T.HEADER_WORDS;
+      if (tag === TAG_INSERT || tag === TAG_UPDATE || tag === TAG_DELETE) {
+        const rel = this.relations.get(dv.getUint32(p0));
+        relations[i] = rel;
+        if (rel !== undefined) {
+          const bad = badWidth(t, u8, dv, tag, body, p0, rel.columnCount);
+          if (bad !== undefined) {
+            this.#resumeAt = off + t[w + T.H_LENGTH]!;
+            throw new PgoutputError(`${bad.tuple} has ${bad.columns} columns, relation ${rel.namespace}.${rel.name} (${rel.relationId}) has ${rel.columnCount}`, {
+              code: "COLUMN_COUNT_MISMATCH",
+              offset: bad.offset - from,
+              messageKind: kindOfTag(tag),
+              field: `${bad.tuple}.columnCount`,
+              messageIndex: i,
+            });
+          }
+        }
+      } else if (tag === TAG_RELATION) {
+        const rel = relationAt(u8, t, off, t[w + T.H_LENGTH]!, body, dv.getUint32(p0));
+        this.relations.set(rel.relationId, rel);
+        relations[i] = rel;
+      } else if (tag === TAG_TYPE) {
+        const typeId = dv.getUint32(p0);
+        this.types.set(typeId, {
+          typeId,
+          namespace: readString(u8, t[body]!, t[body + 1]!),
+          typeName: readString(u8, t[body + 2]!, t[body + 3]!),
+        });
+      } else if (tag === TAG_TRUNCATE) {
+        const n = dv.getUint32(p0);
+        const rels: (Relation | undefined)[] = new Array(n);
+        for (let k = 0; k < n; k++) rels[k] = this.relations.get(dv.getUint32(p0 + 5 + 4 * k));
+        relations[i] = rels;
+      } else if (tag === TAG_STREAM_START) {
+        this.inStream = true;
+      } else if (tag === TAG_STREAM_STOP) {
+        this.inStream = false;
+      }
+      w += t[w + T.H_SIZE]!;
+    }
+    return new WasmBatch(this.#clock, u8, dv, t, records, count, relations, consumed);
+  }
+}
+
+/**
+ * The first TupleData of an Insert, Update or Delete whose width differs
+ * from its relation's: which one, its width, and the offset of its Int16
+ * ncols. Tuples follow the relation OID and one submessage byte each.
+ */
+function badWidth(
+  t: Int32Array, u8: Uint8Array, dv: DataView, tag: number, body: number, p0: number, width: number,
+): { tuple: string; columns: number; offset: number } | undefined {
+  let w = body;
+  let at = p0 + 5; // ncols of the first tuple, after the OID and its 'N', 'K' or 'O'
+  if (tag !== TAG_INSERT) {
+    const oldType = t[w++];
+    if (t[w] !== width && oldType !== 0) return { tuple: "oldTuple", columns: t[w]!, offset: at };
+    if (oldType !== 0) {
+      at = tupleEnd(t, u8, dv, w, at) + 1; // skip the old tuple and the 'N'
+      w += 1 + t[w]!;
+    }
+    if (tag === TAG_DELETE) return undefined;
+  }
+  return t[w] !== width ? { tuple: "newTuple", columns: t[w]!, offset: at } : undefined;
+}
+
+/** The offset after the TUPLE at word w whose ncols is at byte `at`. */
+function tupleEnd(t: Int32Array, u8: Uint8Array, dv: DataView, w: number, at: number): number {
+  const n = t[w]!;
+  if (n === 0) return at + 2;
+  const last = t[w + n]!;
+  const kind = u8[last];
+  return kind === 0x74 || kind === 0x62 ? last + 5 + dv.getInt32(last + 1) : last + 1;
+}
+
+/** A Relation cache entry from a validated Relation record: a private copy of the message, offsets rebased to it. */
+function relationAt(u8: Uint8Array, t: Int32Array, off: number, length: number, body: number, relationId: number): Relation {
+  const n = t[body + 4]!;
+  const columns = new Int32Array(2 * n);
+  for (let c = 0; c < n; c++) {
+    columns[2 * c] = t[body + 5 + 2 * c]! - off;
+    columns[2 * c + 1] = t[body + 6 + 2 * c]!;
+  }
+  const nameOffset = t[body + 2]! - off;
+  const nameLength = t[body + 3]!;
+  const bytes = u8.slice(off, off + length);
+  return new Relation(bytes, {
+    relationId,
+    namespaceOffset: t[body]! - off,
+    namespaceLength: t[body + 1]!,
+    nameOffset,
+    nameLength,
+    replicaIdentity: bytes[nameOffset + nameLength + 1]!,
+    columns,
+  });
+}
+
+function roundUp(n: number, to: number): number {
+  return Math.ceil(n / to) * to;
+}

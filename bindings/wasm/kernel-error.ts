@@ -1,0 +1,85 @@
+/**
+ * Turns the kernel's numeric error report (result words, see tape.ts) into
+ * a PgoutputError with the protocol's field names.
+ */
+import * as T from "../tape.ts";
+import { PgoutputError, type PgoutputErrorCode } from "../errors.ts";
+import { kindOfTag } from "../messages.ts";
+
+const CODES: Record<number, PgoutputErrorCode> = {
+  [T.E_INCOMPLETE]: "INCOMPLETE",
+  [T.E_UNKNOWN_MESSAGE]: "UNKNOWN_MESSAGE",
+  [T.E_INVALID_COLUMN_KIND]: "INVALID_COLUMN_KIND",
+  [T.E_INVALID_VALUE]: "INVALID_VALUE",
+  [T.E_INVALID_LENGTH]: "INVALID_LENGTH",
+  [T.E_TRAILING_BYTES]: "TRAILING_BYTES",
+  [T.E_MESSAGE_TOO_LARGE]: "MESSAGE_TOO_LARGE",
+};
+
+const MESSAGES: Record<PgoutputErrorCode, string> = {
+  INCOMPLETE: "message cut short",
+  UNKNOWN_MESSAGE: "unknown message tag",
+  INVALID_COLUMN_KIND: "invalid TupleData column kind (expected n, u, t or b)",
+  INVALID_VALUE: "invalid value",
+  INVALID_LENGTH: "invalid length or count",
+  TRAILING_BYTES: "bytes after the message's last field",
+  MESSAGE_TOO_LARGE: "message larger than maxMessageSize",
+  COLUMN_COUNT_MISMATCH: "tuple column count differs from its relation",
+  UNKNOWN_COLUMN: "unknown column",
+  WRONG_COLUMN_KIND: "wrong column kind",
+  STALE_VIEW: "view used after its decoder moved on",
+  OUT_OF_MEMORY: "out of memory",
+};
+
+/** Field names that depend on the message: the first and second LSN and timestamp fields. */
+const LSN_FIELD: Record<string, string> = {
+  B: "finalLsn", C: "commitLsn", O: "originLsn", M: "lsn", c: "commitLsn",
+  b: "prepareLsn", P: "prepareLsn", p: "prepareLsn", K: "commitLsn", r: "prepareEndLsn",
+};
+const END_LSN_FIELD: Record<string, string> = { r: "rollbackEndLsn", A: "abortLsn" };
+const TIME_FIELD: Record<string, string> = { b: "prepareTime", P: "prepareTime", p: "prepareTime", r: "prepareTime", A: "abortTime" };
+const NAME_FIELD: Record<string, string> = { O: "name", R: "relationName", Y: "typeName" };
+
+const FIELDS: Record<number, string> = {
+  [T.F_TAG]: "tag", [T.F_XID]: "xid", [T.F_FLAGS]: "flags", [T.F_NAMESPACE]: "namespace",
+  [T.F_PREFIX]: "prefix", [T.F_CONTENT_LENGTH]: "contentLength", [T.F_CONTENT]: "content",
+  [T.F_RELATION_ID]: "relationId", [T.F_REPLICA_IDENTITY]: "replicaIdentity", [T.F_COLUMN_COUNT]: "columnCount",
+  [T.F_TYPE_ID]: "typeId", [T.F_TUPLE_TYPE]: "tupleType", [T.F_OPTIONS]: "options",
+  [T.F_RELATION_COUNT]: "relationCount", [T.F_RELATION_IDS]: "relationIds", [T.F_FIRST_SEGMENT]: "firstSegment",
+  [T.F_SUB_XID]: "subXid", [T.F_GID]: "gid", [T.F_FRAME_LENGTH]: "frameLength", [T.F_END]: "end",
+  [T.F_TIME2]: "rollbackTime",
+};
+const COLUMN_FIELDS: Record<number, string> = {
+  [T.F_COLUMN_FLAGS]: "flags", [T.F_COLUMN_NAME]: "name", [T.F_COLUMN_TYPE]: "typeId", [T.F_COLUMN_TYPMOD]: "typeModifier",
+};
+const TUPLE_FIELDS: Record<number, string> = {
+  [T.F_TUPLE_COLUMN_KIND]: "kind", [T.F_TUPLE_COLUMN_LENGTH]: "length", [T.F_TUPLE_COLUMN_VALUE]: "value",
+};
+
+export function fieldName(tag: number, field: number, column: number, tuple: number): string {
+  const t = String.fromCharCode(tag);
+  if (field === T.F_LSN) return LSN_FIELD[t] ?? "lsn";
+  if (field === T.F_END_LSN) return END_LSN_FIELD[t] ?? "endLsn";
+  if (field === T.F_TIME) return TIME_FIELD[t] ?? "commitTime";
+  if (field === T.F_NAME) return NAME_FIELD[t] ?? "name";
+  const tupleName = tuple === T.TUPLE_OLD ? "oldTuple" : "newTuple";
+  if (field === T.F_TUPLE_COLUMN_COUNT) return `${tupleName}.columnCount`;
+  if (field in TUPLE_FIELDS) return `${tupleName}.column[${column}].${TUPLE_FIELDS[field]}`;
+  if (field in COLUMN_FIELDS) return `columns[${column}].${COLUMN_FIELDS[field]}`;
+  return FIELDS[field] ?? `field ${field}`;
+}
+
+/** The kernel's error report as a PgoutputError; `shift` maps kernel offsets to the caller's input. */
+export function kernelError(result: Int32Array, r: number, shift: number, messageIndex: number | undefined): PgoutputError {
+  const code = CODES[result[r + T.R_ERROR_CODE]!] ?? "INVALID_VALUE";
+  const tag = result[r + T.R_ERROR_TAG]!;
+  return new PgoutputError(MESSAGES[code], {
+    code,
+    offset: result[r + T.R_ERROR_OFFSET]! - shift,
+    messageKind: kindOfTag(tag),
+    field: fieldName(tag, result[r + T.R_ERROR_FIELD]!, result[r + T.R_ERROR_COLUMN]!, result[r + T.R_ERROR_TUPLE]!),
+    messageIndex,
+  });
+}
+
+export { MESSAGES as ERROR_TEXT };

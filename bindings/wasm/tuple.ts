@@ -1,0 +1,94 @@
+/**
+ * TupleData view of the wasm backend. Word `w` of the tape holds ncols, the
+ * next ncols words the offset of each column's kind byte; a text or binary
+ * value's Int32 length follows its kind byte, the value follows the length.
+ */
+import type { Relation } from "../relation.ts";
+import { resolveColumn } from "../relation.ts";
+import {
+  type ColumnKind, type ColumnRef, type MaterializedColumn, type JsonColumn, type Tuple,
+  unchangedToast, materializeTuple, tupleToJSON,
+} from "../tuple.ts";
+import { PgoutputError } from "../errors.ts";
+import { readString } from "../utf8.ts";
+import type { WasmBatch } from "./batch.ts";
+
+const KIND_T = 0x74;
+const KIND_B = 0x62;
+const KIND_U = 0x75;
+
+export class WasmTuple implements Tuple {
+  readonly relation: Relation | undefined;
+  readonly length: number;
+  readonly #b: WasmBatch;
+  readonly #w: number;
+
+  constructor(b: WasmBatch, w: number, relation: Relation | undefined) {
+    this.#b = b;
+    this.#w = w;
+    this.relation = relation;
+    this.length = b.t[w]!;
+  }
+
+  /** Offset of column i's kind byte. */
+  #pos(column: ColumnRef): number {
+    this.#b.live();
+    const i = typeof column === "number" && column >= 0 && column < this.length ? column : resolveColumn(this.relation, this.length, column);
+    return this.#b.t[this.#w + 1 + i]!;
+  }
+
+  index(column: ColumnRef): number {
+    return resolveColumn(this.relation, this.length, column);
+  }
+
+  kind(column: ColumnRef): ColumnKind {
+    const k = this.#b.u8[this.#pos(column)]!;
+    return k === KIND_T ? "text" : k === KIND_B ? "binary" : k === KIND_U ? "unchanged" : "null";
+  }
+
+  isNull(column: ColumnRef): boolean {
+    return this.#b.u8[this.#pos(column)] === 0x6e;
+  }
+
+  text(column: ColumnRef): string | null | typeof unchangedToast {
+    const p = this.#pos(column);
+    const b = this.#b;
+    const k = b.u8[p]!;
+    if (k === KIND_T) return readString(b.u8, p + 5, b.dv.getInt32(p + 1));
+    if (k === KIND_U) return unchangedToast;
+    if (k === KIND_B) throw wrongKind(column);
+    return null;
+  }
+
+  bytes(column: ColumnRef): Uint8Array | null | typeof unchangedToast {
+    const p = this.#pos(column);
+    const b = this.#b;
+    const k = b.u8[p]!;
+    if (k === KIND_T || k === KIND_B) return b.u8.slice(p + 5, p + 5 + b.dv.getInt32(p + 1));
+    return k === KIND_U ? unchangedToast : null;
+  }
+
+  byteLength(column: ColumnRef): number {
+    const p = this.#pos(column);
+    const k = this.#b.u8[p]!;
+    return k === KIND_T || k === KIND_B ? this.#b.dv.getInt32(p + 1) : 0;
+  }
+
+  unchangedColumns(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.length; i++) if (this.#b.u8[this.#pos(i)] === KIND_U) out.push(i);
+    return out;
+  }
+
+  materialize(): MaterializedColumn[] {
+    return materializeTuple(this);
+  }
+
+  toJSON(): JsonColumn[] {
+    return tupleToJSON(this);
+  }
+}
+
+function wrongKind(column: ColumnRef): PgoutputError {
+  return new PgoutputError(`column ${JSON.stringify(column)} is in binary format; use bytes()`, { code: "WRONG_COLUMN_KIND" });
+}
