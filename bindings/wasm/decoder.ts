@@ -55,8 +55,8 @@ export class WasmDecoder implements PgoutputDecoder {
   /** An unfinished frame from push(): bytes [pendingFrom, pendingFrom + pendingLength) of memory. */
   #pendingFrom = 0;
   #pendingLength = 0;
-  /** After an error: the address after the bad message's frame. */
-  #resumeAt = 0;
+  /** Whether the current call decodes one message (errors then name no messageIndex). */
+  #single = false;
 
   /** Synchronous construction (compiles the inlined kernel on first use). See also `WasmDecoder.create`. */
   constructor(options: DecoderOptions = {}, module: WebAssembly.Module = kernelModule()) {
@@ -121,7 +121,8 @@ export class WasmDecoder implements PgoutputDecoder {
       this.#pendingFrom = this.#input + batch.consumed;
       return batch;
     } catch (e) {
-      this.#pendingFrom = this.#resumeAt; // after the bad frame
+      // The framing after a bad message cannot be trusted: the next push starts a new stream.
+      this.#pendingFrom = end;
       throw e;
     } finally {
       this.#pendingLength = end - this.#pendingFrom;
@@ -212,11 +213,11 @@ export class WasmDecoder implements PgoutputDecoder {
   /**
    * Runs the kernel over memory [from, from + length), growing the tape and
    * resuming when it fills, then walks the records. Error offsets and
-   * `consumed` are relative to `from`. On an error, `#resumeAt` is where
-   * the input goes on after the bad message (for push).
+   * `consumed` are relative to `from`.
    */
   #run(framing: number, from: number, length: number): WasmBatch {
     const end = from + length;
+    this.#single = framing === T.FRAMING_ONE;
     const r = this.#result >> 2;
     let state = this.inStream ? T.STATE_IN_STREAM : 0;
     let at = from;
@@ -243,9 +244,6 @@ export class WasmDecoder implements PgoutputDecoder {
       const batch = this.#walk(count, res[r + T.R_CONSUMED]! - from, from);
       if (status === T.STATUS_ERROR) {
         const error = kernelError(res, r, from, framing === T.FRAMING_ONE ? undefined : count);
-        const start = res[r + T.R_ERROR_START]!;
-        // A frame whose length is unusable takes the rest of the input with it.
-        this.#resumeAt = framing === T.FRAMING_ONE || error.code === "MESSAGE_TOO_LARGE" ? end : start + this.#dv.getUint32(start - 4);
         throw error;
       }
       return batch;
@@ -278,13 +276,12 @@ export class WasmDecoder implements PgoutputDecoder {
         if (rel !== undefined) {
           const bad = badWidth(t, u8, dv, tag, body, p0, rel.columnCount);
           if (bad !== undefined) {
-            this.#resumeAt = off + t[w + T.H_LENGTH]!;
             throw new PgoutputError(`${bad.tuple} has ${bad.columns} columns, relation ${rel.namespace}.${rel.name} (${rel.relationId}) has ${rel.columnCount}`, {
               code: "COLUMN_COUNT_MISMATCH",
               offset: bad.offset - from,
               messageKind: kindOfTag(tag),
               field: `${bad.tuple}.columnCount`,
-              messageIndex: i,
+              messageIndex: this.#single ? undefined : i,
             });
           }
         }

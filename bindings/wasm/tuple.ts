@@ -33,7 +33,7 @@ export class WasmTuple implements Tuple {
   /** Offset of column i's kind byte. */
   #pos(column: ColumnRef): number {
     this.#b.live();
-    const i = typeof column === "number" && column >= 0 && column < this.length ? column : resolveColumn(this.relation, this.length, column);
+    const i = typeof column === "number" && column >>> 0 === column && column < this.length ? column : resolveColumn(this.relation, this.length, column);
     return this.#b.t[this.#w + 1 + i]!;
   }
 

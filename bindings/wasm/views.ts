@@ -28,6 +28,12 @@ abstract class View implements M.MessageBase {
     this.r = r;
   }
 
+  /** Returns `value` if the batch is still live (memoized members check too). */
+  protected live<T>(value: T): T {
+    this.b.live();
+    return value;
+  }
+
   /** Offset of the first field after the tag (and the streamed xid). */
   protected get p0(): number {
     const b = this.b;
@@ -83,14 +89,14 @@ abstract class View implements M.MessageBase {
 }
 
 class BeginView extends View implements M.Begin {
-  get kind() { return "Begin" as const; }
+  get kind() { return this.live("Begin" as const); }
   get finalLsn() { return this.rdLsn(this.p0); }
   get commitTime() { return this.rdTime(this.p0 + 8); }
   get xid() { return this.rdU32(this.p0 + 16); }
 }
 
 class CommitView extends View implements M.Commit {
-  get kind() { return "Commit" as const; }
+  get kind() { return this.live("Commit" as const); }
   get flags() { return this.rdU8(this.p0); }
   get commitLsn() { return this.rdLsn(this.p0 + 1); }
   get endLsn() { return this.rdLsn(this.p0 + 9); }
@@ -98,13 +104,13 @@ class CommitView extends View implements M.Commit {
 }
 
 class OriginView extends View implements M.Origin {
-  get kind() { return "Origin" as const; }
+  get kind() { return this.live("Origin" as const); }
   get originLsn() { return this.rdLsn(this.p0); }
   get name() { return this.str(this.body); }
 }
 
 class MessageView extends View implements M.Message {
-  get kind() { return "Message" as const; }
+  get kind() { return this.live("Message" as const); }
   get xid() { return this.streamedXid; }
   get flags() { return this.rdU8(this.p0); }
   get transactional() { return (this.flags & 1) !== 0; }
@@ -119,7 +125,7 @@ class MessageView extends View implements M.Message {
 }
 
 class RelationView extends View implements M.RelationMessage {
-  get kind() { return "Relation" as const; }
+  get kind() { return this.live("Relation" as const); }
   get xid() { return this.streamedXid; }
   get relation(): Relation {
     this.b.live();
@@ -133,7 +139,7 @@ class RelationView extends View implements M.RelationMessage {
 }
 
 class TypeView extends View implements M.TypeMessage {
-  get kind() { return "Type" as const; }
+  get kind() { return this.live("Type" as const); }
   get xid() { return this.streamedXid; }
   get typeId() { return this.rdU32(this.p0); }
   get namespace() { return this.str(this.body); }
@@ -158,14 +164,14 @@ abstract class ChangeView extends View {
 
 class InsertView extends ChangeView implements M.Insert {
   #new: Tuple | undefined;
-  get kind() { return "Insert" as const; }
-  get newTuple() { return (this.#new ??= this.tuple(this.body)); }
+  get kind() { return this.live("Insert" as const); }
+  get newTuple() { return this.live((this.#new ??= this.tuple(this.body))); }
 }
 
 class UpdateView extends ChangeView implements M.Update {
   #old: Tuple | null | undefined;
   #new: Tuple | undefined;
-  get kind() { return "Update" as const; }
+  get kind() { return this.live("Update" as const); }
   get oldTupleType() {
     const type = this.b.t[this.body]!;
     return type === 0 ? null : (String.fromCharCode(type) as M.OldTupleType);
@@ -175,26 +181,26 @@ class UpdateView extends ChangeView implements M.Update {
       const w = this.body;
       this.#old = this.b.t[w] === 0 ? null : this.tuple(w + 1);
     }
-    return this.#old;
+    return this.live(this.#old);
   }
   get newTuple() {
     if (this.#new === undefined) {
       const w = this.body;
       this.#new = this.tuple(this.b.t[w] === 0 ? w + 1 : this.afterTuple(w + 1));
     }
-    return this.#new;
+    return this.live(this.#new);
   }
 }
 
 class DeleteView extends ChangeView implements M.Delete {
   #old: Tuple | undefined;
-  get kind() { return "Delete" as const; }
+  get kind() { return this.live("Delete" as const); }
   get oldTupleType() { return String.fromCharCode(this.b.t[this.body]!) as M.OldTupleType; }
-  get oldTuple() { return (this.#old ??= this.tuple(this.body + 1)); }
+  get oldTuple() { return this.live((this.#old ??= this.tuple(this.body + 1))); }
 }
 
 class TruncateView extends View implements M.Truncate {
-  get kind() { return "Truncate" as const; }
+  get kind() { return this.live("Truncate" as const); }
   get xid() { return this.streamedXid; }
   get options() { return this.rdU8(this.p0 + 4); }
   get cascade() { return (this.options & 1) !== 0; }
@@ -213,17 +219,17 @@ class TruncateView extends View implements M.Truncate {
 }
 
 class StreamStartView extends View implements M.StreamStart {
-  get kind() { return "StreamStart" as const; }
+  get kind() { return this.live("StreamStart" as const); }
   get xid() { return this.rdU32(this.p0); }
   get firstSegment() { return this.rdU8(this.p0 + 4) === 1; }
 }
 
 class StreamStopView extends View implements M.StreamStop {
-  get kind() { return "StreamStop" as const; }
+  get kind() { return this.live("StreamStop" as const); }
 }
 
 class StreamCommitView extends View implements M.StreamCommit {
-  get kind() { return "StreamCommit" as const; }
+  get kind() { return this.live("StreamCommit" as const); }
   get xid() { return this.rdU32(this.p0); }
   get flags() { return this.rdU8(this.p0 + 4); }
   get commitLsn() { return this.rdLsn(this.p0 + 5); }
@@ -232,10 +238,10 @@ class StreamCommitView extends View implements M.StreamCommit {
 }
 
 class StreamAbortView extends View implements M.StreamAbort {
-  get kind() { return "StreamAbort" as const; }
+  get kind() { return this.live("StreamAbort" as const); }
   get xid() { return this.rdU32(this.p0); }
   get subXid() { return this.rdU32(this.p0 + 4); }
-  private get v4() { return ((this.b.t[this.r + H_TAG]! >> 8) & FLAG_ABORT_V4) !== 0; }
+  private get v4() { return this.live(((this.b.t[this.r + H_TAG]! >> 8) & FLAG_ABORT_V4) !== 0); }
   get abortLsn() { return this.v4 ? this.rdLsn(this.p0 + 8) : null; }
   get abortTime() { return this.v4 ? this.rdTime(this.p0 + 16) : null; }
 }
@@ -245,7 +251,7 @@ abstract class TwoPhaseView extends View {
 }
 
 class BeginPrepareView extends TwoPhaseView implements M.BeginPrepare {
-  get kind() { return "BeginPrepare" as const; }
+  get kind() { return this.live("BeginPrepare" as const); }
   get prepareLsn() { return this.rdLsn(this.p0); }
   get endLsn() { return this.rdLsn(this.p0 + 8); }
   get prepareTime() { return this.rdTime(this.p0 + 16); }
@@ -260,25 +266,25 @@ abstract class PreparedView extends TwoPhaseView {
 }
 
 class PrepareView extends PreparedView implements M.Prepare {
-  get kind() { return "Prepare" as const; }
+  get kind() { return this.live("Prepare" as const); }
   get prepareLsn() { return this.rdLsn(this.p0 + 1); }
   get prepareTime() { return this.rdTime(this.p0 + 17); }
 }
 
 class StreamPrepareView extends PreparedView implements M.StreamPrepare {
-  get kind() { return "StreamPrepare" as const; }
+  get kind() { return this.live("StreamPrepare" as const); }
   get prepareLsn() { return this.rdLsn(this.p0 + 1); }
   get prepareTime() { return this.rdTime(this.p0 + 17); }
 }
 
 class CommitPreparedView extends PreparedView implements M.CommitPrepared {
-  get kind() { return "CommitPrepared" as const; }
+  get kind() { return this.live("CommitPrepared" as const); }
   get commitLsn() { return this.rdLsn(this.p0 + 1); }
   get commitTime() { return this.rdTime(this.p0 + 17); }
 }
 
 class RollbackPreparedView extends TwoPhaseView implements M.RollbackPrepared {
-  get kind() { return "RollbackPrepared" as const; }
+  get kind() { return this.live("RollbackPrepared" as const); }
   get flags() { return this.rdU8(this.p0); }
   get prepareEndLsn() { return this.rdLsn(this.p0 + 1); }
   get rollbackEndLsn() { return this.rdLsn(this.p0 + 9); }

@@ -1,0 +1,271 @@
+/**
+ * Differential test: the wasm decoder and the pure-TS baseline must agree
+ * exactly — the same materialized values for seeded random valid streams, and
+ * the same errors (code, offset, incomplete, message index) for randomly
+ * corrupted copies (bit flips, truncation, garbage, forged lengths). Every
+ * failure names its seed so it can be replayed.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { backends } from "./support/backends.ts";
+import { deepEqual, frame, hex, type Encoded } from "./support/encoder.ts";
+import { Random, randomSplits, randomStream } from "./support/random.ts";
+import type { PgoutputDecoder } from "../bindings/decoder.ts";
+import { isPgoutputError } from "../bindings/errors.ts";
+
+/** toEqual, with a fast check first (big arrays of messages). */
+function expectSame(got: unknown, want: unknown, label?: string): void {
+  if (!deepEqual(got, want)) expect(got, label).toEqual(want);
+}
+
+const SEEDS = [1, 2, 3, 0xdeadbeef, 20240607, 987654321];
+const MESSAGES = 3000;
+const TAGS = "BCOMRYIUDTSEcAbPKrp";
+
+type Outcome =
+  | { ok: true; value: unknown; consumed?: number }
+  | { ok: false; code: string; offset: number | undefined; incomplete: boolean; messageIndex: number | undefined; messageKind?: string; field?: string };
+
+function outcome(fn: () => unknown): Outcome {
+  try {
+    return { ok: true, value: fn() };
+  } catch (e) {
+    if (!isPgoutputError(e)) return { ok: false, code: `not a PgoutputError: ${String(e)}`, offset: undefined, incomplete: false, messageIndex: undefined };
+    return { ok: false, code: e.code, offset: e.offset, incomplete: e.incomplete, messageIndex: e.messageIndex, messageKind: e.messageKind, field: e.field };
+  }
+}
+
+/** Corrupts a copy of `bytes`; returns it and a description for failure messages. */
+function corrupt(r: Random, bytes: Uint8Array): { bytes: Uint8Array; how: string } {
+  const roll = r.float();
+  const b = bytes.slice();
+  if (b.length === 0) return { bytes: r.bytes(r.int(1, 8)), how: "garbage" };
+  if (roll < 0.3) {
+    const flips: number[] = [];
+    for (let i = r.int(1, 3); i > 0; i--) {
+      const bit = r.int(0, b.length * 8 - 1);
+      b[bit >> 3]! ^= 1 << (bit & 7);
+      flips.push(bit);
+    }
+    return { bytes: b, how: `bit flips ${flips.join(",")}` };
+  }
+  if (roll < 0.5) {
+    const n = r.int(0, b.length - 1);
+    return { bytes: b.slice(0, n), how: `truncated to ${n}` };
+  }
+  if (roll < 0.62) {
+    const extra = r.bytes(r.int(1, 20));
+    const out = new Uint8Array(b.length + extra.length);
+    out.set(b);
+    out.set(extra, b.length);
+    return { bytes: out, how: `${extra.length} garbage bytes appended` };
+  }
+  if (roll < 0.77) {
+    const at = r.int(0, b.length - 1);
+    const n = Math.min(b.length - at, r.int(1, 8));
+    b.set(r.bytes(n), at);
+    return { bytes: b, how: `${n} garbage bytes at ${at}` };
+  }
+  if (roll < 0.92 && b.length >= 4) {
+    // a forged 32- or 16-bit count/length at a random place
+    const at = r.int(0, b.length - 4);
+    const v = r.pick([0xffffffff, 0x80000000, 0x7fffffff, 0x00010000, 0x0000ffff, 0x00008000, r.u32()]);
+    new DataView(b.buffer).setUint32(at, v);
+    return { bytes: b, how: `u32 0x${v.toString(16)} at ${at}` };
+  }
+  // another tag on the same body
+  b[0] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
+  return { bytes: b, how: `tag set to ${String.fromCharCode(b[0]!)}` };
+}
+
+const wasmBackend = backends.find((b) => b.name === "wasm")!;
+const baselineBackend = backends.find((b) => b.name === "baseline")!;
+
+describe("wasm and baseline agree", () => {
+  let wasm: PgoutputDecoder;
+  let baseline: PgoutputDecoder;
+  const streams = new Map<number, Encoded[]>();
+
+  beforeAll(async () => {
+    wasm = await wasmBackend.create();
+    baseline = await baselineBackend.create();
+    for (const seed of SEEDS) streams.set(seed, randomStream(seed, { messages: MESSAGES }));
+  });
+
+  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => [outcome(() => fn(wasm)), outcome(() => fn(baseline))];
+
+  for (const seed of SEEDS) {
+    describe(`seed ${seed}`, () => {
+      it("valid stream, one message at a time", () => {
+        const stream = streams.get(seed)!;
+        wasm.reset();
+        baseline.reset();
+        for (let i = 0; i < stream.length; i++) {
+          const m = stream[i]!;
+          const [w, b] = both((d) => d.decode(m.bytes).materialize());
+          if (!w.ok || !b.ok || !deepEqual(w.value, b.value) || !deepEqual(w.value, m.expected)) {
+            expect({ wasm: w, baseline: b }, `seed ${seed}, message ${i} (${m.kind}): ${hex(m.bytes)}`).toEqual({
+              wasm: { ok: true, value: m.expected },
+              baseline: { ok: true, value: m.expected },
+            });
+          }
+        }
+      });
+
+      it("valid stream, framed and pushed in random chunks", () => {
+        const stream = streams.get(seed)!;
+        const framed = frame(stream);
+        wasm.reset();
+        baseline.reset();
+        const [w, b] = both((d) => d.decodeFramed(framed).materialize());
+        expect(w.ok && b.ok && deepEqual(w.value, b.value), `seed ${seed}: decodeFramed differs`).toBe(true);
+        const r = new Random(seed ^ 0x5a5a5a5a);
+        const cuts = randomSplits(r, framed.length);
+        wasm.reset();
+        baseline.reset();
+        let p = 0;
+        for (const c of [...cuts, framed.length]) {
+          const chunk = framed.subarray(p, c);
+          const [pw, pb] = both((d) => d.push(chunk).materialize());
+          if (!deepEqual(pw, pb)) expect(pw, `seed ${seed}: push of bytes ${p}..${c}`).toEqual(pb);
+          p = c;
+        }
+      });
+
+      it("corrupted messages inside a valid stream: same values or same errors", () => {
+        const stream = streams.get(seed)!;
+        const r = new Random(seed ^ 0x1234567);
+        const diffs = new Differences(`seed ${seed}`);
+        wasm.reset();
+        baseline.reset();
+        let corrupted = 0;
+        for (let i = 0; i < stream.length; i++) {
+          const m = stream[i]!;
+          if (r.chance(0.3)) {
+            const c = corrupt(r, m.bytes);
+            corrupted++;
+            const [w, b] = both((d) => d.decode(c.bytes).materialize());
+            diffs.check(`message ${i} (${m.kind}) ${c.how}: ${hex(c.bytes)}`, w, b);
+            if (wasm.inStream !== baseline.inStream) {
+              diffs.add(`message ${i} (${m.kind}) ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
+              baseline.inStream = wasm.inStream;
+            }
+          }
+          const [w, b] = both((d) => d.decode(m.bytes).materialize());
+          diffs.check(`message ${i} (${m.kind}) after a corrupted copy: ${hex(m.bytes)}`, w, b);
+        }
+        expect(corrupted).toBeGreaterThan(100);
+        diffs.report();
+      });
+
+      it("corrupted framed windows and batches: same values or same errors", () => {
+        const stream = streams.get(seed)!;
+        const r = new Random(seed ^ 0x7654321);
+        const diffs = new Differences(`seed ${seed}`);
+        for (let round = 0; round < 60; round++) {
+          const start = r.int(0, Math.min(stream.length, 600) - 1); // the prefix is replayed each round
+          const window = stream.slice(start, start + r.int(1, 40));
+          const framed = frame(window);
+          const c = corrupt(r, framed);
+          const prefix = stream.slice(0, start).map((m) => m.bytes);
+          const prime = (d: PgoutputDecoder) => {
+            d.reset();
+            d.decodeBatch(prefix); // same relations and stream state in both
+          };
+          const where = `round ${round}, messages ${start}..${start + window.length - 1}`;
+          const [w, b] = both((d) => {
+            prime(d);
+            const batch = d.decodeFramed(c.bytes);
+            return { consumed: batch.consumed, messages: batch.materialize() };
+          });
+          diffs.check(`${where}, decodeFramed, ${c.how}: ${hex(c.bytes)}`, w, b);
+          // one message of a decodeBatch list corrupted
+          const list = window.map((m) => m.bytes);
+          const k = r.int(0, list.length - 1);
+          const ck = corrupt(r, list[k]!);
+          list[k] = ck.bytes;
+          const [bw, bb] = both((d) => {
+            prime(d);
+            return d.decodeBatch(list).materialize();
+          });
+          diffs.check(`${where}, decodeBatch, message ${k} ${ck.how}: ${hex(ck.bytes)}`, bw, bb);
+          // the corrupted framed bytes pushed in random chunks, until the first error
+          const cuts = randomSplits(r, c.bytes.length);
+          prime(wasm);
+          prime(baseline);
+          let p = 0;
+          for (const cut of [...cuts, c.bytes.length]) {
+            const chunk = c.bytes.subarray(p, cut);
+            const [pw, pb] = both((d) => d.push(chunk).materialize());
+            if (!diffs.check(`${where}, push of bytes ${p}..${cut}, ${c.how}`, pw, pb) || !pw.ok) break;
+            p = cut;
+          }
+        }
+        diffs.report();
+      });
+    });
+  }
+
+  it("random garbage messages", () => {
+    const r = new Random(4242);
+    const diffs = new Differences("seed 4242");
+    wasm.reset();
+    baseline.reset();
+    for (let i = 0; i < 3000; i++) {
+      const n = r.int(0, 40);
+      const bytes = r.bytes(n);
+      if (n > 0 && r.chance(0.7)) bytes[0] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
+      const inStream = r.chance(0.5);
+      const [w, b] = both((d) => d.decode(bytes, { inStream }).materialize());
+      diffs.check(`garbage #${i} (inStream ${inStream}): ${hex(bytes)}`, w, b);
+      baseline.inStream = wasm.inStream;
+    }
+    diffs.report();
+  });
+});
+
+/**
+ * Collects the places where the backends disagree, so one run shows every
+ * kind of disagreement (grouped by what differs), not just the first.
+ */
+class Differences {
+  readonly #seed: string;
+  readonly #groups = new Map<string, { count: number; first: string }>();
+
+  constructor(seed: string) {
+    this.#seed = seed;
+  }
+
+  /** Records a difference between the two outcomes; returns whether they agree. */
+  check(where: string, w: Outcome, b: Outcome): boolean {
+    if (deepEqual(w, b)) {
+      if (!w.ok && w.code.startsWith("not a")) this.add(`${where}: both threw ${w.code}`, "non-PgoutputError");
+      return true;
+    }
+    let signature: string;
+    if (w.ok && b.ok) signature = "both decode, values differ";
+    else if (w.ok || b.ok) signature = `wasm ${w.ok ? "ok" : w.code} / baseline ${b.ok ? "ok" : b.code}`;
+    else {
+      const fields = (["code", "offset", "incomplete", "messageIndex", "messageKind", "field"] as const).filter((f) => w[f] !== b[f]);
+      signature = `${w.code}/${b.code}: ${fields.join(", ")} differ`;
+    }
+    this.add(`${where} — wasm ${show(w)}, baseline ${show(b)}`, signature);
+    return false;
+  }
+
+  add(detail: string, signature: string): void {
+    const g = this.#groups.get(signature);
+    if (g === undefined) this.#groups.set(signature, { count: 1, first: detail });
+    else g.count++;
+  }
+
+  report(): void {
+    const lines = [...this.#groups].map(([sig, g]) => `${sig} (${g.count}×), e.g. ${g.first}`);
+    if (lines.length > 0) expect.fail(`${this.#seed}: the backends disagree —\n${lines.join("\n")}`);
+  }
+}
+
+/** An outcome in one line, for failure messages. */
+function show(o: Outcome): string {
+  if (o.ok) return "ok";
+  return `${o.code} offset=${o.offset} incomplete=${o.incomplete} messageIndex=${o.messageIndex} kind=${o.messageKind} field=${o.field}`;
+}
