@@ -45,11 +45,12 @@
  * ## Worked example
  * A framed Begin then Insert (relation 16384, one text column "hi"):
  *   input: 00 00 00 15 | 42 <finalLsn:8> <commitTime:8> <xid:4>
- *          00 00 00 12 | 49 00 00 40 00 4E 00 01 74 00 00 00 02 68 69
- *   tape:  [66, 4, 4, 21,   73, 6, 29, 18, 1, 36]
+ *          00 00 00 0F | 49 00 00 40 00 4E 00 01 74 00 00 00 02 68 69
+ *   tape:  [66, 4, 4, 21,   73, 6, 29, 15, 1, 37]
  * Begin: tag 66 'B', 4 words, at byte 4, 21 bytes long. Insert: tag 73 'I',
- * 6 words, at byte 29, 18 bytes; TUPLE: 1 column whose kind byte ('t') is at
- * byte 36, so its length is at 37 and the value "hi" at 41..43.
+ * 6 words, at byte 29, 15 bytes; TUPLE: 1 column whose kind byte ('t') is at
+ * byte 37, so its length is at 38 and the value "hi" at 42..44.
+ * (test/tape.test.ts decodes exactly this input and checks this tape.)
  *
  * ## Result
  * `decode` returns a STATUS and fills RESULT_WORDS i32 at `result`.
