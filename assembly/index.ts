@@ -3,7 +3,8 @@
 // read is checked against the end of its message before it happens, and bad
 // input returns STATUS_ERROR with a code, a field and a byte offset.
 import {
-  FRAMING_ONE, HEADER_WORDS, H_TAG, H_SIZE, H_OFFSET, H_LENGTH, FLAG_XID, FLAG_ABORT_V4,
+  FRAMING_ONE, FRAMING_LENGTH, FRAMING_COPYDATA, FRAMING_BACKEND, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND,
+  XLOGDATA_HEADER, HEADER_WORDS, H_TAG, H_SIZE, H_OFFSET, H_LENGTH, FLAG_XID, FLAG_ABORT_V4,
   STATE_IN_STREAM, STATUS_OK, STATUS_ERROR, STATUS_TAPE_FULL,
   R_CONSUMED, R_TAPE_USED, R_COUNT, R_STATE, R_ERROR_CODE, R_ERROR_OFFSET, R_ERROR_FIELD,
   R_ERROR_COLUMN, R_ERROR_TUPLE, R_ERROR_TAG, R_ERROR_START, TUPLE_OLD, TUPLE_NEW,
@@ -14,6 +15,7 @@ import {
   F_COLUMN_NAME, F_COLUMN_TYPE, F_COLUMN_TYPMOD, F_TYPE_ID, F_TUPLE_TYPE, F_TUPLE_COLUMN_COUNT,
   F_TUPLE_COLUMN_KIND, F_TUPLE_COLUMN_LENGTH, F_TUPLE_COLUMN_VALUE, F_OPTIONS, F_RELATION_COUNT,
   F_RELATION_IDS, F_FIRST_SEGMENT, F_SUB_XID, F_GID, F_FRAME_LENGTH, F_END,
+  F_WAL_START, F_WAL_END, F_SEND_TIME, F_REPLY_REQUESTED,
 } from "../bindings/tape";
 
 // Parse functions return the offset after what they read, or one of these.
@@ -26,6 +28,12 @@ let tapeBase: usize = 0;
 let tp: i32 = 0;
 let tapeCap: i32 = 0;
 let inStream: bool = false;
+
+// The innermost message being decoded, for error reports.
+let curStart: i32 = 0;
+let curEnd: i32 = 0;
+// Flags the enclosing frame adds to the message's record (FLAG_XLOGDATA).
+let frameFlags: i32 = 0;
 
 // The error being reported, if any.
 let eCode: i32 = 0;
@@ -187,13 +195,15 @@ function xidAndGid(p: i32, e: i32): i32 {
 
 /** Decodes the message in [s, e) into one tape record; returns e, ERR or FULL. */
 function message(s: i32, e: i32): i32 {
+  curStart = s;
+  curEnd = e;
   if (s >= e) return fail(E_INCOMPLETE, s, F_TAG);
   // Header plus the largest fixed body; tuples and columns check their own room.
   if (tp + HEADER_WORDS + 8 > tapeCap) return FULL;
   const rec = tp;
   tp += HEADER_WORDS;
   const tag = u8at(s);
-  let flags = 0;
+  let flags = frameFlags;
   let p = s + 1;
   // Inside a streamed block these messages carry the transaction's xid first.
   if (inStream && (tag == 0x52 || tag == 0x59 || tag == 0x49 || tag == 0x55 || tag == 0x44 || tag == 0x54 || tag == 0x4d)) {
@@ -348,11 +358,55 @@ function message(s: i32, e: i32): i32 {
   return e;
 }
 
+/** Puts a record for a message the kernel does not parse further (keepalive, backend message). */
+function plainRecord(tag: i32, flags: i32, s: i32, e: i32): i32 {
+  if (tp + HEADER_WORDS > tapeCap) return FULL;
+  put(tp + H_TAG, tag | (flags << 8));
+  put(tp + H_SIZE, HEADER_WORDS);
+  put(tp + H_OFFSET, s);
+  put(tp + H_LENGTH, e - s);
+  tp += HEADER_WORDS;
+  return e;
+}
+
+/**
+ * A CopyData payload from the walsender: 'w' XLogData (start LSN, end of
+ * WAL, send time, one pgoutput message) or 'k' primary keepalive (end of
+ * WAL, send time, reply requested).
+ */
+function walsender(s: i32, e: i32): i32 {
+  curStart = s;
+  curEnd = e;
+  if (s >= e) return fail(E_INCOMPLETE, s, F_TAG);
+  const tag = u8at(s);
+  let p = s + 1;
+  if (tag == 0x77) { // 'w'
+    p = take(p, 8, e, F_WAL_START);
+    if (p >= 0) p = take(p, 8, e, F_WAL_END);
+    if (p >= 0) p = take(p, 8, e, F_SEND_TIME);
+    if (p < 0) return ERR;
+    frameFlags = FLAG_XLOGDATA;
+    const r = message(p, e);
+    frameFlags = 0;
+    return r;
+  }
+  if (tag == 0x6b) { // 'k'
+    p = take(p, 8, e, F_WAL_END);
+    if (p >= 0) p = take(p, 8, e, F_SEND_TIME);
+    if (p >= 0) p = take(p, 1, e, F_REPLY_REQUESTED);
+    p = finish(p, e);
+    return p < 0 ? p : plainRecord(tag, FLAG_KEEPALIVE, s, e);
+  }
+  curEnd = s; // no pgoutput message kind to name
+  return fail(E_UNKNOWN_MESSAGE, s, F_TAG);
+}
+
 /**
  * Decodes input[from, length) (offsets relative to `input`) and appends
- * records to tape[tapeFrom, tapeCapacity). Framing: FRAMING_ONE (one message)
- * or FRAMING_LENGTH (uint32 big-endian length before each message). Fills
- * the result words at `result`; returns a STATUS.
+ * records to tape[tapeFrom, tapeCapacity). Framings (tape.ts): one message;
+ * length-prefixed messages; length-prefixed walsender CopyData payloads; or
+ * raw backend-protocol bytes. A frame that has not wholly arrived ends the
+ * walk without error. Fills the result words at `result`; returns a STATUS.
  */
 export function decode(
   input: usize, from: i32, length: i32, framing: i32,
@@ -364,14 +418,15 @@ export function decode(
   tp = tapeFrom;
   tapeCap = tapeCapacity;
   inStream = (state & STATE_IN_STREAM) != 0;
+  frameFlags = 0;
   eCode = 0;
   eColumn = -1;
   eTuple = 0;
+  curStart = from;
+  curEnd = from;
   let pos = from;
   let count = 0;
   let status = STATUS_OK;
-  let start = from; // the current message's tag byte
-  let end = length; // and its end
   if (framing == FRAMING_ONE) {
     if (length - from > maxMessage) {
       status = STATUS_ERROR;
@@ -382,33 +437,50 @@ export function decode(
       else status = r == FULL ? STATUS_TAPE_FULL : STATUS_ERROR;
     }
   } else {
-    while (length - pos >= 4) {
-      // The length is unsigned on the wire; anything above maxMessage (< 2^31) is refused first.
-      const n = bswap<u32>(load<u32>(input + <usize>pos));
-      start = pos + 4;
-      end = start;
-      if (n > <u32>maxMessage) {
+    const backend = framing == FRAMING_BACKEND;
+    // A walsender payload adds the XLogData header to the message.
+    const limit = framing == FRAMING_LENGTH ? <u32>maxMessage : <u32>maxMessage + XLOGDATA_HEADER;
+    const headerSize = backend ? 5 : 4;
+    while (length - pos >= headerSize) {
+      // Backend frames: type byte, Int32 length counting itself. Others: uint32 length of what follows.
+      const type = backend ? u8at(pos) : 0;
+      let n = bswap<u32>(load<u32>(input + <usize>(backend ? pos + 1 : pos)));
+      const start = pos + headerSize;
+      curStart = start;
+      curEnd = start;
+      if (backend) {
+        if (<i32>n < 4) {
+          status = STATUS_ERROR;
+          fail(E_INVALID_LENGTH, pos + 1, F_FRAME_LENGTH);
+          break;
+        }
+        n -= 4;
+      }
+      if (n > limit) {
         status = STATUS_ERROR;
-        fail(E_MESSAGE_TOO_LARGE, pos, F_FRAME_LENGTH);
+        fail(E_MESSAGE_TOO_LARGE, backend ? pos + 1 : pos, F_FRAME_LENGTH);
         break;
       }
       if (<i32>n > length - start) break; // the rest of the frame has not arrived
-      end = start + <i32>n;
+      const end = start + <i32>n;
       const rollback = tp;
-      const r = message(start, end);
+      let r: i32;
+      if (framing == FRAMING_LENGTH) r = message(start, end);
+      else if (!backend || type == 0x64) r = walsender(start, end); // 'd' CopyData
+      else r = plainRecord(type, FLAG_BACKEND, pos, end); // ErrorResponse, CopyDone, ...
       if (r < 0) {
         tp = rollback;
         status = r == FULL ? STATUS_TAPE_FULL : STATUS_ERROR;
         break;
       }
-      pos = r;
+      pos = end;
       count++;
     }
   }
   if (status == STATUS_ERROR) {
     // The failing message's tag, if it has one.
-    store<i32>(result + (R_ERROR_TAG << 2), start < end ? u8at(start) : 0);
-    store<i32>(result + (R_ERROR_START << 2), start);
+    store<i32>(result + (R_ERROR_TAG << 2), curStart < curEnd ? u8at(curStart) : 0);
+    store<i32>(result + (R_ERROR_START << 2), curStart);
   }
   store<i32>(result + (R_CONSUMED << 2), pos);
   store<i32>(result + (R_TAPE_USED << 2), tp);

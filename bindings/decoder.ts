@@ -19,6 +19,7 @@
  */
 import type { MessageKind, PgoutputMessage } from "./messages.ts";
 import type { Relation } from "./relation.ts";
+import type { WalMessage } from "./walsender.ts";
 
 /** A data type named by a Type (`Y`) message. */
 export interface TypeInfo {
@@ -45,15 +46,15 @@ export interface DecodeOptions {
 }
 
 /** The messages of one decode call. Views are valid until the decoder's next call. */
-export interface Batch extends Iterable<PgoutputMessage> {
+export interface Batch<T extends { kind: string } = PgoutputMessage> extends Iterable<T> {
   /** Number of messages. */
   readonly length: number;
   /** Bytes of the input that were consumed (whole frames); the rest is an incomplete frame. */
   readonly consumed: number;
   /** The message at an index (a view). */
-  get(index: number): PgoutputMessage;
+  get(index: number): T;
   /** The kind of the message at an index, without making a view. */
-  kind(index: number): MessageKind;
+  kind(index: number): T["kind"];
   /** Every message copied out to plain objects. */
   materialize(): Record<string, unknown>[];
 }
@@ -82,6 +83,21 @@ export interface PgoutputDecoder {
    * completed by it. The decoder keeps an incomplete frame until the next push.
    */
   push(chunk: Uint8Array): Batch;
+  /**
+   * Decodes walsender CopyData payloads (as `pg` hands them over, one per
+   * CopyData message): `w` XLogData, whose pgoutput message gets `walStart`,
+   * `walEnd` and `sendTime`, and `k` primary keepalives. Error offsets count
+   * as if each payload were preceded by its 4-byte length.
+   */
+  decodeCopyData(payloads: readonly Uint8Array[]): Batch<WalMessage>;
+  /**
+   * Feeds raw backend-protocol bytes received after START_REPLICATION, split
+   * anywhere: CopyData frames (decoded as in `decodeCopyData`) and any other
+   * backend message (ErrorResponse, CopyDone, ...) as a `BackendMessage`.
+   * Keeps an unfinished frame until the next call. One decoder takes one
+   * stream form: do not mix `push` and `pushBackend`.
+   */
+  pushBackend(chunk: Uint8Array): Batch<WalMessage>;
   /** Throws an `INCOMPLETE` error if a pushed frame is unfinished; then clears it. */
   end(): void;
   /** Forgets relations, types, stream state and any pushed partial frame. */

@@ -32,6 +32,13 @@ export const MESSAGE_FIELDS: Record<MessageKind, readonly string[]> = {
 };
 
 const TUPLE_FIELDS = new Set(["newTuple", "oldTuple"]);
+/** Fields every message may have, when it came in an XLogData. */
+const XLOGDATA_FIELDS = ["walStart", "walEnd", "sendTime"] as const;
+/** bigint fields that are LSNs (the rest are times). */
+const LSN_FIELDS = new Set([
+  "finalLsn", "commitLsn", "endLsn", "originLsn", "lsn", "abortLsn", "prepareLsn", "prepareEndLsn", "rollbackEndLsn",
+  "walStart", "walEnd",
+]);
 
 /** Copies a message into a plain object (bigints kept, tuples as column arrays, relation named). */
 export function materializeMessage(msg: PgoutputMessage): Record<string, unknown> {
@@ -45,6 +52,7 @@ export function materializeMessage(msg: PgoutputMessage): Record<string, unknown
     else if (field === "relationIds") out[field] = [...(value as number[])];
     else out[field] = value;
   }
+  for (const field of XLOGDATA_FIELDS) if (msg[field] !== undefined) out[field] = msg[field];
   if ("relation" in msg && msg.kind !== "Relation" && msg.relation !== undefined) {
     out.namespace = msg.relation.namespace;
     out.relationName = msg.relation.name;
@@ -56,7 +64,7 @@ export function materializeMessage(msg: PgoutputMessage): Record<string, unknown
 export function messageToJSON(msg: PgoutputMessage): Record<string, unknown> {
   const out = materializeMessage(msg);
   for (const [key, value] of Object.entries(out)) {
-    if (typeof value === "bigint") out[key] = key.endsWith("Lsn") || key === "lsn" ? formatLsn(value) : value.toString();
+    if (typeof value === "bigint") out[key] = LSN_FIELDS.has(key) ? formatLsn(value) : value.toString();
     else if (value instanceof Uint8Array) out[key] = toBase64(value);
     else if (TUPLE_FIELDS.has(key) && value !== null) out[key] = (src(msg, key) as Tuple).toJSON();
   }

@@ -64,6 +64,12 @@ export interface MessageBase {
   readonly kind: MessageKind;
   /** A copy of the message's bytes, tag included. */
   bytes(): Uint8Array;
+  /** For a message that came in an XLogData: the WAL start of the data (its LSN), else `undefined`. */
+  readonly walStart?: bigint;
+  /** For a message that came in an XLogData: the server's current end of WAL. */
+  readonly walEnd?: bigint;
+  /** For a message that came in an XLogData: the server's clock at transmission, µs since the Unix epoch. */
+  readonly sendTime?: bigint;
   /** A plain object with the same fields (bigint kept), independent of the decoder's memory. */
   materialize(): Record<string, unknown>;
   /** A JSON-safe plain object: LSNs as `X/Y`, 64-bit numbers as strings, bytes as base64. */

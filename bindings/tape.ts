@@ -13,9 +13,20 @@
  * ## Framing of the input
  * - FRAMING_ONE: the whole input is one pgoutput message.
  * - FRAMING_LENGTH: repeated [uint32 big-endian length][message] (the capture
- *   format; also how the binding packs a list of messages). A frame that is
- *   not wholly present ends the walk without error: `consumed` tells where.
- * (The walsender's CopyData forms will be further framings.)
+ *   format; also how the binding packs a list of messages).
+ * - FRAMING_COPYDATA: repeated [uint32 big-endian length][walsender CopyData
+ *   payload]: 'w' XLogData (start LSN, end of WAL, send time, one pgoutput
+ *   message) or 'k' primary keepalive.
+ * - FRAMING_BACKEND: raw backend-protocol bytes after START_REPLICATION:
+ *   [type byte][Int32 length, counting itself][body]; 'd' CopyData bodies
+ *   are walsender payloads as above; other messages (ErrorResponse 'E',
+ *   CopyDone 'c', ...) get a record with FLAG_BACKEND and no body.
+ * In all but FRAMING_ONE a frame that is not wholly present ends the walk
+ * without error: `consumed` tells where it starts.
+ *
+ * A pgoutput message that came in an XLogData has FLAG_XLOGDATA; its record
+ * offset is that of the pgoutput tag, the 24 header bytes precede it. A
+ * keepalive is a record with tag 'k', FLAG_KEEPALIVE, offset of the 'k'.
  *
  * ## Records
  * Every message is one record of i32 words:
@@ -59,6 +70,11 @@
 // Framings.
 export const FRAMING_ONE = 0;
 export const FRAMING_LENGTH = 1;
+export const FRAMING_COPYDATA = 2;
+export const FRAMING_BACKEND = 3;
+
+/** Bytes of an XLogData header after its 'w': start LSN, end of WAL, send time. */
+export const XLOGDATA_HEADER = 24;
 
 // Header words of a record.
 export const HEADER_WORDS = 4;
@@ -70,6 +86,9 @@ export const H_LENGTH = 3;
 // Flags in word 0 (shifted left by 8).
 export const FLAG_XID = 1; // the message carries a streamed transaction's xid after its tag
 export const FLAG_ABORT_V4 = 2; // Stream Abort carries abort LSN and time (protocol 4, parallel)
+export const FLAG_XLOGDATA = 4; // the message came in an XLogData: its 24-byte header precedes the tag
+export const FLAG_KEEPALIVE = 8; // a primary keepalive ('k'): end of WAL, send time, reply flag follow the tag
+export const FLAG_BACKEND = 16; // a backend-protocol message other than CopyData (tag = its type byte)
 
 // Decoder state, passed in and returned.
 export const STATE_IN_STREAM = 1;
@@ -139,3 +158,7 @@ export const F_SUB_XID = 30;
 export const F_GID = 31;
 export const F_FRAME_LENGTH = 32;
 export const F_END = 33; // bytes after the last field
+export const F_WAL_START = 34;
+export const F_WAL_END = 35;
+export const F_SEND_TIME = 36;
+export const F_REPLY_REQUESTED = 37;

@@ -1,7 +1,7 @@
 /**
  * Differential test: the wasm decoder and the pure-TS baseline must agree
  * exactly — the same materialized values for seeded random valid streams, and
- * the same errors (code, offset, incomplete, message index) for randomly
+ * the same errors (code, offset, incomplete, message index, kind, field) for randomly
  * corrupted copies (bit flips, truncation, garbage, forged lengths). Every
  * failure names its seed so it can be replayed.
  */

@@ -4,10 +4,10 @@
  * created from it check `live()` before every read.
  */
 import type { Batch } from "../decoder.ts";
-import type { MessageKind, PgoutputMessage } from "../messages.ts";
+import type { WalMessage } from "../walsender.ts";
 import type { Relation } from "../relation.ts";
 import { kindOfTag } from "../messages.ts";
-import { materializeMessage } from "../materialize.ts";
+import { FLAG_BACKEND, FLAG_KEEPALIVE } from "../tape.ts";
 import { PgoutputError } from "../errors.ts";
 import { createView } from "./views.ts";
 
@@ -16,7 +16,7 @@ export interface Clock {
   generation: number;
 }
 
-export class WasmBatch implements Batch {
+export class WasmBatch implements Batch<WalMessage> {
   readonly length: number;
   readonly consumed: number;
   /** Memory as bytes; tape offsets index it directly. */
@@ -55,24 +55,27 @@ export class WasmBatch implements Batch {
     }
   }
 
-  get(index: number): PgoutputMessage {
+  get(index: number): WalMessage {
     this.live();
     if (!(index >= 0 && index < this.length)) throw new RangeError(`message index ${index} out of range 0..${this.length - 1}`);
     return createView(this, index);
   }
 
-  kind(index: number): MessageKind {
+  kind(index: number): WalMessage["kind"] {
     this.live();
-    return kindOfTag(this.t[this.records[index]!]! & 0xff)!;
+    const head = this.t[this.records[index]!]!;
+    if (head & (FLAG_KEEPALIVE << 8)) return "PrimaryKeepalive";
+    if (head & (FLAG_BACKEND << 8)) return "BackendMessage";
+    return kindOfTag(head & 0xff)!;
   }
 
   materialize(): Record<string, unknown>[] {
     const out: Record<string, unknown>[] = new Array(this.length);
-    for (let i = 0; i < this.length; i++) out[i] = materializeMessage(this.get(i));
+    for (let i = 0; i < this.length; i++) out[i] = this.get(i).materialize();
     return out;
   }
 
-  *[Symbol.iterator](): Iterator<PgoutputMessage> {
+  *[Symbol.iterator](): Iterator<WalMessage> {
     for (let i = 0; i < this.length; i++) yield this.get(i);
   }
 }

@@ -10,6 +10,7 @@
  */
 import type { Batch, DecodeOptions, DecoderOptions, PgoutputDecoder, TypeInfo } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
+import type { WalMessage } from "../walsender.ts";
 import * as T from "../tape.ts";
 import { Relation } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
@@ -75,12 +76,12 @@ export class WasmDecoder implements PgoutputDecoder {
     this.#reserve(message.length, 64);
     this.#u8.set(message, this.#input);
     const override = options?.inStream;
-    if (override === undefined) return this.#run(T.FRAMING_ONE, this.#input, message.length).get(0);
+    if (override === undefined) return this.#run(T.FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
     // Decode under the caller's state; only a Stream Start or Stop changes the tracked one.
     const before = this.inStream;
     this.inStream = override;
     try {
-      return this.#run(T.FRAMING_ONE, this.#input, message.length).get(0);
+      return this.#run(T.FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
     } finally {
       const tag = message[0];
       this.inStream = tag === TAG_STREAM_START && this.inStream ? true : tag === TAG_STREAM_STOP && !this.inStream ? false : before;
@@ -89,26 +90,45 @@ export class WasmDecoder implements PgoutputDecoder {
 
   decodeBatch(messages: readonly Uint8Array[]): Batch {
     this.#begin(0);
+    return this.#runList(messages, T.FRAMING_LENGTH) as Batch;
+  }
+
+  /** Copies a list into memory as [uint32 length][bytes]... and decodes it in one call. */
+  #runList(list: readonly Uint8Array[], framing: number): WasmBatch {
     let total = 0;
-    for (const m of messages) total += 4 + m.length;
+    for (const m of list) total += 4 + m.length;
     this.#reserve(total, 0);
     let p = this.#input;
-    for (const m of messages) {
+    for (const m of list) {
       this.#dv.setUint32(p, m.length);
       this.#u8.set(m, p + 4);
       p += 4 + m.length;
     }
-    return this.#run(T.FRAMING_LENGTH, this.#input, total);
+    return this.#run(framing, this.#input, total);
   }
 
   decodeFramed(bytes: Uint8Array): Batch {
     this.#begin(0);
     this.#reserve(bytes.length, 0);
     this.#u8.set(bytes, this.#input);
-    return this.#run(T.FRAMING_LENGTH, this.#input, bytes.length);
+    return this.#run(T.FRAMING_LENGTH, this.#input, bytes.length) as Batch;
   }
 
   push(chunk: Uint8Array): Batch {
+    return this.#push(chunk, T.FRAMING_LENGTH) as Batch;
+  }
+
+  decodeCopyData(payloads: readonly Uint8Array[]): Batch<WalMessage> {
+    this.#begin(0);
+    return this.#runList(payloads, T.FRAMING_COPYDATA) as Batch<WalMessage>;
+  }
+
+  pushBackend(chunk: Uint8Array): Batch<WalMessage> {
+    return this.#push(chunk, T.FRAMING_BACKEND) as Batch<WalMessage>;
+  }
+
+  /** Appends a chunk to the unfinished frame of the previous push and decodes every whole frame. */
+  #push(chunk: Uint8Array, framing: number): WasmBatch {
     const pending = this.#pendingLength;
     // Move the unfinished frame to the start of the input region; the views that pointed there are stale now.
     this.#begin(pending);
@@ -117,7 +137,7 @@ export class WasmDecoder implements PgoutputDecoder {
     this.#u8.set(chunk, this.#input + pending);
     const end = this.#input + pending + chunk.length;
     try {
-      const batch = this.#run(T.FRAMING_LENGTH, this.#input, pending + chunk.length);
+      const batch = this.#run(framing, this.#input, pending + chunk.length);
       this.#pendingFrom = this.#input + batch.consumed;
       return batch;
     } catch (e) {
@@ -266,7 +286,8 @@ export class WasmDecoder implements PgoutputDecoder {
     for (let i = 0; i < count; i++) {
       records[i] = w;
       const head = t[w]!;
-      const tag = head & 0xff;
+      // Keepalives and backend messages touch no cache (and a backend 'E' is no Stream Stop).
+      const tag = head & ((T.FLAG_KEEPALIVE | T.FLAG_BACKEND) << 8) ? 0 : head & 0xff;
       const off = t[w + T.H_OFFSET]!;
       const p0 = off + 1 + ((head >> 8) & T.FLAG_XID ? 4 : 0);
       const body = w + T.HEADER_WORDS;

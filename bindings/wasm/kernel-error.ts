@@ -47,7 +47,8 @@ const FIELDS: Record<number, string> = {
   [T.F_TYPE_ID]: "typeId", [T.F_TUPLE_TYPE]: "tupleType", [T.F_OPTIONS]: "options",
   [T.F_RELATION_COUNT]: "relationCount", [T.F_RELATION_IDS]: "relationIds", [T.F_FIRST_SEGMENT]: "firstSegment",
   [T.F_SUB_XID]: "subXid", [T.F_GID]: "gid", [T.F_FRAME_LENGTH]: "frameLength", [T.F_END]: "end",
-  [T.F_TIME2]: "rollbackTime",
+  [T.F_TIME2]: "rollbackTime", [T.F_WAL_START]: "walStart", [T.F_WAL_END]: "walEnd", [T.F_SEND_TIME]: "sendTime",
+  [T.F_REPLY_REQUESTED]: "replyRequested",
 };
 const COLUMN_FIELDS: Record<number, string> = {
   [T.F_COLUMN_FLAGS]: "flags", [T.F_COLUMN_NAME]: "name", [T.F_COLUMN_TYPE]: "typeId", [T.F_COLUMN_TYPMOD]: "typeModifier",

@@ -7,7 +7,8 @@
 import type * as M from "../messages.ts";
 import type { Relation } from "../relation.ts";
 import type { Tuple } from "../tuple.ts";
-import { H_TAG, H_OFFSET, H_LENGTH, HEADER_WORDS, FLAG_XID, FLAG_ABORT_V4 } from "../tape.ts";
+import { H_TAG, H_OFFSET, H_LENGTH, HEADER_WORDS, FLAG_XID, FLAG_ABORT_V4, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND } from "../tape.ts";
+import { BackendMessage, PrimaryKeepalive, type WalMessage } from "../walsender.ts";
 import { materializeMessage, messageToJSON } from "../materialize.ts";
 import { fromPostgresTimestamp } from "../time.ts";
 import { readString } from "../utf8.ts";
@@ -47,6 +48,23 @@ abstract class View implements M.MessageBase {
     const b = this.b;
     b.live();
     return (b.t[this.r + H_TAG]! >> 8) & FLAG_XID ? b.dv.getUint32(b.t[this.r + H_OFFSET]! + 1) : undefined;
+  }
+
+  /** The XLogData header fields, when the message came in one (its 24 bytes precede the tag). */
+  get walStart(): bigint | undefined {
+    return this.#xlog(24);
+  }
+  get walEnd(): bigint | undefined {
+    return this.#xlog(16);
+  }
+  get sendTime(): bigint | undefined {
+    const t = this.#xlog(8);
+    return t === undefined ? undefined : fromPostgresTimestamp(BigInt.asIntN(64, t));
+  }
+  #xlog(back: number): bigint | undefined {
+    const b = this.b;
+    b.live();
+    return (b.t[this.r + H_TAG]! >> 8) & FLAG_XLOGDATA ? b.dv.getBigUint64(b.t[this.r + H_OFFSET]! - back) : undefined;
   }
 
   /** Word position of the record's body. */
@@ -318,8 +336,20 @@ VIEWS[0x72] = RollbackPreparedView;
 VIEWS[0x70] = StreamPrepareView;
 
 /** The view of message `index` of a batch (the kernel only records known tags). */
-export function createView(b: WasmBatch, index: number): M.PgoutputMessage {
+export function createView(b: WasmBatch, index: number): WalMessage {
   const r = b.records[index]!;
-  const View = VIEWS[b.t[r]! & 0xff]!;
+  const head = b.t[r]!;
+  if (head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8)) return plainMessage(b, r, head);
+  const View = VIEWS[head & 0xff]!;
   return new View(b, index, r) as unknown as M.PgoutputMessage;
+}
+
+/** Keepalives and backend messages are rare: they are read out at once, not viewed. */
+function plainMessage(b: WasmBatch, r: number, head: number): WalMessage {
+  const o = b.t[r + H_OFFSET]!;
+  if (head & (FLAG_KEEPALIVE << 8)) {
+    return new PrimaryKeepalive(b.dv.getBigUint64(o + 1), fromPostgresTimestamp(b.dv.getBigInt64(o + 9)), b.u8[o + 17] === 1);
+  }
+  // A backend message record spans the whole frame: type byte, Int32 length, body.
+  return new BackendMessage(String.fromCharCode(head & 0xff), b.u8.slice(o + 5, o + b.t[r + H_LENGTH]!));
 }

@@ -469,6 +469,43 @@ export const encode = {
   },
 };
 
+/**
+ * Builds a message back from a materialized value (what `materialize()`
+ * returns): the inverse of decoding. Insert/Update/Delete values that name
+ * their relation (`namespace`, `relationName`) expect it known again.
+ */
+export function encodeValue(value: Record<string, unknown>): Encoded {
+  // The builders' descriptions are the materialized fields (plus `relation` for changes);
+  // the value is untyped, so it is handed over as such.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const v = value as any;
+  const relation = value.relationName === undefined
+    ? undefined
+    : { relationId: v.relationId, namespace: v.namespace, relationName: v.relationName };
+  switch (value.kind as MessageKind) {
+    case "Begin": return encode.begin(v);
+    case "Commit": return encode.commit(v);
+    case "Origin": return encode.origin(v);
+    case "Message": return encode.message(v);
+    case "Relation": return encode.relation(v);
+    case "Type": return encode.type(v);
+    case "Insert": return encode.insert({ ...v, relation });
+    case "Update": return encode.update({ ...v, relation });
+    case "Delete": return encode.delete({ ...v, relation });
+    case "Truncate": return encode.truncate(v);
+    case "StreamStart": return encode.streamStart(v);
+    case "StreamStop": return encode.streamStop();
+    case "StreamCommit": return encode.streamCommit(v);
+    case "StreamAbort": return encode.streamAbort(v);
+    case "BeginPrepare": return encode.beginPrepare(v);
+    case "Prepare": return encode.prepare(v);
+    case "CommitPrepared": return encode.commitPrepared(v);
+    case "RollbackPrepared": return encode.rollbackPrepared(v);
+    case "StreamPrepare": return encode.streamPrepare(v);
+    default: throw new TypeError(`no message kind ${String(value.kind)}`);
+  }
+}
+
 export interface PrepareDesc {
   flags?: number;
   prepareLsn: bigint;
