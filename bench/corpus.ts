@@ -101,7 +101,13 @@ export interface CorpusInfo {
 }
 
 const MB = 1024 * 1024;
-const DEFAULT_OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), "corpus");
+/** bench/corpus of the repository, also when this file runs compiled from build/bench. */
+function repoRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(dir, "package.json")) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+const DEFAULT_OUT = path.join(repoRoot(), "bench", "corpus");
 
 interface VariantDef {
   options: Record<string, string>;

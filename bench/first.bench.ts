@@ -4,7 +4,10 @@
  *   kernel  decode only (wasm: copy + kernel + tape walk; baseline: its structural parse)
  *   lazy    kind + relation name + one column's text per change
  *
- *   npx tsx bench/first.bench.ts [capture-file] [--max-time SECONDS]
+ *   npm run bench -- [capture-file] [--max-time SECONDS] [--scale small|default]
+ * The bench runs as tsc output under plain node: loaders such as tsx
+ * transform every module (imports become getter calls) and distort the
+ * figures several times over.
  * Without a file it uses (and if needed generates) the small proto1-text corpus.
  * Prints MB/s and messages/s per case and backend, and wasm/baseline ratios
  * from the same run.

@@ -11,7 +11,9 @@
 import type { Batch, DecodeOptions, DecoderOptions, PgoutputDecoder, TypeInfo } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { WalMessage } from "../walsender.ts";
-import * as T from "../tape.ts";
+import {
+  FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, FRAMING_BACKEND, FRAMING_COPYDATA, FRAMING_LENGTH, FRAMING_ONE, HEADER_WORDS, H_LENGTH, H_OFFSET, H_SIZE, R_CONSUMED, R_COUNT, R_STATE, R_TAPE_USED, STATE_IN_STREAM, STATUS_ERROR, STATUS_TAPE_FULL,
+} from "../tape.ts";
 import { Relation } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
 import { kindOfTag } from "../messages.ts";
@@ -76,12 +78,12 @@ export class WasmDecoder implements PgoutputDecoder {
     this.#reserve(message.length, 64);
     this.#u8.set(message, this.#input);
     const override = options?.inStream;
-    if (override === undefined) return this.#run(T.FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
+    if (override === undefined) return this.#run(FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
     // Decode under the caller's state; only a Stream Start or Stop changes the tracked one.
     const before = this.inStream;
     this.inStream = override;
     try {
-      return this.#run(T.FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
+      return this.#run(FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
     } finally {
       const tag = message[0];
       this.inStream = tag === TAG_STREAM_START && this.inStream ? true : tag === TAG_STREAM_STOP && !this.inStream ? false : before;
@@ -90,7 +92,7 @@ export class WasmDecoder implements PgoutputDecoder {
 
   decodeBatch(messages: readonly Uint8Array[]): Batch {
     this.#begin(0);
-    return this.#runList(messages, T.FRAMING_LENGTH) as Batch;
+    return this.#runList(messages, FRAMING_LENGTH) as Batch;
   }
 
   /** Copies a list into memory as [uint32 length][bytes]... and decodes it in one call. */
@@ -111,20 +113,20 @@ export class WasmDecoder implements PgoutputDecoder {
     this.#begin(0);
     this.#reserve(bytes.length, 0);
     this.#u8.set(bytes, this.#input);
-    return this.#run(T.FRAMING_LENGTH, this.#input, bytes.length) as Batch;
+    return this.#run(FRAMING_LENGTH, this.#input, bytes.length) as Batch;
   }
 
   push(chunk: Uint8Array): Batch {
-    return this.#push(chunk, T.FRAMING_LENGTH) as Batch;
+    return this.#push(chunk, FRAMING_LENGTH) as Batch;
   }
 
   decodeCopyData(payloads: readonly Uint8Array[]): Batch<WalMessage> {
     this.#begin(0);
-    return this.#runList(payloads, T.FRAMING_COPYDATA) as Batch<WalMessage>;
+    return this.#runList(payloads, FRAMING_COPYDATA) as Batch<WalMessage>;
   }
 
   pushBackend(chunk: Uint8Array): Batch<WalMessage> {
-    return this.#push(chunk, T.FRAMING_BACKEND) as Batch<WalMessage>;
+    return this.#push(chunk, FRAMING_BACKEND) as Batch<WalMessage>;
   }
 
   /** Appends a chunk to the unfinished frame of the previous push and decodes every whole frame. */
@@ -237,9 +239,9 @@ export class WasmDecoder implements PgoutputDecoder {
    */
   #run(framing: number, from: number, length: number): WasmBatch {
     const end = from + length;
-    this.#single = framing === T.FRAMING_ONE;
+    this.#single = framing === FRAMING_ONE;
     const r = this.#result >> 2;
-    let state = this.inStream ? T.STATE_IN_STREAM : 0;
+    let state = this.inStream ? STATE_IN_STREAM : 0;
     let at = from;
     let tapeUsed = 0;
     let count = 0;
@@ -248,22 +250,22 @@ export class WasmDecoder implements PgoutputDecoder {
         0, at, end, framing, this.#tape, tapeUsed, this.#tapeCapacity, state, this.#maxMessage, this.#result,
       );
       const res = this.#i32;
-      count += res[r + T.R_COUNT]!;
-      if (status === T.STATUS_TAPE_FULL) {
+      count += res[r + R_COUNT]!;
+      if (status === STATUS_TAPE_FULL) {
         // Keep what was written, make the tape larger, resume at the message that did not fit.
-        if (framing === T.FRAMING_ONE) count = 0;
+        if (framing === FRAMING_ONE) count = 0;
         else {
-          at = res[r + T.R_CONSUMED]!;
-          tapeUsed = res[r + T.R_TAPE_USED]!;
-          state = res[r + T.R_STATE]!;
+          at = res[r + R_CONSUMED]!;
+          tapeUsed = res[r + R_TAPE_USED]!;
+          state = res[r + R_STATE]!;
         }
         this.#layout(this.#inputCapacity, this.#tapeCapacity * 2);
         continue;
       }
       // Apply the good messages to the caches even when a later one is bad.
-      const batch = this.#walk(count, res[r + T.R_CONSUMED]! - from, from);
-      if (status === T.STATUS_ERROR) {
-        const error = kernelError(res, r, from, framing === T.FRAMING_ONE ? undefined : count);
+      const batch = this.#walk(count, res[r + R_CONSUMED]! - from, from);
+      if (status === STATUS_ERROR) {
+        const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : count);
         throw error;
       }
       return batch;
@@ -287,10 +289,10 @@ export class WasmDecoder implements PgoutputDecoder {
       records[i] = w;
       const head = t[w]!;
       // Keepalives and backend messages touch no cache (and a backend 'E' is no Stream Stop).
-      const tag = head & ((T.FLAG_KEEPALIVE | T.FLAG_BACKEND) << 8) ? 0 : head & 0xff;
-      const off = t[w + T.H_OFFSET]!;
-      const p0 = off + 1 + ((head >> 8) & T.FLAG_XID ? 4 : 0);
-      const body = w + T.HEADER_WORDS;
+      const tag = head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8) ? 0 : head & 0xff;
+      const off = t[w + H_OFFSET]!;
+      const p0 = off + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
+      const body = w + HEADER_WORDS;
       if (tag === TAG_INSERT || tag === TAG_UPDATE || tag === TAG_DELETE) {
         const rel = this.relations.get(dv.getUint32(p0));
         relations[i] = rel;
@@ -307,7 +309,7 @@ export class WasmDecoder implements PgoutputDecoder {
           }
         }
       } else if (tag === TAG_RELATION) {
-        const rel = relationAt(u8, t, off, t[w + T.H_LENGTH]!, body, dv.getUint32(p0));
+        const rel = relationAt(u8, t, off, t[w + H_LENGTH]!, body, dv.getUint32(p0));
         this.relations.set(rel.relationId, rel);
         relations[i] = rel;
       } else if (tag === TAG_TYPE) {
@@ -327,7 +329,7 @@ export class WasmDecoder implements PgoutputDecoder {
       } else if (tag === TAG_STREAM_STOP) {
         this.inStream = false;
       }
-      w += t[w + T.H_SIZE]!;
+      w += t[w + H_SIZE]!;
     }
     return new WasmBatch(this.#clock, u8, dv, t, records, count, relations, consumed);
   }

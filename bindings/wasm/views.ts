@@ -1,95 +1,299 @@
 /**
- * Message views of the wasm backend: two numbers (batch, record) and getters
- * that read the message's bytes where the tape says its fields are. Nothing
- * is decoded until a getter is called. Field offsets follow the protocol
- * layout after the tag byte (and the streamed xid, when FLAG_XID is set).
+ * Message views of the wasm backend. One class serves every message kind:
+ * `kind` is a plain data property and the field getters switch on the tag.
+ * A class per kind reads nicer, but then every view-creating and
+ * `msg.kind`-reading site sees 19 object shapes and goes megamorphic; one
+ * shape keeps them monomorphic, which roughly halves the cost of the lazy
+ * path (measured with bench/first.bench.ts). Getters of fields a kind does
+ * not have return `undefined`; the public types (messages.ts) never expose
+ * them.
+ *
+ * A view is three numbers over its batch: message index, record position,
+ * and the offset of the first field after the tag (and the streamed xid).
+ * Nothing is decoded until a getter is called; every getter first checks
+ * that the batch is still live.
  */
 import type * as M from "../messages.ts";
 import type { Relation } from "../relation.ts";
 import type { Tuple } from "../tuple.ts";
 import { H_TAG, H_OFFSET, H_LENGTH, HEADER_WORDS, FLAG_XID, FLAG_ABORT_V4, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND } from "../tape.ts";
-import { BackendMessage, PrimaryKeepalive, type WalMessage } from "../walsender.ts";
+import { kindOfTag } from "../messages.ts";
 import { materializeMessage, messageToJSON } from "../materialize.ts";
 import { fromPostgresTimestamp } from "../time.ts";
 import { readString } from "../utf8.ts";
+import { BackendMessage, PrimaryKeepalive, type WalMessage } from "../walsender.ts";
 import type { WasmBatch } from "./batch.ts";
 import { WasmTuple } from "./tuple.ts";
 
-abstract class View implements M.MessageBase {
-  abstract readonly kind: M.MessageKind;
-  protected readonly b: WasmBatch;
+// Tags, as the getters switch on them.
+const B = 0x42, C = 0x43, O = 0x4f, MSG = 0x4d, R = 0x52, Y = 0x59, I = 0x49, U = 0x55, D = 0x44, T = 0x54;
+const S = 0x53, SC = 0x63, SA = 0x41, BP = 0x62, P = 0x50, CP = 0x4b, RP = 0x72, SP = 0x70;
+
+export class MessageView {
+  // `declare`d and assigned in the constructor: on Node 20's V8, class field
+  // definitions cost far more than assignments, and a view is made per message.
+  declare readonly kind: M.MessageKind;
+  declare private readonly b: WasmBatch;
   /** Index of the message in its batch. */
-  protected readonly i: number;
+  declare private readonly i: number;
   /** Word position of the record. */
-  protected readonly r: number;
+  declare private readonly r: number;
+  declare private readonly tag: number;
+  /** Offset of the first field after the tag (and the streamed xid). */
+  declare private readonly p0: number;
+  /** Memoized tuples. */
+  declare private oldMemo: Tuple | null | undefined;
+  declare private newMemo: Tuple | undefined;
 
   constructor(b: WasmBatch, i: number, r: number) {
+    const t = b.t;
+    const head = t[r]!;
+    const tag = head & 0xff;
+    this.kind = kindOfTag(tag)!;
     this.b = b;
     this.i = i;
     this.r = r;
+    this.tag = tag;
+    this.p0 = t[r + H_OFFSET]! + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
+    this.oldMemo = undefined;
+    this.newMemo = undefined;
   }
 
-  /** Returns `value` if the batch is still live (memoized members check too). */
-  protected live<T>(value: T): T {
+  // Readers: each checks that the batch is live first.
+  private rdU8(o: number): number {
     this.b.live();
-    return value;
-  }
-
-  /** Offset of the first field after the tag (and the streamed xid). */
-  protected get p0(): number {
-    const b = this.b;
-    b.live();
-    const t = b.t;
-    return t[this.r + H_OFFSET]! + 1 + ((t[this.r + H_TAG]! >> 8) & FLAG_XID ? 4 : 0);
-  }
-
-  /** The streamed transaction's xid, if the message carries one. */
-  protected get streamedXid(): number | undefined {
-    const b = this.b;
-    b.live();
-    return (b.t[this.r + H_TAG]! >> 8) & FLAG_XID ? b.dv.getUint32(b.t[this.r + H_OFFSET]! + 1) : undefined;
-  }
-
-  /** The XLogData header fields, when the message came in one (its 24 bytes precede the tag). */
-  get walStart(): bigint | undefined {
-    return this.#xlog(24);
-  }
-  get walEnd(): bigint | undefined {
-    return this.#xlog(16);
-  }
-  get sendTime(): bigint | undefined {
-    const t = this.#xlog(8);
-    return t === undefined ? undefined : fromPostgresTimestamp(BigInt.asIntN(64, t));
-  }
-  #xlog(back: number): bigint | undefined {
-    const b = this.b;
-    b.live();
-    return (b.t[this.r + H_TAG]! >> 8) & FLAG_XLOGDATA ? b.dv.getBigUint64(b.t[this.r + H_OFFSET]! - back) : undefined;
-  }
-
-  /** Word position of the record's body. */
-  protected get body(): number {
-    this.b.live();
-    return this.r + HEADER_WORDS;
-  }
-
-  protected rdU8(o: number): number {
     return this.b.u8[o]!;
   }
-  protected rdU32(o: number): number {
+  private rdU32(o: number): number {
+    this.b.live();
     return this.b.dv.getUint32(o);
   }
-  protected rdLsn(o: number): bigint {
+  private rdLsn(o: number): bigint {
+    this.b.live();
     return this.b.dv.getBigUint64(o);
   }
-  protected rdTime(o: number): bigint {
+  private rdTime(o: number): bigint {
+    this.b.live();
     return fromPostgresTimestamp(this.b.dv.getBigInt64(o));
   }
   /** A String whose (offset, length) is at body word w. */
-  protected str(w: number): string {
+  private str(w: number): string {
     const b = this.b;
     b.live();
-    return readString(b.u8, b.t[w]!, b.t[w + 1]!);
+    const at = this.r + HEADER_WORDS + w;
+    return readString(b.u8, b.t[at]!, b.t[at + 1]!);
+  }
+  private flag(f: number): boolean {
+    this.b.live();
+    return ((this.b.t[this.r + H_TAG]! >> 8) & f) !== 0;
+  }
+  private body(w: number): number {
+    this.b.live();
+    return this.b.t[this.r + HEADER_WORDS + w]!;
+  }
+
+  // Fields shared by many kinds.
+  get xid(): number | undefined {
+    switch (this.tag) {
+      case B: return this.rdU32(this.p0 + 16);
+      case S: case SC: case SA: return this.rdU32(this.p0);
+      case BP: return this.rdU32(this.p0 + 24);
+      case P: case SP: case CP: return this.rdU32(this.p0 + 25);
+      case RP: return this.rdU32(this.p0 + 33);
+      default: return this.flag(FLAG_XID) ? this.rdU32(this.p0 - 4) : undefined; // streamed
+    }
+  }
+  get flags(): number | undefined {
+    switch (this.tag) {
+      case C: case MSG: case P: case SP: case CP: case RP: return this.rdU8(this.p0);
+      case SC: return this.rdU8(this.p0 + 4);
+      default: return undefined;
+    }
+  }
+  get commitTime(): bigint | undefined {
+    switch (this.tag) {
+      case B: return this.rdTime(this.p0 + 8);
+      case C: case CP: return this.rdTime(this.p0 + 17);
+      case SC: return this.rdTime(this.p0 + 21);
+      default: return undefined;
+    }
+  }
+  get commitLsn(): bigint | undefined {
+    switch (this.tag) {
+      case C: case CP: return this.rdLsn(this.p0 + 1);
+      case SC: return this.rdLsn(this.p0 + 5);
+      default: return undefined;
+    }
+  }
+  get endLsn(): bigint | undefined {
+    switch (this.tag) {
+      case C: case P: case SP: case CP: return this.rdLsn(this.p0 + 9);
+      case SC: return this.rdLsn(this.p0 + 13);
+      case BP: return this.rdLsn(this.p0 + 8);
+      default: return undefined;
+    }
+  }
+  get namespace(): string | undefined {
+    return this.tag === R ? this.relation!.namespace : this.tag === Y ? this.str(0) : undefined;
+  }
+
+  // Begin
+  get finalLsn(): bigint | undefined {
+    return this.tag === B ? this.rdLsn(this.p0) : undefined;
+  }
+
+  // Origin
+  get originLsn(): bigint | undefined {
+    return this.tag === O ? this.rdLsn(this.p0) : undefined;
+  }
+  get name(): string | undefined {
+    return this.tag === O ? this.str(0) : undefined;
+  }
+
+  // Message
+  get transactional(): boolean | undefined {
+    return this.tag === MSG ? (this.rdU8(this.p0) & 1) !== 0 : undefined;
+  }
+  get lsn(): bigint | undefined {
+    return this.tag === MSG ? this.rdLsn(this.p0 + 1) : undefined;
+  }
+  get prefix(): string | undefined {
+    return this.tag === MSG ? this.str(0) : undefined;
+  }
+  get content(): Uint8Array | undefined {
+    if (this.tag !== MSG) return undefined;
+    const o = this.body(2);
+    return this.b.u8.slice(o, o + this.body(3));
+  }
+  get contentText(): string | undefined {
+    return this.tag === MSG ? this.str(2) : undefined;
+  }
+
+  // Relation, Type, and the changes
+  get relation(): Relation | undefined {
+    const t = this.tag;
+    if (t !== R && t !== I && t !== U && t !== D) return undefined;
+    this.b.live();
+    return this.b.relations[this.i] as Relation | undefined;
+  }
+  get relationId(): number | undefined {
+    const t = this.tag;
+    return t === I || t === U || t === D ? this.rdU32(this.p0) : t === R ? this.relation!.relationId : undefined;
+  }
+  get relationName(): string | undefined {
+    return this.tag === R ? this.relation!.name : undefined;
+  }
+  get replicaIdentity(): M.ReplicaIdentity | undefined {
+    return this.tag === R ? this.relation!.replicaIdentity : undefined;
+  }
+  get columns(): readonly M.RelationColumn[] | undefined {
+    return this.tag === R ? this.relation!.columns : undefined;
+  }
+  get typeId(): number | undefined {
+    return this.tag === Y ? this.rdU32(this.p0) : undefined;
+  }
+  get typeName(): string | undefined {
+    return this.tag === Y ? this.str(2) : undefined;
+  }
+
+  // Insert, Update, Delete: body = [oldTupleType] [old TUPLE] [new TUPLE] as tape.ts lays out.
+  get newTuple(): Tuple | undefined {
+    const t = this.tag;
+    if (t !== I && t !== U) return undefined;
+    this.b.live();
+    if (this.newMemo === undefined) {
+      let w = this.r + HEADER_WORDS;
+      if (t === U) w = this.b.t[w] === 0 ? w + 1 : w + 2 + this.b.t[w + 1]!; // skip the old tuple
+      this.newMemo = new WasmTuple(this.b, w, this.relation);
+    }
+    return this.newMemo;
+  }
+  get oldTupleType(): M.OldTupleType | null | undefined {
+    const t = this.tag;
+    if (t !== U && t !== D) return undefined;
+    const type = this.body(0);
+    return type === 0 ? null : (String.fromCharCode(type) as M.OldTupleType);
+  }
+  get oldTuple(): Tuple | null | undefined {
+    const t = this.tag;
+    if (t !== U && t !== D) return undefined;
+    this.b.live();
+    if (this.oldMemo === undefined) {
+      const w = this.r + HEADER_WORDS;
+      this.oldMemo = this.b.t[w] === 0 ? null : new WasmTuple(this.b, w + 1, this.relation);
+    }
+    return this.oldMemo;
+  }
+
+  // Truncate
+  get options(): number | undefined {
+    return this.tag === T ? this.rdU8(this.p0 + 4) : undefined;
+  }
+  get cascade(): boolean | undefined {
+    return this.tag === T ? (this.rdU8(this.p0 + 4) & 1) !== 0 : undefined;
+  }
+  get restartIdentity(): boolean | undefined {
+    return this.tag === T ? (this.rdU8(this.p0 + 4) & 2) !== 0 : undefined;
+  }
+  get relationIds(): number[] | undefined {
+    if (this.tag !== T) return undefined;
+    const n = this.rdU32(this.p0);
+    const ids: number[] = new Array(n);
+    for (let k = 0; k < n; k++) ids[k] = this.rdU32(this.p0 + 5 + 4 * k);
+    return ids;
+  }
+  get relations(): (Relation | undefined)[] | undefined {
+    if (this.tag !== T) return undefined;
+    this.b.live();
+    return this.b.relations[this.i] as (Relation | undefined)[];
+  }
+
+  // Stream Start, Stream Abort
+  get firstSegment(): boolean | undefined {
+    return this.tag === S ? this.rdU8(this.p0 + 4) === 1 : undefined;
+  }
+  get subXid(): number | undefined {
+    return this.tag === SA ? this.rdU32(this.p0 + 4) : undefined;
+  }
+  get abortLsn(): bigint | null | undefined {
+    return this.tag !== SA ? undefined : this.flag(FLAG_ABORT_V4) ? this.rdLsn(this.p0 + 8) : null;
+  }
+  get abortTime(): bigint | null | undefined {
+    return this.tag !== SA ? undefined : this.flag(FLAG_ABORT_V4) ? this.rdTime(this.p0 + 16) : null;
+  }
+
+  // Two-phase
+  get gid(): string | undefined {
+    const t = this.tag;
+    return t === BP || t === P || t === SP || t === CP || t === RP ? this.str(0) : undefined;
+  }
+  get prepareLsn(): bigint | undefined {
+    const t = this.tag;
+    return t === BP ? this.rdLsn(this.p0) : t === P || t === SP ? this.rdLsn(this.p0 + 1) : undefined;
+  }
+  get prepareTime(): bigint | undefined {
+    const t = this.tag;
+    return t === BP ? this.rdTime(this.p0 + 16) : t === P || t === SP || t === RP ? this.rdTime(this.p0 + 17) : undefined;
+  }
+  get prepareEndLsn(): bigint | undefined {
+    return this.tag === RP ? this.rdLsn(this.p0 + 1) : undefined;
+  }
+  get rollbackEndLsn(): bigint | undefined {
+    return this.tag === RP ? this.rdLsn(this.p0 + 9) : undefined;
+  }
+  get rollbackTime(): bigint | undefined {
+    return this.tag === RP ? this.rdTime(this.p0 + 25) : undefined;
+  }
+
+  // XLogData header: its 24 bytes precede the tag when the message came in one.
+  get walStart(): bigint | undefined {
+    return this.flag(FLAG_XLOGDATA) ? this.rdLsn(this.b.t[this.r + H_OFFSET]! - 24) : undefined;
+  }
+  get walEnd(): bigint | undefined {
+    return this.flag(FLAG_XLOGDATA) ? this.rdLsn(this.b.t[this.r + H_OFFSET]! - 16) : undefined;
+  }
+  get sendTime(): bigint | undefined {
+    return this.flag(FLAG_XLOGDATA) ? this.rdTime(this.b.t[this.r + H_OFFSET]! - 8) : undefined;
   }
 
   bytes(): Uint8Array {
@@ -99,249 +303,21 @@ abstract class View implements M.MessageBase {
     return b.u8.slice(o, o + b.t[this.r + H_LENGTH]!);
   }
   materialize(): Record<string, unknown> {
+    this.b.live();
     return materializeMessage(this as unknown as M.PgoutputMessage);
   }
   toJSON(): Record<string, unknown> {
+    this.b.live();
     return messageToJSON(this as unknown as M.PgoutputMessage);
   }
 }
 
-class BeginView extends View implements M.Begin {
-  get kind() { return this.live("Begin" as const); }
-  get finalLsn() { return this.rdLsn(this.p0); }
-  get commitTime() { return this.rdTime(this.p0 + 8); }
-  get xid() { return this.rdU32(this.p0 + 16); }
-}
-
-class CommitView extends View implements M.Commit {
-  get kind() { return this.live("Commit" as const); }
-  get flags() { return this.rdU8(this.p0); }
-  get commitLsn() { return this.rdLsn(this.p0 + 1); }
-  get endLsn() { return this.rdLsn(this.p0 + 9); }
-  get commitTime() { return this.rdTime(this.p0 + 17); }
-}
-
-class OriginView extends View implements M.Origin {
-  get kind() { return this.live("Origin" as const); }
-  get originLsn() { return this.rdLsn(this.p0); }
-  get name() { return this.str(this.body); }
-}
-
-class MessageView extends View implements M.Message {
-  get kind() { return this.live("Message" as const); }
-  get xid() { return this.streamedXid; }
-  get flags() { return this.rdU8(this.p0); }
-  get transactional() { return (this.flags & 1) !== 0; }
-  get lsn() { return this.rdLsn(this.p0 + 1); }
-  get prefix() { return this.str(this.body); }
-  get content() {
-    const w = this.body + 2;
-    const o = this.b.t[w]!;
-    return this.b.u8.slice(o, o + this.b.t[w + 1]!);
-  }
-  get contentText() { return this.str(this.body + 2); }
-}
-
-class RelationView extends View implements M.RelationMessage {
-  get kind() { return this.live("Relation" as const); }
-  get xid() { return this.streamedXid; }
-  get relation(): Relation {
-    this.b.live();
-    return this.b.relations[this.i] as Relation;
-  }
-  get relationId() { return this.relation.relationId; }
-  get namespace() { return this.relation.namespace; }
-  get relationName() { return this.relation.name; }
-  get replicaIdentity() { return this.relation.replicaIdentity; }
-  get columns() { return this.relation.columns; }
-}
-
-class TypeView extends View implements M.TypeMessage {
-  get kind() { return this.live("Type" as const); }
-  get xid() { return this.streamedXid; }
-  get typeId() { return this.rdU32(this.p0); }
-  get namespace() { return this.str(this.body); }
-  get typeName() { return this.str(this.body + 2); }
-}
-
-abstract class ChangeView extends View {
-  get xid() { return this.streamedXid; }
-  get relationId() { return this.rdU32(this.p0); }
-  get relation(): Relation | undefined {
-    this.b.live();
-    return this.b.relations[this.i] as Relation | undefined;
-  }
-  protected tuple(w: number): Tuple {
-    return new WasmTuple(this.b, w, this.relation);
-  }
-  /** The word after a TUPLE that starts at word w. */
-  protected afterTuple(w: number): number {
-    return w + 1 + this.b.t[w]!;
-  }
-}
-
-class InsertView extends ChangeView implements M.Insert {
-  #new: Tuple | undefined;
-  get kind() { return this.live("Insert" as const); }
-  get newTuple() { return this.live((this.#new ??= this.tuple(this.body))); }
-}
-
-class UpdateView extends ChangeView implements M.Update {
-  #old: Tuple | null | undefined;
-  #new: Tuple | undefined;
-  get kind() { return this.live("Update" as const); }
-  get oldTupleType() {
-    const type = this.b.t[this.body]!;
-    return type === 0 ? null : (String.fromCharCode(type) as M.OldTupleType);
-  }
-  get oldTuple() {
-    if (this.#old === undefined) {
-      const w = this.body;
-      this.#old = this.b.t[w] === 0 ? null : this.tuple(w + 1);
-    }
-    return this.live(this.#old);
-  }
-  get newTuple() {
-    if (this.#new === undefined) {
-      const w = this.body;
-      this.#new = this.tuple(this.b.t[w] === 0 ? w + 1 : this.afterTuple(w + 1));
-    }
-    return this.live(this.#new);
-  }
-}
-
-class DeleteView extends ChangeView implements M.Delete {
-  #old: Tuple | undefined;
-  get kind() { return this.live("Delete" as const); }
-  get oldTupleType() { return String.fromCharCode(this.b.t[this.body]!) as M.OldTupleType; }
-  get oldTuple() { return this.live((this.#old ??= this.tuple(this.body + 1))); }
-}
-
-class TruncateView extends View implements M.Truncate {
-  get kind() { return this.live("Truncate" as const); }
-  get xid() { return this.streamedXid; }
-  get options() { return this.rdU8(this.p0 + 4); }
-  get cascade() { return (this.options & 1) !== 0; }
-  get restartIdentity() { return (this.options & 2) !== 0; }
-  get relationIds() {
-    const p = this.p0;
-    const n = this.rdU32(p);
-    const ids: number[] = new Array(n);
-    for (let k = 0; k < n; k++) ids[k] = this.rdU32(p + 5 + 4 * k);
-    return ids;
-  }
-  get relations() {
-    this.b.live();
-    return this.b.relations[this.i] as (Relation | undefined)[];
-  }
-}
-
-class StreamStartView extends View implements M.StreamStart {
-  get kind() { return this.live("StreamStart" as const); }
-  get xid() { return this.rdU32(this.p0); }
-  get firstSegment() { return this.rdU8(this.p0 + 4) === 1; }
-}
-
-class StreamStopView extends View implements M.StreamStop {
-  get kind() { return this.live("StreamStop" as const); }
-}
-
-class StreamCommitView extends View implements M.StreamCommit {
-  get kind() { return this.live("StreamCommit" as const); }
-  get xid() { return this.rdU32(this.p0); }
-  get flags() { return this.rdU8(this.p0 + 4); }
-  get commitLsn() { return this.rdLsn(this.p0 + 5); }
-  get endLsn() { return this.rdLsn(this.p0 + 13); }
-  get commitTime() { return this.rdTime(this.p0 + 21); }
-}
-
-class StreamAbortView extends View implements M.StreamAbort {
-  get kind() { return this.live("StreamAbort" as const); }
-  get xid() { return this.rdU32(this.p0); }
-  get subXid() { return this.rdU32(this.p0 + 4); }
-  private get v4() { return this.live(((this.b.t[this.r + H_TAG]! >> 8) & FLAG_ABORT_V4) !== 0); }
-  get abortLsn() { return this.v4 ? this.rdLsn(this.p0 + 8) : null; }
-  get abortTime() { return this.v4 ? this.rdTime(this.p0 + 16) : null; }
-}
-
-abstract class TwoPhaseView extends View {
-  get gid() { return this.str(this.body); }
-}
-
-class BeginPrepareView extends TwoPhaseView implements M.BeginPrepare {
-  get kind() { return this.live("BeginPrepare" as const); }
-  get prepareLsn() { return this.rdLsn(this.p0); }
-  get endLsn() { return this.rdLsn(this.p0 + 8); }
-  get prepareTime() { return this.rdTime(this.p0 + 16); }
-  get xid() { return this.rdU32(this.p0 + 24); }
-}
-
-/** Prepare, Stream Prepare and Commit Prepared share one layout: flags, LSN, end LSN, time, xid, GID. */
-abstract class PreparedView extends TwoPhaseView {
-  get flags() { return this.rdU8(this.p0); }
-  get endLsn() { return this.rdLsn(this.p0 + 9); }
-  get xid() { return this.rdU32(this.p0 + 25); }
-}
-
-class PrepareView extends PreparedView implements M.Prepare {
-  get kind() { return this.live("Prepare" as const); }
-  get prepareLsn() { return this.rdLsn(this.p0 + 1); }
-  get prepareTime() { return this.rdTime(this.p0 + 17); }
-}
-
-class StreamPrepareView extends PreparedView implements M.StreamPrepare {
-  get kind() { return this.live("StreamPrepare" as const); }
-  get prepareLsn() { return this.rdLsn(this.p0 + 1); }
-  get prepareTime() { return this.rdTime(this.p0 + 17); }
-}
-
-class CommitPreparedView extends PreparedView implements M.CommitPrepared {
-  get kind() { return this.live("CommitPrepared" as const); }
-  get commitLsn() { return this.rdLsn(this.p0 + 1); }
-  get commitTime() { return this.rdTime(this.p0 + 17); }
-}
-
-class RollbackPreparedView extends TwoPhaseView implements M.RollbackPrepared {
-  get kind() { return this.live("RollbackPrepared" as const); }
-  get flags() { return this.rdU8(this.p0); }
-  get prepareEndLsn() { return this.rdLsn(this.p0 + 1); }
-  get rollbackEndLsn() { return this.rdLsn(this.p0 + 9); }
-  get prepareTime() { return this.rdTime(this.p0 + 17); }
-  get rollbackTime() { return this.rdTime(this.p0 + 25); }
-  get xid() { return this.rdU32(this.p0 + 33); }
-}
-
-type ViewClass = new (b: WasmBatch, i: number, r: number) => View;
-
-/** View classes by tag byte. */
-const VIEWS: ViewClass[] = [];
-VIEWS[0x42] = BeginView;
-VIEWS[0x43] = CommitView;
-VIEWS[0x4f] = OriginView;
-VIEWS[0x4d] = MessageView;
-VIEWS[0x52] = RelationView;
-VIEWS[0x59] = TypeView;
-VIEWS[0x49] = InsertView;
-VIEWS[0x55] = UpdateView;
-VIEWS[0x44] = DeleteView;
-VIEWS[0x54] = TruncateView;
-VIEWS[0x53] = StreamStartView;
-VIEWS[0x45] = StreamStopView;
-VIEWS[0x63] = StreamCommitView;
-VIEWS[0x41] = StreamAbortView;
-VIEWS[0x62] = BeginPrepareView;
-VIEWS[0x50] = PrepareView;
-VIEWS[0x4b] = CommitPreparedView;
-VIEWS[0x72] = RollbackPreparedView;
-VIEWS[0x70] = StreamPrepareView;
-
-/** The view of message `index` of a batch (the kernel only records known tags). */
+/** The view of message `index` of a batch. */
 export function createView(b: WasmBatch, index: number): WalMessage {
   const r = b.records[index]!;
   const head = b.t[r]!;
   if (head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8)) return plainMessage(b, r, head);
-  const View = VIEWS[head & 0xff]!;
-  return new View(b, index, r) as unknown as M.PgoutputMessage;
+  return new MessageView(b, index, r) as unknown as M.PgoutputMessage;
 }
 
 /** Keepalives and backend messages are rare: they are read out at once, not viewed. */
