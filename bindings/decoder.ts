@@ -20,6 +20,7 @@
 import type { MessageKind, PgoutputMessage } from "./messages.ts";
 import type { Relation } from "./relation.ts";
 import type { WalMessage } from "./walsender.ts";
+import type { ValueOptions } from "./values/options.ts";
 
 /** A data type named by a Type (`Y`) message. */
 export interface TypeInfo {
@@ -34,6 +35,8 @@ export interface DecoderOptions {
    * error. PostgreSQL values reach 1 GB; default 1 GiB.
    */
   maxMessageSize?: number;
+  /** How column values become JS values (`tuple.value()`): representations, per-type parsers, pg-types' getTypeParser, type knowledge. */
+  values?: ValueOptions;
 }
 
 export interface DecodeOptions {

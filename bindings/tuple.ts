@@ -62,6 +62,17 @@ export interface Tuple {
   byteLength(column: ColumnRef): number;
   /** Indexes of the columns sent as unchanged TOAST. */
   unchangedColumns(): number[];
+  /**
+   * The column as a JS value, parsed on this call from its text or binary
+   * form by its type (see `values/options.ts` for what each type becomes and
+   * the decoder's `values` option to change it); `null` for NULL,
+   * `unchangedToast` for an unchanged TOASTed value.
+   */
+  value(column: ColumnRef): unknown;
+  /** Every column's value; with `{ old }` (the change's old tuple), unchanged TOAST is filled from it where it carries the value. */
+  values(options?: { old?: Tuple | null | undefined }): unknown[];
+  /** The values by column name (needs the relation); `{ old }` as in `values()`. */
+  toObject(options?: { old?: Tuple | null | undefined }): Record<string, unknown>;
   /** Every column copied out. */
   materialize(): MaterializedColumn[];
   /** Every column in JSON-safe form. */

@@ -3,14 +3,17 @@
  * `[uint32 big-endian length][pgoutput message]`, gzipped or not — in 64 KB
  * chunks and writes one JSON object per message (JSON Lines). LSNs are
  * `X/Y` strings, 64-bit numbers decimal strings, tuple columns
- * `{kind, text}` / `{kind, base64}` / `null` / `{kind: "unchanged"}`.
+ * `{kind, text}` / `{kind, base64}` / `null` / `{kind: "unchanged"}`; with
+ * `--values` also the typed values by column name.
  */
 import { createReadStream } from "node:fs";
 import { createGunzip } from "node:zlib";
 import { parseArgs } from "node:util";
 import type { Readable } from "node:stream";
 import { createDecoder } from "../index.ts";
-import type { MessageKind } from "../messages.ts";
+import type { MessageKind, PgoutputMessage } from "../messages.ts";
+import type { Tuple } from "../tuple.ts";
+import { toJsonValue } from "../values/json.ts";
 
 const GZIP_MAGIC = 0x1f8b;
 
@@ -21,6 +24,7 @@ export async function decodeCommand(args: string[]): Promise<number> {
     options: {
       backend: { type: "string", default: "wasm" },
       stats: { type: "boolean", default: false },
+      values: { type: "boolean", default: false },
     },
   });
   const backend = values.backend;
@@ -38,7 +42,7 @@ export async function decodeCommand(args: string[]): Promise<number> {
     const batch = decoder.push(u8);
     let out = "";
     for (const msg of batch) {
-      out += JSON.stringify(msg.toJSON()) + "\n";
+      out += JSON.stringify(values.values ? withValues(msg) : msg.toJSON()) + "\n";
       counts.set(msg.kind, (counts.get(msg.kind) ?? 0) + 1);
     }
     if (out.length > 0 && !process.stdout.write(out)) {
@@ -56,6 +60,22 @@ export async function decodeCommand(args: string[]): Promise<number> {
     );
   }
   return 0;
+}
+
+/**
+ * The message's JSON with typed column values added: `newValues` /
+ * `oldValues` by column name (by position when the relation is unknown),
+ * unchanged TOAST as `{"unchanged": true}`, 64-bit numbers as strings.
+ */
+function withValues(msg: PgoutputMessage): Record<string, unknown> {
+  const json = msg.toJSON();
+  if (msg.kind === "Insert" || msg.kind === "Update") json.newValues = tupleJson(msg.newTuple);
+  if ((msg.kind === "Update" || msg.kind === "Delete") && msg.oldTuple !== null) json.oldValues = tupleJson(msg.oldTuple);
+  return json;
+}
+
+function tupleJson(t: Tuple): unknown {
+  return toJsonValue(t.relation !== undefined ? t.toObject() : t.values());
 }
 
 /** The file (or stdin) as a stream of raw capture bytes, gunzipped when it starts with gzip's magic. */

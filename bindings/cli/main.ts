@@ -12,6 +12,7 @@ commands:
                  to one JSON object per message on stdout
                    --backend wasm|baseline   decoder to use (default wasm)
                    --stats                   print counts by message kind to stderr
+                   --values                  add typed column values (newValues, oldValues)
 `;
 
 async function main(argv: string[]): Promise<number> {

@@ -6,6 +6,7 @@
 import type { Batch } from "../decoder.ts";
 import type { WalMessage } from "../walsender.ts";
 import type { Relation } from "../relation.ts";
+import type { ValueDecoder } from "../values/decoder.ts";
 import { kindOfTag } from "../messages.ts";
 import { FLAG_BACKEND, FLAG_KEEPALIVE } from "../tape.ts";
 import { PgoutputError } from "../errors.ts";
@@ -28,13 +29,16 @@ export class WasmBatch implements Batch<WalMessage> {
   readonly records: Int32Array;
   /** Per message: its relation (changes), relations (Truncate), or the Relation it defines. */
   readonly relations: (Relation | (Relation | undefined)[] | undefined)[];
+  /** The decoder's value parsers. */
+  readonly values: ValueDecoder;
   readonly #clock: Clock;
   readonly #generation: number;
 
   constructor(
     clock: Clock, u8: Uint8Array, dv: DataView, t: Int32Array, records: Int32Array, length: number,
-    relations: (Relation | (Relation | undefined)[] | undefined)[], consumed: number,
+    relations: (Relation | (Relation | undefined)[] | undefined)[], consumed: number, values: ValueDecoder,
   ) {
+    this.values = values;
     this.#clock = clock;
     this.#generation = clock.generation;
     this.u8 = u8;

@@ -19,6 +19,7 @@ import { PgoutputError } from "../errors.ts";
 import { kindOfTag } from "../messages.ts";
 import { readString } from "../utf8.ts";
 import { kernelError } from "./kernel-error.ts";
+import { ValueDecoder } from "../values/decoder.ts";
 import { instantiate, kernelModule, kernelModuleAsync, type KernelExports } from "./module.ts";
 import { WasmBatch, type Clock } from "./batch.ts";
 
@@ -42,6 +43,8 @@ export class WasmDecoder implements PgoutputDecoder {
   readonly types = new Map<number, TypeInfo>();
   inStream = false;
 
+  /** Turns column bytes into JS values for `tuple.value()`. */
+  readonly values: ValueDecoder;
   readonly #module: WebAssembly.Module;
   readonly #maxMessage: number;
   readonly #clock: Clock = { generation: 0 };
@@ -65,6 +68,7 @@ export class WasmDecoder implements PgoutputDecoder {
   constructor(options: DecoderOptions = {}, module: WebAssembly.Module = kernelModule()) {
     this.#module = module;
     this.#maxMessage = Math.min(options.maxMessageSize ?? DEFAULT_MAX_MESSAGE, DEFAULT_MAX_MESSAGE);
+    this.values = new ValueDecoder(options.values);
     this.#start();
   }
 
@@ -313,12 +317,13 @@ export class WasmDecoder implements PgoutputDecoder {
         this.relations.set(rel.relationId, rel);
         relations[i] = rel;
       } else if (tag === TAG_TYPE) {
-        const typeId = dv.getUint32(p0);
-        this.types.set(typeId, {
-          typeId,
+        const info = {
+          typeId: dv.getUint32(p0),
           namespace: readString(u8, t[body]!, t[body + 1]!),
           typeName: readString(u8, t[body + 2]!, t[body + 3]!),
-        });
+        };
+        this.types.set(info.typeId, info);
+        this.values.learnType(info.typeId, info.namespace, info.typeName);
       } else if (tag === TAG_TRUNCATE) {
         const n = dv.getUint32(p0);
         const rels: (Relation | undefined)[] = new Array(n);
@@ -331,7 +336,7 @@ export class WasmDecoder implements PgoutputDecoder {
       }
       w += t[w + H_SIZE]!;
     }
-    return new WasmBatch(this.#clock, u8, dv, t, records, count, relations, consumed);
+    return new WasmBatch(this.#clock, u8, dv, t, records, count, relations, consumed, this.values);
   }
 }
 

@@ -11,6 +11,8 @@ import {
 } from "../tuple.ts";
 import { PgoutputError } from "../errors.ts";
 import { readString } from "../utf8.ts";
+import { columnValue } from "../values/column.ts";
+import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
 import type { WasmBatch } from "./batch.ts";
 
 const KIND_T = 0x74;
@@ -76,6 +78,21 @@ export class WasmTuple implements Tuple {
     return k === KIND_T || k === KIND_B ? this.b.dv.getInt32(p + 1) : 0;
   }
 
+  value(column: ColumnRef): unknown {
+    const i = this.index(column);
+    const p = this.#pos(i);
+    const b = this.b;
+    return columnValue(b.values, this.relation, i, b.u8[p]!, b.u8, p + 5, b.dv.getInt32(p + 1));
+  }
+
+  values(options?: TupleValuesOptions): unknown[] {
+    return tupleValues(this, readValue, options);
+  }
+
+  toObject(options?: TupleValuesOptions): Record<string, unknown> {
+    return tupleObject(this, readValue, options);
+  }
+
   unchangedColumns(): number[] {
     const out: number[] = [];
     for (let i = 0; i < this.length; i++) if (this.b.u8[this.#pos(i)] === KIND_U) out.push(i);
@@ -90,6 +107,8 @@ export class WasmTuple implements Tuple {
     return tupleToJSON(this);
   }
 }
+
+const readValue = (t: Tuple, i: number): unknown => t.value(i);
 
 function wrongKind(column: ColumnRef): PgoutputError {
   return new PgoutputError(`column ${JSON.stringify(column)} is in binary format; use bytes()`, { code: "WRONG_COLUMN_KIND" });

@@ -1,0 +1,28 @@
+/**
+ * One column's value, as both backends' tuples compute it: by the column's
+ * type from the relation (unknown without one: text stays a string, binary
+ * stays bytes), straight from the bytes in place, without a copy.
+ */
+import type { Relation } from "../relation.ts";
+import { unchangedToast } from "../tuple.ts";
+import type { ValueDecoder } from "./decoder.ts";
+
+const KIND_T = 0x74;
+const KIND_B = 0x62;
+const KIND_U = 0x75;
+
+/** `kind` is the TupleData kind byte; for `t`/`b` the value is bytes[offset, offset + length). */
+export function columnValue(
+  values: ValueDecoder, relation: Relation | undefined, index: number,
+  kind: number, bytes: Uint8Array, offset: number, length: number,
+): unknown {
+  if (kind === KIND_T || kind === KIND_B) {
+    const column = relation?.columns[index];
+    const typeId = column?.typeId ?? 0;
+    const typeModifier = column?.typeModifier ?? -1;
+    return kind === KIND_T
+      ? values.text(typeId, bytes, offset, length, typeModifier)
+      : values.binary(typeId, bytes, offset, length, typeModifier);
+  }
+  return kind === KIND_U ? unchangedToast : null;
+}
