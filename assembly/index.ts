@@ -209,7 +209,7 @@ function message(s: i32, e: i32): i32 {
   if (inStream && (tag == 0x52 || tag == 0x59 || tag == 0x49 || tag == 0x55 || tag == 0x44 || tag == 0x54 || tag == 0x4d)) {
     p = take(p, 4, e, F_XID);
     if (p < 0) return ERR;
-    flags = FLAG_XID;
+    flags |= FLAG_XID;
   }
   switch (tag) {
     case 0x42: { // 'B' Begin: final LSN, commit time, xid
@@ -438,8 +438,8 @@ export function decode(
     }
   } else {
     const backend = framing == FRAMING_BACKEND;
-    // A walsender payload adds the XLogData header to the message.
-    const limit = framing == FRAMING_LENGTH ? <u32>maxMessage : <u32>maxMessage + XLOGDATA_HEADER;
+    // A walsender payload adds the 'w' and the XLogData header to the message.
+    const limit = framing == FRAMING_LENGTH ? <u32>maxMessage : <u32>maxMessage + 1 + XLOGDATA_HEADER;
     const headerSize = backend ? 5 : 4;
     while (length - pos >= headerSize) {
       // Backend frames: type byte, Int32 length counting itself. Others: uint32 length of what follows.

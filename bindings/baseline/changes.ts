@@ -21,7 +21,7 @@ export function parseInsert(r: Reader, ctx: ParseContext): InsertView {
   const relation = ctx.relations.get(relationId);
   if (r.u8("tupleType") !== NEW) throw r.error("INVALID_VALUE", "tupleType", r.pos - 1, "expected N before the new tuple");
   const at = r.pos;
-  const newTuple = parseTupleData(r, ctx.columns, ctx.lease, "newTuple", relation);
+  const newTuple = parseTupleData(r, ctx, "newTuple", relation);
   r.done();
   checkColumnCount(r, relation, "newTuple", at);
   return new InsertView(ctx.lease, r.bytes, r.start, r.end, xid, relationId, relation, newTuple);
@@ -90,7 +90,7 @@ export function parseUpdate(r: Reader, ctx: ParseContext): UpdateView {
   if (type === KEY || type === OLD) {
     oldTupleType = type === KEY ? "K" : "O";
     oldAt = r.pos;
-    oldTuple = parseTupleData(r, ctx.columns, ctx.lease, "oldTuple", relation);
+    oldTuple = parseTupleData(r, ctx, "oldTuple", relation);
     type = r.u8("tupleType");
   }
   if (type !== NEW) {
@@ -98,7 +98,7 @@ export function parseUpdate(r: Reader, ctx: ParseContext): UpdateView {
     throw r.error("INVALID_VALUE", "tupleType", r.pos - 1, `invalid tuple type 0x${type.toString(16)} (expected ${expected})`);
   }
   const newAt = r.pos;
-  const newTuple = parseTupleData(r, ctx.columns, ctx.lease, "newTuple", relation);
+  const newTuple = parseTupleData(r, ctx, "newTuple", relation);
   r.done();
   if (oldAt >= 0) checkColumnCount(r, relation, "oldTuple", oldAt);
   checkColumnCount(r, relation, "newTuple", newAt);
@@ -149,7 +149,7 @@ export function parseDelete(r: Reader, ctx: ParseContext): DeleteView {
     throw r.error("INVALID_VALUE", "tupleType", r.pos - 1, `invalid tuple type 0x${type.toString(16)} (expected K or O)`);
   }
   const at = r.pos;
-  const oldTuple = parseTupleData(r, ctx.columns, ctx.lease, "oldTuple", relation);
+  const oldTuple = parseTupleData(r, ctx, "oldTuple", relation);
   r.done();
   checkColumnCount(r, relation, "oldTuple", at);
   return new DeleteView(ctx.lease, r.bytes, r.start, r.end, xid, relationId, relation, type === KEY ? "K" : "O", oldTuple);

@@ -22,6 +22,11 @@
  *   message were preceded by its 4-byte length (message i starts at
  *   4 * (i + 1) + the lengths of messages 0 .. i-1);
  * - `push`: in what the previous push left unfinished followed by this chunk.
+ * - `decodeCopyData`: like `decodeBatch` (each payload counted as preceded by
+ *   its 4-byte length); the pgoutput message of an XLogData starts 25 bytes
+ *   after its payload's `w`;
+ * - `pushBackend`: like `push`, in backend-protocol frames
+ *   (`[type byte][Int32 length counting itself][body]`).
  * Frame-level errors: a declared length above `maxMessageSize` is
  * MESSAGE_TOO_LARGE at the length prefix (field `frameLength`), raised as soon
  * as the prefix is seen; a length of 0 is an INCOMPLETE message (field `tag`)
@@ -29,6 +34,10 @@
  * failing one have updated the decoder's state. A failing push also drops
  * everything after the fault (frame boundaries after it cannot be trusted: a
  * corrupt length looks like any other): the next push starts a new stream.
+ * Walsender payloads may exceed `maxMessageSize` by the 24-byte XLogData
+ * header (a longer one is MESSAGE_TOO_LARGE at its length, field
+ * `frameLength`); a backend frame length below 4 is INVALID_LENGTH at the
+ * length field. Both are raised as soon as the 5-byte frame header is seen.
  *
  * @example
  * ```ts
@@ -42,17 +51,36 @@ import type { Batch, DecodeOptions, DecoderOptions, PgoutputDecoder, TypeInfo } 
 import { kindOfTag, MessageTag, type PgoutputMessage } from "../messages.ts";
 import type { Relation } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
+import { BackendMessage, type WalMessage } from "../walsender.ts";
 import { BaselineBatch } from "./batch.ts";
+import { copyBytes } from "./bytes.ts";
 import type { ParseContext } from "./context.ts";
 import { parseMessage } from "./parse.ts";
 import { Reader } from "./reader.ts";
 import { ColumnTable } from "./tuple.ts";
 import { Lease } from "./view.ts";
+import { parseCopyData, XLOGDATA_HEADER } from "./walsender.ts";
+import { checkMaxMessageSize } from "../limits.ts";
+import { ValueDecoder } from "../values/decoder.ts";
 
-const DEFAULT_MAX_MESSAGE_SIZE = 2 ** 30;
+const TYPE_COPYDATA = 0x64; // 'd'
 
 function frameLength(bytes: Uint8Array, p: number): number {
   return ((bytes[p]! << 24) | (bytes[p + 1]! << 16) | (bytes[p + 2]! << 8) | bytes[p + 3]!) >>> 0;
+}
+
+/**
+ * How a stream cuts into frames (push: length-prefixed messages; pushBackend:
+ * backend-protocol messages). Positions are in `data`; `shift` is the offset
+ * of data[0] in the call's input, `index` the frame's message index.
+ */
+interface Framing<T> {
+  /** Bytes before the body. */
+  readonly header: number;
+  /** The body length of the frame whose header is at data[p] (all `header` bytes present); throws on a bad length. */
+  body(data: Uint8Array, p: number, shift: number, index: number): number;
+  /** Decodes the whole frame data[p, end) (header at p). */
+  decode(data: Uint8Array, p: number, end: number, shift: number, index: number): T;
 }
 
 export class BaselineDecoder implements PgoutputDecoder {
@@ -62,21 +90,65 @@ export class BaselineDecoder implements PgoutputDecoder {
   readonly #relations = new Map<number, Relation>();
   readonly #types = new Map<number, TypeInfo>();
   readonly #maxMessageSize: number;
+  /** Turns column bytes into JS values for `tuple.value()`. */
+  readonly values: ValueDecoder;
   readonly #reader = new Reader();
   readonly #ctx: ParseContext;
 
-  /** push(): the start of an unfinished frame (buffer sized for the whole frame once its length is known). */
+  /** push()/pushBackend(): the start of an unfinished frame (buffer sized for the whole frame once its length is known). */
   #partial: Uint8Array | null = null;
   #partialLength = 0;
+  /** The header size of the framing the unfinished frame belongs to (for end()'s report). */
+  #partialHeader = 4;
+
+  /** The capture format: [uint32 length][pgoutput message]. */
+  readonly #lengthFraming: Framing<PgoutputMessage> = {
+    header: 4,
+    body: (data, p, shift, index) => {
+      const length = frameLength(data, p);
+      // Refused as soon as the length is seen, without waiting for the bytes.
+      if (length > this.#maxMessageSize) throw this.#tooLarge(length, shift + p, index);
+      return length;
+    },
+    decode: (data, p, end, shift, index) => {
+      this.#reader.reset(data, p + 4, end, shift + p + 4, index);
+      return this.#one(this.inStream);
+    },
+  };
+
+  /** Backend-protocol messages: [type][Int32 length counting itself][body]; CopyData bodies are walsender payloads. */
+  readonly #backendFraming: Framing<WalMessage> = {
+    header: 5,
+    body: (data, p, shift, index) => {
+      const length = frameLength(data, p + 1) | 0;
+      if (length < 4) {
+        throw new PgoutputError(`backend message length ${length} is below 4 (it counts itself)`, {
+          code: "INVALID_LENGTH",
+          offset: shift + p + 1,
+          field: "frameLength",
+          messageIndex: index,
+        });
+      }
+      const body = length - 4;
+      if (body > this.#maxMessageSize + 1 + XLOGDATA_HEADER) throw this.#tooLarge(body, shift + p + 1, index, 1 + XLOGDATA_HEADER);
+      return body;
+    },
+    decode: (data, p, end, shift, index) => {
+      const type = data[p]!;
+      if (type !== TYPE_COPYDATA) return new BackendMessage(String.fromCharCode(type), copyBytes(data, p + 5, end));
+      this.#reader.reset(data, p + 5, end, shift + p + 5, index);
+      return this.#payload();
+    },
+  };
 
   constructor(options?: DecoderOptions) {
-    const max = options?.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE;
-    if (!Number.isInteger(max) || max < 0) throw new RangeError(`maxMessageSize must be a non-negative integer, got ${max}`);
-    this.#maxMessageSize = max;
+    this.#maxMessageSize = checkMaxMessageSize(options?.maxMessageSize);
+    this.values = new ValueDecoder(options?.values);
     this.#ctx = {
       relations: this.#relations,
       types: this.#types,
       columns: new ColumnTable(),
+      values: this.values,
       lease: new Lease(),
       inStream: false,
     };
@@ -123,36 +195,48 @@ export class BaselineDecoder implements PgoutputDecoder {
   decodeFramed(bytes: Uint8Array): Batch {
     this.#renew();
     const out: PgoutputMessage[] = [];
-    const consumed = this.#frames(bytes, 0, 0, out);
+    const consumed = this.#frames(this.#lengthFraming, bytes, 0, 0, out);
     return new BaselineBatch(this.#ctx.lease, out, consumed);
   }
 
   push(chunk: Uint8Array): Batch {
-    this.#renew();
-    const out: PgoutputMessage[] = [];
-    let from = 0;
-    // Offset of chunk[0] in this call's input (the unfinished frame, then the chunk).
-    const shift = this.#partialLength;
-    try {
-      if (shift > 0) {
-        from = this.#completePartial(chunk, out);
-        if (from < 0) return new BaselineBatch(this.#ctx.lease, out, 0);
-      }
-      const p = this.#frames(chunk, from, shift, out);
-      if (p < chunk.length) this.#keepPartial(chunk, p);
-      return new BaselineBatch(this.#ctx.lease, out, shift + p);
-    } catch (e) {
-      // Nothing after a bad frame is trusted: the next push starts a new stream.
-      this.#clearPartial();
-      throw e;
-    }
+    return this.#push(this.#lengthFraming, chunk);
   }
 
+  decodeCopyData(payloads: readonly Uint8Array[]): Batch<WalMessage> {
+    this.#renew();
+    const out: WalMessage[] = [];
+    const r = this.#reader;
+    let origin = 0; // where the payload's length prefix would be
+    for (let i = 0; i < payloads.length; i++) {
+      const m = payloads[i]!;
+      if (m.length > this.#maxMessageSize + 1 + XLOGDATA_HEADER) throw this.#tooLarge(m.length, origin, i, 1 + XLOGDATA_HEADER);
+      r.reset(m, 0, m.length, origin + 4, i);
+      out.push(this.#payload());
+      origin += 4 + m.length;
+    }
+    return new BaselineBatch(this.#ctx.lease, out, origin);
+  }
+
+  pushBackend(chunk: Uint8Array): Batch<WalMessage> {
+    return this.#push(this.#backendFraming, chunk);
+  }
+
+  /**
+   * The error names offset 0 (where the unfinished frame starts in what the
+   * next push would see) and the field the stream ends in: `frameLength`
+   * inside the frame header, else `tag`.
+   */
   end(): void {
     const partial = this.#partialLength;
+    const header = this.#partialHeader;
     this.#clearPartial();
     if (partial > 0) {
-      throw new PgoutputError(`the pushed stream ends inside a frame (${partial} bytes of it received)`, { code: "INCOMPLETE" });
+      throw new PgoutputError(`the pushed stream ends inside a frame (${partial} bytes of it received)`, {
+        code: "INCOMPLETE",
+        offset: 0,
+        field: partial < header ? "frameLength" : "tag",
+      });
     }
   }
 
@@ -183,29 +267,54 @@ export class BaselineDecoder implements PgoutputDecoder {
     return msg;
   }
 
+  /** Decodes the walsender CopyData payload the reader points at. */
+  #payload(): WalMessage {
+    return parseCopyData(this.#reader, () => this.#one(this.inStream));
+  }
+
+  /** push() and pushBackend(): the unfinished frame, then the chunk's whole frames; keeps an unfinished last frame. */
+  #push<T extends { kind: string; materialize(): Record<string, unknown> }>(framing: Framing<T>, chunk: Uint8Array): Batch<T> {
+    this.#renew();
+    const out: T[] = [];
+    this.#partialHeader = framing.header;
+    let from = 0;
+    // Offset of chunk[0] in this call's input (the unfinished frame, then the chunk).
+    const shift = this.#partialLength;
+    try {
+      if (shift > 0) {
+        from = this.#completePartial(framing, chunk, out);
+        if (from < 0) return new BaselineBatch(this.#ctx.lease, out, 0);
+      }
+      const p = this.#frames(framing, chunk, from, shift, out);
+      if (p < chunk.length) this.#keepPartial(chunk, p);
+      return new BaselineBatch(this.#ctx.lease, out, shift + p);
+    } catch (e) {
+      // Nothing after a bad frame is trusted: the next push starts a new stream.
+      this.#clearPartial();
+      throw e;
+    }
+  }
+
   /**
    * Decodes the whole frames of `data` from `from` into `out`; returns the end
    * of the last whole frame. `shift` is the offset of data[0] in the call's input.
    */
-  #frames(data: Uint8Array, from: number, shift: number, out: PgoutputMessage[]): number {
-    const r = this.#reader;
+  #frames<T>(framing: Framing<T>, data: Uint8Array, from: number, shift: number, out: T[]): number {
     const n = data.length;
+    const header = framing.header;
     let p = from;
-    while (n - p >= 4) {
-      const length = frameLength(data, p);
-      const start = p + 4;
-      // Refused as soon as the length is seen, without waiting for the bytes.
-      if (length > this.#maxMessageSize) throw this.#tooLarge(length, shift + p, out.length);
+    while (n - p >= header) {
+      const length = framing.body(data, p, shift, out.length);
+      const start = p + header;
       if (length > n - start) break;
-      r.reset(data, start, start + length, shift + start, out.length);
-      out.push(this.#one(this.inStream));
+      out.push(framing.decode(data, p, start + length, shift, out.length));
       p = start + length;
     }
     return p;
   }
 
-  #tooLarge(length: number, offset: number, index: number): PgoutputError {
-    return new PgoutputError(`message of ${length} bytes exceeds maxMessageSize ${this.#maxMessageSize}`, {
+  #tooLarge(length: number, offset: number, index: number, slack = 0): PgoutputError {
+    return new PgoutputError(`message of ${length} bytes exceeds maxMessageSize ${this.#maxMessageSize}${slack > 0 ? ` + ${slack}` : ""}`, {
       code: "MESSAGE_TOO_LARGE",
       offset,
       field: "frameLength",
@@ -218,22 +327,22 @@ export class BaselineDecoder implements PgoutputDecoder {
    * position in the chunk after the frame once it is whole and decoded, or -1
    * while it is still unfinished.
    */
-  #completePartial(chunk: Uint8Array, out: PgoutputMessage[]): number {
+  #completePartial<T>(framing: Framing<T>, chunk: Uint8Array, out: T[]): number {
+    const header = framing.header;
     let buf = this.#partial!;
     let have = this.#partialLength;
     let c = 0;
-    if (have < 4) {
-      c = Math.min(4 - have, chunk.length);
+    if (have < header) {
+      c = Math.min(header - have, chunk.length);
       buf.set(chunk.subarray(0, c), have);
       have += c;
-      if (have < 4) {
+      if (have < header) {
         this.#partialLength = have;
         return -1;
       }
-      const length = frameLength(buf, 0);
-      if (length > this.#maxMessageSize) throw this.#tooLarge(length, 0, 0);
     }
-    const total = 4 + frameLength(buf, 0);
+    // The unfinished frame starts the call's input: offset 0, message index 0 (checked again, it is cheap).
+    const total = header + framing.body(buf, 0, 0, 0);
     const n = Math.min(total - have, chunk.length - c);
     if (buf.length < have + n) {
       // Doubling, capped at the frame: a large frame arriving in small chunks is copied O(1) times per byte,
@@ -253,15 +362,14 @@ export class BaselineDecoder implements PgoutputDecoder {
     // Whole: decode it from its own buffer (which the view keeps; no reuse).
     this.#partial = null;
     this.#partialLength = 0;
-    this.#reader.reset(buf, 4, total, 4, 0);
-    out.push(this.#one(this.inStream));
+    out.push(framing.decode(buf, 0, total, 0, 0));
     return c;
   }
 
   /** Copies the unfinished frame at data[p..] (the caller may reuse its chunk). */
   #keepPartial(data: Uint8Array, p: number): void {
     const rest = data.length - p;
-    const buf = new Uint8Array(Math.max(4, rest));
+    const buf = new Uint8Array(Math.max(8, rest));
     buf.set(data.subarray(p));
     this.#partial = buf;
     this.#partialLength = rest;

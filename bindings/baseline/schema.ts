@@ -134,6 +134,7 @@ export function parseType(r: Reader, ctx: ParseContext): TypeView {
     typeName: readString(b, nameOffset, nameLength),
   };
   ctx.types.set(typeId, info);
+  ctx.values.learnType(typeId, info.namespace, info.typeName);
   return new TypeView(ctx.lease, b, r.start, r.end, xid, info);
 }
 

@@ -3,6 +3,10 @@
  * (kind, value offset, value length per column) and decoded lazily on access.
  */
 import type { ColumnKind, ColumnRef, JsonColumn, MaterializedColumn, Tuple, UnchangedToast } from "../tuple.ts";
+import type { ParseContext } from "./context.ts";
+import type { ValueDecoder } from "../values/decoder.ts";
+import { columnValue } from "../values/column.ts";
+import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
 import { materializeTuple, tupleToJSON, unchangedToast } from "../tuple.ts";
 import { type Relation, resolveColumn } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
@@ -53,9 +57,8 @@ function columnField(which: TupleName, i: number, sub: string): string {
 }
 
 /** Reads a TupleData at the cursor: Int16 ncols, then per column `n`, `u`, or `t`/`b` + Int32 length + bytes. */
-export function parseTupleData(
-  r: Reader, table: ColumnTable, lease: Lease, which: TupleName, relation: Relation | undefined,
-): BaselineTuple {
+export function parseTupleData(r: Reader, ctx: ParseContext, which: TupleName, relation: Relation | undefined): BaselineTuple {
+  const table = ctx.columns;
   const n = r.i16(which === "newTuple" ? "newTuple.columnCount" : "oldTuple.columnCount");
   if (n < 0) throw r.error("INVALID_LENGTH", `${which}.columnCount`, r.pos - 2, `negative column count ${n}`);
   const b = r.bytes;
@@ -88,7 +91,7 @@ export function parseTupleData(
     }
   }
   r.pos = p;
-  return new BaselineTuple(lease, b, t, base, n, relation);
+  return new BaselineTuple(ctx.lease, b, t, base, n, relation, ctx.values);
 }
 
 /**
@@ -107,6 +110,8 @@ export function checkColumnCount(r: Reader, relation: Relation | undefined, whic
   }
 }
 
+const readValue = (t: Tuple, i: number): unknown => t.value(i);
+
 const KIND_NAMES: Record<number, ColumnKind> = {
   [KIND_NULL]: "null",
   [KIND_UNCHANGED]: "unchanged",
@@ -122,8 +127,13 @@ export class BaselineTuple implements Tuple {
   readonly #base: number;
   readonly #length: number;
   readonly #relation: Relation | undefined;
+  readonly #values: ValueDecoder;
 
-  constructor(lease: Lease, bytes: Uint8Array, table: Int32Array, base: number, length: number, relation: Relation | undefined) {
+  constructor(
+    lease: Lease, bytes: Uint8Array, table: Int32Array, base: number, length: number, relation: Relation | undefined,
+    values: ValueDecoder,
+  ) {
+    this.#values = values;
     this.#lease = lease;
     this.#bytes = bytes;
     this.#table = table;
@@ -189,6 +199,21 @@ export class BaselineTuple implements Tuple {
 
   byteLength(column: ColumnRef): number {
     return this.#table[this.#slot(column) + 2]!;
+  }
+
+  value(column: ColumnRef): unknown {
+    const i = this.index(column);
+    const k = this.#slot(i);
+    const t = this.#table;
+    return columnValue(this.#values, this.#relation, i, t[k]!, this.#bytes, t[k + 1]!, t[k + 2]!);
+  }
+
+  values(options?: TupleValuesOptions): unknown[] {
+    return tupleValues(this, readValue, options);
+  }
+
+  toObject(options?: TupleValuesOptions): Record<string, unknown> {
+    return tupleObject(this, readValue, options);
   }
 
   unchangedColumns(): number[] {

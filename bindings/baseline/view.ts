@@ -20,12 +20,23 @@ export function staleView(): PgoutputError {
   });
 }
 
-/** Base of the message views: bytes(), materialize(), toJSON() and the staleness check. */
+/** The header of the XLogData a message came in: start LSN, end of WAL, send time (µs since the Unix epoch). */
+export interface XLogDataHeader {
+  readonly walStart: bigint;
+  readonly walEnd: bigint;
+  readonly sendTime: bigint;
+}
+
+/**
+ * Base of the message views: bytes(), materialize(), toJSON(), the
+ * staleness check, and the XLogData fields of a message that came in one.
+ */
 export abstract class MessageView {
   readonly #lease: Lease;
   readonly #bytes: Uint8Array;
   readonly #start: number;
   readonly #end: number;
+  #xlog: XLogDataHeader | undefined = undefined;
 
   constructor(lease: Lease, bytes: Uint8Array, start: number, end: number) {
     this.#lease = lease;
@@ -49,6 +60,29 @@ export abstract class MessageView {
   protected copy(offset: number, length: number): Uint8Array {
     this.live();
     return copyBytes(this.#bytes, offset, offset + length);
+  }
+
+  /** Marks the message as carried by an XLogData with this header (the decoder calls it once, after parsing). */
+  setXLogData(header: XLogDataHeader): void {
+    this.#xlog = header;
+  }
+
+  /** For a message that came in an XLogData: the WAL start of the data, else `undefined`. */
+  get walStart(): bigint | undefined {
+    this.live();
+    return this.#xlog?.walStart;
+  }
+
+  /** For a message that came in an XLogData: the server's end of WAL, else `undefined`. */
+  get walEnd(): bigint | undefined {
+    this.live();
+    return this.#xlog?.walEnd;
+  }
+
+  /** For a message that came in an XLogData: the server's clock at transmission (µs since the Unix epoch), else `undefined`. */
+  get sendTime(): bigint | undefined {
+    this.live();
+    return this.#xlog?.sendTime;
   }
 
   /** A copy of the message's bytes, tag included. */

@@ -11,6 +11,7 @@ import { createGunzip } from "node:zlib";
 import { parseArgs } from "node:util";
 import type { Readable } from "node:stream";
 import { createDecoder } from "../index.ts";
+import { PgoutputError, isPgoutputError } from "../errors.ts";
 import type { MessageKind, PgoutputMessage } from "../messages.ts";
 import type { Tuple } from "../tuple.ts";
 import { toJsonValue } from "../values/json.ts";
@@ -36,20 +37,27 @@ export async function decodeCommand(args: string[]): Promise<number> {
   let bytes = 0;
   const started = performance.now();
 
-  for await (const chunk of await openCapture(file)) {
-    const u8 = chunk as Uint8Array;
-    bytes += u8.length;
-    const batch = decoder.push(u8);
-    let out = "";
-    for (const msg of batch) {
-      out += JSON.stringify(values.values ? withValues(msg) : msg.toJSON()) + "\n";
-      counts.set(msg.kind, (counts.get(msg.kind) ?? 0) + 1);
+  // Offsets in push() errors count from the decoder's unfinished frame; `base` is where that starts in the file.
+  let base = 0;
+  try {
+    for await (const chunk of await openCapture(file)) {
+      const u8 = chunk as Uint8Array;
+      bytes += u8.length;
+      const batch = decoder.push(u8);
+      base += batch.consumed;
+      let out = "";
+      for (const msg of batch) {
+        out += JSON.stringify(values.values ? withValues(msg) : msg.toJSON()) + "\n";
+        counts.set(msg.kind, (counts.get(msg.kind) ?? 0) + 1);
+      }
+      if (out.length > 0 && !process.stdout.write(out)) {
+        await new Promise((resolve) => process.stdout.once("drain", resolve));
+      }
     }
-    if (out.length > 0 && !process.stdout.write(out)) {
-      await new Promise((resolve) => process.stdout.once("drain", resolve));
-    }
+    decoder.end();
+  } catch (error) {
+    throw isPgoutputError(error) ? inFile(error, base) : error;
   }
-  decoder.end();
 
   if (values.stats) {
     const seconds = (performance.now() - started) / 1000;
@@ -60,6 +68,19 @@ export async function decodeCommand(args: string[]): Promise<number> {
     );
   }
   return 0;
+}
+
+/** The same error with its offset counted from the start of the (decompressed) capture. */
+function inFile(error: PgoutputError, base: number): PgoutputError {
+  const where = error.offset === undefined ? "" : ` at byte ${base + error.offset} of the capture`;
+  const e = new PgoutputError(`${error.message.replace(/ \(.*\)$/, "")}${where}${error.messageKind ? ` (${error.messageKind}${error.field ? `, field ${error.field}` : ""})` : error.field ? ` (field ${error.field})` : ""}`, {
+    code: error.code,
+    offset: error.offset === undefined ? undefined : base + error.offset,
+    messageKind: error.messageKind,
+    field: error.field,
+    incomplete: error.incomplete,
+  });
+  return e;
 }
 
 /**

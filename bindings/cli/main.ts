@@ -4,6 +4,7 @@
  *   decode FILE|-   decode a capture file to JSON Lines
  */
 import { decodeCommand } from "./decode.ts";
+import { isPgoutputError } from "../errors.ts";
 
 const USAGE = `usage: pgoutput-wasm <command> [options]
 
@@ -35,7 +36,8 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (error: unknown) => {
-    process.stderr.write(`pgoutput-wasm: ${error instanceof Error ? error.message : String(error)}\n`);
+    const text = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`pgoutput-wasm: ${isPgoutputError(error) ? `${error.code}: ` : ""}${text}\n`);
     process.exitCode = 1;
   },
 );

@@ -19,12 +19,12 @@ import { PgoutputError } from "../errors.ts";
 import { kindOfTag } from "../messages.ts";
 import { readString } from "../utf8.ts";
 import { kernelError } from "./kernel-error.ts";
+import { checkMaxMessageSize } from "../limits.ts";
 import { ValueDecoder } from "../values/decoder.ts";
 import { instantiate, kernelModule, kernelModuleAsync, type KernelExports } from "./module.ts";
 import { WasmBatch, type Clock } from "./batch.ts";
 
 const PAGE = 65536;
-const DEFAULT_MAX_MESSAGE = 1 << 30;
 /** Above this much memory, a call that needs far less starts a fresh instance so a peak is not kept forever. */
 const SHRINK_ABOVE = 64 << 20;
 
@@ -61,13 +61,15 @@ export class WasmDecoder implements PgoutputDecoder {
   /** An unfinished frame from push(): bytes [pendingFrom, pendingFrom + pendingLength) of memory. */
   #pendingFrom = 0;
   #pendingLength = 0;
+  /** Frame header size of the pushed form: 4 for push, 5 for pushBackend. */
+  #pendingHeader = 4;
   /** Whether the current call decodes one message (errors then name no messageIndex). */
   #single = false;
 
   /** Synchronous construction (compiles the inlined kernel on first use). See also `WasmDecoder.create`. */
   constructor(options: DecoderOptions = {}, module: WebAssembly.Module = kernelModule()) {
     this.#module = module;
-    this.#maxMessage = Math.min(options.maxMessageSize ?? DEFAULT_MAX_MESSAGE, DEFAULT_MAX_MESSAGE);
+    this.#maxMessage = checkMaxMessageSize(options.maxMessageSize);
     this.values = new ValueDecoder(options.values);
     this.#start();
   }
@@ -136,6 +138,7 @@ export class WasmDecoder implements PgoutputDecoder {
   /** Appends a chunk to the unfinished frame of the previous push and decodes every whole frame. */
   #push(chunk: Uint8Array, framing: number): WasmBatch {
     const pending = this.#pendingLength;
+    this.#pendingHeader = framing === FRAMING_BACKEND ? 5 : 4;
     // Move the unfinished frame to the start of the input region; the views that pointed there are stale now.
     this.#begin(pending);
     this.#u8.copyWithin(this.#input, this.#pendingFrom, this.#pendingFrom + pending);
@@ -162,7 +165,7 @@ export class WasmDecoder implements PgoutputDecoder {
       throw new PgoutputError(`stream ended inside a frame (${pending} bytes of it received)`, {
         code: "INCOMPLETE",
         offset: 0,
-        field: pending < 4 ? "frameLength" : "tag",
+        field: pending < this.#pendingHeader ? "frameLength" : "tag",
       });
     }
   }

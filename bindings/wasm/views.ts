@@ -324,7 +324,7 @@ export function createView(b: WasmBatch, index: number): WalMessage {
 function plainMessage(b: WasmBatch, r: number, head: number): WalMessage {
   const o = b.t[r + H_OFFSET]!;
   if (head & (FLAG_KEEPALIVE << 8)) {
-    return new PrimaryKeepalive(b.dv.getBigUint64(o + 1), fromPostgresTimestamp(b.dv.getBigInt64(o + 9)), b.u8[o + 17] === 1);
+    return new PrimaryKeepalive(b.dv.getBigUint64(o + 1), fromPostgresTimestamp(b.dv.getBigInt64(o + 9)), b.u8[o + 17] !== 0); // any non-zero byte asks, as walreceiver.c reads it
   }
   // A backend message record spans the whole frame: type byte, Int32 length, body.
   return new BackendMessage(String.fromCharCode(head & 0xff), b.u8.slice(o + 5, o + b.t[r + H_LENGTH]!));

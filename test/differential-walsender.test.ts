@@ -1,0 +1,366 @@
+/**
+ * Differential test of the walsender framings: the wasm decoder and the
+ * pure-TS baseline must agree exactly on `decodeCopyData` and `pushBackend` —
+ * the same materialized values (and `consumed`) for seeded random valid
+ * streams (random pgoutput streams wrapped in XLogData with random headers,
+ * random keepalives, and for raw bytes other backend messages), and the same
+ * errors (code, offset, incomplete, message index, kind, field) for randomly
+ * corrupted copies, with the same decoder state afterwards. Every failure
+ * names its seed so it can be replayed.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { backends } from "./support/backends.ts";
+import { deepEqual, hex } from "./support/encoder.ts";
+import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "./support/random.ts";
+import { backend, backendStream, wal, type BackendEncoded, type WalEncoded } from "./support/walsender-encoder.ts";
+import type { PgoutputDecoder } from "../bindings/decoder.ts";
+import { isPgoutputError } from "../bindings/errors.ts";
+
+const SEEDS = [11, 12, 0xfeedface, 31337, 20250101];
+const MESSAGES = 1500;
+/** Payload tags, pgoutput tags and backend types: what a corrupted tag byte becomes. */
+const TAGS = "wkwkdBCOMRYIUDTSEcAbPKrpENcCZW";
+
+type Outcome =
+  | { ok: true; value: unknown }
+  | { ok: false; code: string; offset: number | undefined; incomplete: boolean; messageIndex: number | undefined; messageKind?: string; field?: string };
+
+function outcome(fn: () => unknown): Outcome {
+  try {
+    return { ok: true, value: fn() };
+  } catch (e) {
+    if (!isPgoutputError(e)) return { ok: false, code: `not a PgoutputError: ${String(e)}`, offset: undefined, incomplete: false, messageIndex: undefined };
+    return { ok: false, code: e.code, offset: e.offset, incomplete: e.incomplete, messageIndex: e.messageIndex, messageKind: e.messageKind, field: e.field };
+  }
+}
+
+/** A random pgoutput stream as walsender payloads: XLogData with random headers, keepalives in between. */
+function walPayloads(seed: number): WalEncoded[] {
+  const stream = randomStream(seed, { messages: MESSAGES });
+  const r = new Random(seed ^ 0x3c3c3c3c);
+  const out: WalEncoded[] = [];
+  for (const m of stream) {
+    while (r.chance(0.12)) out.push(wal.keepalive({ walEnd: randomLsn(r), sendTime: randomTime(r), replyRequested: r.chance(0.3) }));
+    out.push(wal.xlogData(m, { walStart: randomLsn(r), walEnd: randomLsn(r), sendTime: randomTime(r) }));
+  }
+  return out;
+}
+
+/** The raw backend bytes of a replication session carrying `payloads`, with notices and other messages in between. */
+function rawSession(seed: number, payloads: readonly WalEncoded[]): BackendEncoded[] {
+  const r = new Random(seed ^ 0x0f0f0f0f);
+  const frames: BackendEncoded[] = [backend.copyBothResponse()];
+  for (const p of payloads) {
+    const roll = r.float();
+    if (roll < 0.02) frames.push(backend.noticeResponse({ S: "WARNING", C: "01000", M: randomString(r, 40) }));
+    else if (roll < 0.03) frames.push(backend.other("S", r.bytes(r.int(0, 12)))); // ParameterStatus-like
+    else if (roll < 0.035) frames.push(backend.errorResponse({ S: "ERROR", C: "XX000", M: randomString(r, 30), D: randomString(r) }));
+    frames.push(backend.copyData(p));
+  }
+  frames.push(backend.copyDone(), backend.commandComplete("START_REPLICATION"), backend.readyForQuery("I"));
+  return frames;
+}
+
+/** Corrupts a copy of `bytes`; returns it and a description for failure messages. */
+function corrupt(r: Random, bytes: Uint8Array): { bytes: Uint8Array; how: string } {
+  const roll = r.float();
+  const b = bytes.slice();
+  if (b.length === 0) return { bytes: r.bytes(r.int(1, 8)), how: "garbage" };
+  if (roll < 0.25) {
+    const flips: number[] = [];
+    for (let i = r.int(1, 3); i > 0; i--) {
+      const bit = r.int(0, b.length * 8 - 1);
+      b[bit >> 3]! ^= 1 << (bit & 7);
+      flips.push(bit);
+    }
+    return { bytes: b, how: `bit flips ${flips.join(",")}` };
+  }
+  if (roll < 0.45) {
+    const n = r.int(0, b.length - 1);
+    return { bytes: b.slice(0, n), how: `truncated to ${n}` };
+  }
+  if (roll < 0.55) {
+    const extra = r.bytes(r.int(1, 20));
+    const out = new Uint8Array(b.length + extra.length);
+    out.set(b);
+    out.set(extra, b.length);
+    return { bytes: out, how: `${extra.length} garbage bytes appended` };
+  }
+  if (roll < 0.7) {
+    const at = r.int(0, b.length - 1);
+    const n = Math.min(b.length - at, r.int(1, 8));
+    b.set(r.bytes(n), at);
+    return { bytes: b, how: `${n} garbage bytes at ${at}` };
+  }
+  if (roll < 0.85 && b.length >= 4) {
+    // a forged 32-bit length or count at a random place
+    const at = r.int(0, b.length - 4);
+    const v = r.pick([0xffffffff, 0x80000000, 0x7fffffff, 0x00010000, 0x0000ffff, 0, 3, 4, 5, r.u32()]);
+    new DataView(b.buffer).setUint32(at, v);
+    return { bytes: b, how: `u32 0x${v.toString(16)} at ${at}` };
+  }
+  // a tag byte: the payload's, or the pgoutput message's (after a 25-byte XLogData header)
+  const at = b.length > 25 && r.chance(0.5) ? 25 : 0;
+  b[at] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
+  return { bytes: b, how: `byte ${at} set to ${String.fromCharCode(b[at]!)}` };
+}
+
+const wasmBackend = backends.find((b) => b.name === "wasm")!;
+const baselineBackend = backends.find((b) => b.name === "baseline")!;
+
+describe("wasm and baseline agree on walsender streams", () => {
+  let wasm: PgoutputDecoder;
+  let baseline: PgoutputDecoder;
+  const sessions = new Map<number, { payloads: WalEncoded[]; frames: BackendEncoded[]; raw: Uint8Array }>();
+
+  beforeAll(async () => {
+    wasm = await wasmBackend.create();
+    baseline = await baselineBackend.create();
+    for (const seed of SEEDS) {
+      const payloads = walPayloads(seed);
+      const frames = rawSession(seed, payloads);
+      sessions.set(seed, { payloads, frames, raw: backendStream(frames) });
+    }
+  });
+
+  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => [outcome(() => fn(wasm)), outcome(() => fn(baseline))];
+
+  /** Whole-batch results with consumed. */
+  const copyData = (list: readonly Uint8Array[]) => (d: PgoutputDecoder) => {
+    const b = d.decodeCopyData(list);
+    return { consumed: b.consumed, messages: b.materialize() };
+  };
+  const pushBackend = (chunk: Uint8Array) => (d: PgoutputDecoder) => {
+    const b = d.pushBackend(chunk);
+    return { consumed: b.consumed, messages: b.materialize() };
+  };
+
+  /** Both decoders in the same state: reset, then the payloads before `start` decoded. */
+  const prime = (payloads: readonly WalEncoded[], start: number) => {
+    const prefix = payloads.slice(0, start).map((p) => p.bytes);
+    for (const d of [wasm, baseline]) {
+      d.reset();
+      d.decodeCopyData(prefix);
+    }
+  };
+
+  for (const seed of SEEDS) {
+    describe(`seed ${seed}`, () => {
+      it("valid payloads: one call, one payload per call", () => {
+        const { payloads } = sessions.get(seed)!;
+        const expected = payloads.map((p) => p.expected);
+        wasm.reset();
+        baseline.reset();
+        const [w, b] = both((d) => d.decodeCopyData(payloads.map((p) => p.bytes)).materialize());
+        if (!w.ok || !b.ok || !deepEqual(w.value, expected) || !deepEqual(b.value, expected)) {
+          expect({ wasm: w, baseline: b }, `seed ${seed}: decodeCopyData of all`).toEqual({
+            wasm: { ok: true, value: expected },
+            baseline: { ok: true, value: expected },
+          });
+        }
+        wasm.reset();
+        baseline.reset();
+        const diffs = new Differences(`seed ${seed}`);
+        for (let i = 0; i < payloads.length; i++) {
+          const p = payloads[i]!;
+          const [pw, pb] = both(copyData([p.bytes]));
+          diffs.check(`payload ${i} (${p.kind}): ${hex(p.bytes)}`, pw, pb);
+          if (pb.ok && !deepEqual((pb.value as { messages: unknown }).messages, [p.expected])) {
+            diffs.add(`payload ${i} (${p.kind}): baseline value differs from the encoder's`, "baseline value");
+          }
+        }
+        diffs.report();
+      });
+
+      it("valid raw session, pushed in random chunks", () => {
+        const { frames, raw } = sessions.get(seed)!;
+        const expected = frames.map((f) => f.expected);
+        const r = new Random(seed ^ 0x5a5a5a5a);
+        const cuts = randomSplits(r, raw.length);
+        const diffs = new Differences(`seed ${seed}`);
+        wasm.reset();
+        baseline.reset();
+        const got: unknown[] = [];
+        let p = 0;
+        for (const c of [...cuts, raw.length]) {
+          const [pw, pb] = both(pushBackend(raw.subarray(p, c)));
+          diffs.check(`push of bytes ${p}..${c}`, pw, pb);
+          if (pb.ok) got.push(...(pb.value as { messages: unknown[] }).messages);
+          p = c;
+        }
+        const [ew, eb] = both((d) => d.end());
+        diffs.check("end()", ew, eb);
+        diffs.report();
+        if (!deepEqual(got, expected)) expect(got, `seed ${seed}: pushed messages (baseline)`).toEqual(expected);
+      });
+
+      it("corrupted payloads inside a valid stream: same values or same errors, same state", () => {
+        const { payloads } = sessions.get(seed)!;
+        const r = new Random(seed ^ 0x1234567);
+        const diffs = new Differences(`seed ${seed}`);
+        wasm.reset();
+        baseline.reset();
+        let corrupted = 0;
+        for (let i = 0; i < payloads.length; i++) {
+          const p = payloads[i]!;
+          if (r.chance(0.3)) {
+            const c = corrupt(r, p.bytes);
+            corrupted++;
+            // alone, or after a good keepalive (offsets and index shift)
+            const list = r.chance(0.5) ? [c.bytes] : [wal.keepalive({ walEnd: 1n, sendTime: 2n, replyRequested: false }).bytes, c.bytes];
+            const [w, b] = both(copyData(list));
+            diffs.check(`payload ${i} (${p.kind}) ${c.how}, list of ${list.length}: ${hex(c.bytes)}`, w, b);
+            if (wasm.inStream !== baseline.inStream) {
+              diffs.add(`payload ${i} (${p.kind}) ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
+              baseline.inStream = wasm.inStream;
+            }
+          }
+          const [w, b] = both(copyData([p.bytes]));
+          diffs.check(`payload ${i} (${p.kind}) after a corrupted copy: ${hex(p.bytes)}`, w, b);
+        }
+        expect(corrupted).toBeGreaterThan(100);
+        diffs.report();
+      });
+
+      it("corrupted windows: decodeCopyData lists and raw bytes pushed in chunks", () => {
+        const { payloads } = sessions.get(seed)!;
+        const r = new Random(seed ^ 0x7654321);
+        const diffs = new Differences(`seed ${seed}`);
+        for (let round = 0; round < 60; round++) {
+          const start = r.int(0, Math.min(payloads.length, 500) - 1); // the prefix is replayed each round
+          const window = payloads.slice(start, start + r.int(1, 40));
+          const where = `round ${round}, payloads ${start}..${start + window.length - 1}`;
+          // one payload of a list corrupted
+          const list = window.map((p) => p.bytes);
+          const k = r.int(0, list.length - 1);
+          const ck = corrupt(r, list[k]!);
+          list[k] = ck.bytes;
+          prime(payloads, start);
+          const [bw, bb] = both(copyData(list));
+          diffs.check(`${where}, decodeCopyData, payload ${k} ${ck.how}: ${hex(ck.bytes)}`, bw, bb);
+          // the window's raw backend bytes corrupted, pushed in random chunks to the end (errors included)
+          const raw = backendStream(rawSession(seed + round, window));
+          const c = corrupt(r, raw);
+          const cuts = randomSplits(r, c.bytes.length);
+          prime(payloads, start);
+          let p = 0;
+          for (const cut of [...cuts, c.bytes.length]) {
+            const chunk = c.bytes.subarray(p, cut);
+            const [pw, pb] = both(pushBackend(chunk));
+            diffs.check(`${where}, pushBackend of bytes ${p}..${cut}, ${c.how}: ${hex(chunk)}`, pw, pb);
+            if (wasm.inStream !== baseline.inStream) {
+              diffs.add(`${where}, pushBackend of bytes ${p}..${cut}, ${c.how}: stream state differs`, "inStream");
+              baseline.inStream = wasm.inStream;
+            }
+            p = cut;
+          }
+          const [ew, eb] = both((d) => d.end());
+          diffs.check(`${where}, end() after ${c.how}`, ew, eb);
+        }
+        diffs.report();
+      });
+    });
+  }
+
+  it("random garbage payloads", () => {
+    const r = new Random(4243);
+    const diffs = new Differences("seed 4243");
+    wasm.reset();
+    baseline.reset();
+    for (let i = 0; i < 3000; i++) {
+      const n = r.int(0, 60);
+      const bytes = r.bytes(n);
+      if (n > 0 && r.chance(0.8)) bytes[0] = r.pick([0x77, 0x77, 0x6b, 0x64]);
+      if (n > 25 && r.chance(0.6)) bytes[25] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
+      const inStream = r.chance(0.5);
+      wasm.inStream = inStream;
+      baseline.inStream = inStream;
+      const [w, b] = both(copyData([bytes]));
+      diffs.check(`garbage #${i} (inStream ${inStream}): ${hex(bytes)}`, w, b);
+    }
+    diffs.report();
+  });
+
+  it("random garbage backend frames", () => {
+    const r = new Random(4244);
+    const diffs = new Differences("seed 4244");
+    for (let i = 0; i < 2000; i++) {
+      wasm.reset();
+      baseline.reset();
+      const parts: Uint8Array[] = [];
+      for (let f = r.int(1, 6); f > 0; f--) {
+        const body = r.bytes(r.int(0, 50));
+        if (body.length > 0 && r.chance(0.7)) body[0] = r.pick([0x77, 0x6b]);
+        const frame = new Uint8Array(5 + body.length);
+        frame[0] = r.chance(0.7) ? 0x64 : r.int(0, 255);
+        const length = r.chance(0.8) ? 4 + body.length : r.pick([0, 3, 4 + body.length + r.int(1, 10), 0xffffffff, 0x7fffffff, r.u32()]);
+        new DataView(frame.buffer).setUint32(1, length >>> 0);
+        frame.set(body, 5);
+        parts.push(frame);
+      }
+      let total = 0;
+      for (const p of parts) total += p.length;
+      const raw = new Uint8Array(total);
+      let o = 0;
+      for (const p of parts) {
+        raw.set(p, o);
+        o += p.length;
+      }
+      const cut = r.int(0, raw.length);
+      const [w1, b1] = both(pushBackend(raw.subarray(0, cut)));
+      diffs.check(`garbage #${i}, first ${cut} bytes: ${hex(raw)}`, w1, b1);
+      const [w2, b2] = both(pushBackend(raw.subarray(cut)));
+      diffs.check(`garbage #${i}, rest after ${cut}: ${hex(raw)}`, w2, b2);
+      const [ew, eb] = both((d) => d.end());
+      diffs.check(`garbage #${i}, end(): ${hex(raw)}`, ew, eb);
+    }
+    diffs.report();
+  });
+});
+
+/**
+ * Collects the places where the backends disagree, so one run shows every
+ * kind of disagreement (grouped by what differs), not just the first.
+ */
+class Differences {
+  readonly #seed: string;
+  readonly #groups = new Map<string, { count: number; first: string }>();
+
+  constructor(seed: string) {
+    this.#seed = seed;
+  }
+
+  /** Records a difference between the two outcomes; returns whether they agree. */
+  check(where: string, w: Outcome, b: Outcome): boolean {
+    if (deepEqual(w, b)) {
+      if (!w.ok && w.code.startsWith("not a")) this.add(`${where}: both threw ${w.code}`, "non-PgoutputError");
+      return true;
+    }
+    let signature: string;
+    if (w.ok && b.ok) signature = "both decode, values differ";
+    else if (w.ok || b.ok) signature = `wasm ${w.ok ? "ok" : w.code} / baseline ${b.ok ? "ok" : b.code}`;
+    else {
+      const fields = (["code", "offset", "incomplete", "messageIndex", "messageKind", "field"] as const).filter((f) => w[f] !== b[f]);
+      signature = `${w.code}/${b.code}: ${fields.join(", ")} differ`;
+    }
+    this.add(`${where} — wasm ${show(w)}, baseline ${show(b)}`, signature);
+    return false;
+  }
+
+  add(detail: string, signature: string): void {
+    const g = this.#groups.get(signature);
+    if (g === undefined) this.#groups.set(signature, { count: 1, first: detail });
+    else g.count++;
+  }
+
+  report(): void {
+    const lines = [...this.#groups].map(([sig, g]) => `${sig} (${g.count}×), e.g. ${g.first}`);
+    if (lines.length > 0) expect.fail(`${this.#seed}: the backends disagree —\n${lines.join("\n")}`);
+  }
+}
+
+/** An outcome in one line, for failure messages. */
+function show(o: Outcome): string {
+  if (o.ok) return "ok";
+  return `${o.code} offset=${o.offset} incomplete=${o.incomplete} messageIndex=${o.messageIndex} kind=${o.messageKind} field=${o.field}`;
+}
