@@ -493,3 +493,5 @@ export function decode(
   store<i32>(result + (R_ERROR_TUPLE << 2), eTuple);
   return status;
 }
+
+export { textTimestamp } from "./values";

@@ -24,7 +24,7 @@ import { binaryArrayParser, textArrayParser } from "./arrays.ts";
 import type { Parse } from "./bytes.ts";
 import { arrayDelimiter, arrayElement, FIRST_NORMAL_OID, Oid } from "./oids.ts";
 import { resolveOptions, type ResolvedOptions, type TypeKnowledge, type TypeOverride, type ValueOptions } from "./options.ts";
-import { builtinParsers, fallback, type FormatParsers } from "./registry.ts";
+import { builtinParsers, fallback, type Accelerators, type FormatParsers } from "./registry.ts";
 
 export type Format = "text" | "binary";
 
@@ -48,9 +48,10 @@ export class ValueDecoder {
   /** What Type messages taught (user `types` win over it). */
   readonly #learned = new Map<number, TypeKnowledge>();
 
-  constructor(options: ValueOptions = {}) {
+  /** `accelerators`: faster built-in parsers a backend offers (the wasm decoder's in-kernel timestamp parser). */
+  constructor(options: ValueOptions = {}, accelerators?: Accelerators) {
     this.options = Object.freeze(resolveOptions(options));
-    this.#builtins = builtinParsers(this.options);
+    this.#builtins = builtinParsers(this.options, accelerators);
     this.#parsers = options.parsers;
     this.#types = options.types;
     const g = options.getTypeParser;

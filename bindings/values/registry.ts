@@ -16,7 +16,8 @@ import { Oid } from "./oids.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { dateDate, dateISO, dateString, timestampDate, timestampISO, timeString, timetzString } from "./represent.ts";
 import {
-  textDateDays, textInterval, textTimeMicros, textTimestamp, textTimestamptz, textTimetzMicros,
+  textDateDays, textInterval, textTimeMicros, textTimestamp as jsTextTimestamp, textTimestamptz as jsTextTimestamptz,
+  textTimetzMicros,
 } from "./text/datetime.ts";
 // timetz parsers leave the zone in the module's live `lastZone` binding.
 import * as textDatetime from "./text/datetime.ts";
@@ -31,9 +32,24 @@ export interface FormatParsers {
   binary?: Parse;
 }
 
+/**
+ * Faster parsers a backend can offer for some text forms (the wasm kernel
+ * parses timestamps in place). They return `undefined` for input they leave
+ * to the JS parser, which then decides (and reports errors).
+ */
+export interface Accelerators {
+  textTimestamp(bytes: Uint8Array, offset: number, length: number, withZone: boolean): bigint | undefined;
+}
+
 /** Built-in scalar parsers, by OID, for these options. */
-export function builtinParsers(o: ResolvedOptions): Map<number, FormatParsers> {
+export function builtinParsers(o: ResolvedOptions, accel?: Accelerators): Map<number, FormatParsers> {
   const m = new Map<number, FormatParsers>();
+  const textTimestamp: (b: Uint8Array, p: number, n: number) => bigint = accel
+    ? (b, p, n) => accel.textTimestamp(b, p, n, false) ?? jsTextTimestamp(b, p, n)
+    : jsTextTimestamp;
+  const textTimestamptz: (b: Uint8Array, p: number, n: number) => bigint = accel
+    ? (b, p, n) => accel.textTimestamp(b, p, n, true) ?? jsTextTimestamptz(b, p, n)
+    : jsTextTimestamptz;
   const set = (oids: number | number[], text: Parse | undefined, binary: Parse | undefined) => {
     for (const oid of Array.isArray(oids) ? oids : [oids]) m.set(oid, { text, binary });
   };

@@ -25,6 +25,8 @@ import { instantiate, kernelModule, kernelModuleAsync, type KernelExports } from
 import { WasmBatch, type Clock } from "./batch.ts";
 
 const PAGE = 65536;
+/** The kernel's textTimestamp() answer for text it leaves to the JS parser (assembly/values.ts). */
+const NOT_PARSED = -0x7fff_ffff_ffff_ffffn;
 /** Above this much memory, a call that needs far less starts a fresh instance so a peak is not kept forever. */
 const SHRINK_ABOVE = 64 << 20;
 
@@ -70,7 +72,14 @@ export class WasmDecoder implements PgoutputDecoder {
   constructor(options: DecoderOptions = {}, module: WebAssembly.Module = kernelModule()) {
     this.#module = module;
     this.#maxMessage = checkMaxMessageSize(options.maxMessageSize);
-    this.values = new ValueDecoder(options.values);
+    this.values = new ValueDecoder(options.values, {
+      // Column bytes live in the kernel's memory: it parses text timestamps in place (~3x the JS parser).
+      textTimestamp: (bytes, offset, length, withZone) => {
+        if (bytes.buffer !== this.#k.memory.buffer) return undefined;
+        const us = this.#k.textTimestamp(bytes.byteOffset + offset, length, withZone ? 1 : 0);
+        return us === NOT_PARSED ? undefined : us;
+      },
+    });
     this.#start();
   }
 

@@ -14,6 +14,8 @@ export interface KernelExports {
     tape: number, tapeFrom: number, tapeCapacity: number,
     state: number, maxMessage: number, result: number,
   ): number;
+  /** A text timestamp at memory[offset, offset + length) → µs since the Unix epoch, or NOT_PARSED (i64 min + 1). */
+  textTimestamp(offset: number, length: number, withZone: number): bigint;
 }
 
 let compiled: WebAssembly.Module | undefined;
