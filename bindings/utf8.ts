@@ -6,7 +6,8 @@
  * U+FFFD as PostgreSQL's data never has them in a UTF-8 database.
  */
 
-const decoder = new TextDecoder("utf-8");
+// ignoreBOM: a leading U+FEFF in a value is data, not a byte order mark to drop.
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** Below this length an ASCII string is assembled in JS. */
 const SHORT = 24;
