@@ -13,6 +13,7 @@
  * ```
  */
 import type { MessageKind } from "./messages.ts";
+import type { WalMessage } from "./walsender.ts";
 
 export type PgoutputErrorCode =
   /** The message ended before a field it must contain. */
@@ -61,6 +62,12 @@ export class PgoutputError extends Error {
   readonly field: string | undefined;
   readonly messageIndex: number | undefined;
   readonly incomplete: boolean;
+  /**
+   * For an error in a batch (decodeBatch, decodeFramed, push, ...): the
+   * messages decoded before the failing one, as views valid until the
+   * decoder's next call. They were applied to the decoder's state.
+   */
+  decoded: readonly WalMessage[] = [];
 
   constructor(message: string, details: PgoutputErrorDetails) {
     super(describe(message, details));

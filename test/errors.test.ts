@@ -355,3 +355,38 @@ for (const backend of backends) {
     });
   });
 }
+
+describe("the messages decoded before a batch's error", () => {
+  for (const backend of backends) {
+    it(`come with the error (${backend.name})`, async () => {
+      const d = await backend.create();
+      const begin = encode.begin({ finalLsn: 1n, commitTime: 2n, xid: 3 });
+      const commit = encode.commit({ flags: 0, commitLsn: 1n, endLsn: 2n, commitTime: 3n });
+      const bad = new Uint8Array([0x5a, 1, 2]);
+      for (const call of [
+        () => d.decodeBatch([begin.bytes, commit.bytes, bad]),
+        () => d.decodeFramed(frame([begin.bytes, commit.bytes, bad])),
+        () => d.push(frame([begin.bytes, commit.bytes, bad])),
+      ]) {
+        let caught: unknown;
+        try {
+          call();
+        } catch (e) {
+          caught = e;
+        }
+        expect(isPgoutputError(caught)).toBe(true);
+        const e = caught as PgoutputError;
+        expect(e.code).toBe("UNKNOWN_MESSAGE");
+        expect(e.decoded.map((m) => m.materialize())).toEqual([begin.expected, commit.expected]);
+      }
+      // decode() of one message has nothing before it.
+      let single: PgoutputError | undefined;
+      try {
+        d.decode(bad);
+      } catch (e) {
+        single = e as PgoutputError;
+      }
+      expect(single?.decoded).toEqual([]);
+    });
+  }
+});

@@ -65,6 +65,12 @@ import { ValueDecoder } from "../values/decoder.ts";
 
 const TYPE_COPYDATA = 0x64; // 'd'
 
+/** Hands the messages decoded before a batch's error to the caller on the error. */
+function withDecoded(e: unknown, out: readonly { kind: string }[]): unknown {
+  if (e instanceof PgoutputError) e.decoded = out as readonly WalMessage[];
+  return e;
+}
+
 function frameLength(bytes: Uint8Array, p: number): number {
   return ((bytes[p]! << 24) | (bytes[p + 1]! << 16) | (bytes[p + 2]! << 8) | bytes[p + 3]!) >>> 0;
 }
@@ -182,12 +188,16 @@ export class BaselineDecoder implements PgoutputDecoder {
     const out: PgoutputMessage[] = [];
     const r = this.#reader;
     let origin = 0; // where the message's length prefix would be in capture format
-    for (let i = 0; i < messages.length; i++) {
-      const m = messages[i]!;
-      if (m.length > this.#maxMessageSize) throw this.#tooLarge(m.length, origin, i);
-      r.reset(m, 0, m.length, origin + 4, i);
-      out.push(this.#one(this.inStream));
-      origin += 4 + m.length;
+    try {
+      for (let i = 0; i < messages.length; i++) {
+        const m = messages[i]!;
+        if (m.length > this.#maxMessageSize) throw this.#tooLarge(m.length, origin, i);
+        r.reset(m, 0, m.length, origin + 4, i);
+        out.push(this.#one(this.inStream));
+        origin += 4 + m.length;
+      }
+    } catch (e) {
+      throw withDecoded(e, out);
     }
     return new BaselineBatch(this.#ctx.lease, out, origin);
   }
@@ -195,8 +205,12 @@ export class BaselineDecoder implements PgoutputDecoder {
   decodeFramed(bytes: Uint8Array): Batch {
     this.#renew();
     const out: PgoutputMessage[] = [];
-    const consumed = this.#frames(this.#lengthFraming, bytes, 0, 0, out);
-    return new BaselineBatch(this.#ctx.lease, out, consumed);
+    try {
+      const consumed = this.#frames(this.#lengthFraming, bytes, 0, 0, out);
+      return new BaselineBatch(this.#ctx.lease, out, consumed);
+    } catch (e) {
+      throw withDecoded(e, out);
+    }
   }
 
   push(chunk: Uint8Array): Batch {
@@ -208,12 +222,16 @@ export class BaselineDecoder implements PgoutputDecoder {
     const out: WalMessage[] = [];
     const r = this.#reader;
     let origin = 0; // where the payload's length prefix would be
-    for (let i = 0; i < payloads.length; i++) {
-      const m = payloads[i]!;
-      if (m.length > this.#maxMessageSize + 1 + XLOGDATA_HEADER) throw this.#tooLarge(m.length, origin, i, 1 + XLOGDATA_HEADER);
-      r.reset(m, 0, m.length, origin + 4, i);
-      out.push(this.#payload());
-      origin += 4 + m.length;
+    try {
+      for (let i = 0; i < payloads.length; i++) {
+        const m = payloads[i]!;
+        if (m.length > this.#maxMessageSize + 1 + XLOGDATA_HEADER) throw this.#tooLarge(m.length, origin, i, 1 + XLOGDATA_HEADER);
+        r.reset(m, 0, m.length, origin + 4, i);
+        out.push(this.#payload());
+        origin += 4 + m.length;
+      }
+    } catch (e) {
+      throw withDecoded(e, out);
     }
     return new BaselineBatch(this.#ctx.lease, out, origin);
   }
@@ -291,7 +309,7 @@ export class BaselineDecoder implements PgoutputDecoder {
     } catch (e) {
       // Nothing after a bad frame is trusted: the next push starts a new stream.
       this.#clearPartial();
-      throw e;
+      throw withDecoded(e, out);
     }
   }
 

@@ -14,6 +14,7 @@ import { createDecoder } from "../index.ts";
 import { PgoutputError, isPgoutputError } from "../errors.ts";
 import type { MessageKind, PgoutputMessage } from "../messages.ts";
 import type { Tuple } from "../tuple.ts";
+import type { WalMessage } from "../walsender.ts";
 import { toJsonValue } from "../values/json.ts";
 
 const GZIP_MAGIC = 0x1f8b;
@@ -37,6 +38,16 @@ export async function decodeCommand(args: string[]): Promise<number> {
   let bytes = 0;
   const started = performance.now();
 
+  const print = async (messages: Iterable<WalMessage>): Promise<void> => {
+    let out = "";
+    for (const msg of messages) {
+      out += JSON.stringify(values.values ? withValues(msg as PgoutputMessage) : msg.toJSON()) + "\n";
+      counts.set(msg.kind as MessageKind, (counts.get(msg.kind as MessageKind) ?? 0) + 1);
+    }
+    if (out.length > 0 && !process.stdout.write(out)) {
+      await new Promise((resolve) => process.stdout.once("drain", resolve));
+    }
+  };
   // Offsets in push() errors count from the decoder's unfinished frame; `base` is where that starts in the file.
   let base = 0;
   try {
@@ -45,18 +56,14 @@ export async function decodeCommand(args: string[]): Promise<number> {
       bytes += u8.length;
       const batch = decoder.push(u8);
       base += batch.consumed;
-      let out = "";
-      for (const msg of batch) {
-        out += JSON.stringify(values.values ? withValues(msg) : msg.toJSON()) + "\n";
-        counts.set(msg.kind, (counts.get(msg.kind) ?? 0) + 1);
-      }
-      if (out.length > 0 && !process.stdout.write(out)) {
-        await new Promise((resolve) => process.stdout.once("drain", resolve));
-      }
+      await print(batch);
     }
     decoder.end();
   } catch (error) {
-    throw isPgoutputError(error) ? inFile(error, base) : error;
+    if (!isPgoutputError(error)) throw error;
+    // What decoded before the bad message is printed first: a bug report shows where it broke.
+    await print(error.decoded);
+    throw inFile(error, base);
   }
 
   if (values.stats) {

@@ -282,6 +282,7 @@ export class WasmDecoder implements PgoutputDecoder {
       const batch = this.#walk(count, res[r + R_CONSUMED]! - from, from);
       if (status === STATUS_ERROR) {
         const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : count);
+        error.decoded = [...batch];
         throw error;
       }
       return batch;
@@ -315,13 +316,15 @@ export class WasmDecoder implements PgoutputDecoder {
         if (rel !== undefined) {
           const bad = badWidth(t, u8, dv, tag, body, p0, rel.columnCount);
           if (bad !== undefined) {
-            throw new PgoutputError(`${bad.tuple} has ${bad.columns} columns, relation ${rel.namespace}.${rel.name} (${rel.relationId}) has ${rel.columnCount}`, {
+            const error = new PgoutputError(`${bad.tuple} has ${bad.columns} columns, relation ${rel.namespace}.${rel.name} (${rel.relationId}) has ${rel.columnCount}`, {
               code: "COLUMN_COUNT_MISMATCH",
               offset: bad.offset - from,
               messageKind: kindOfTag(tag),
               field: `${bad.tuple}.columnCount`,
               messageIndex: this.#single ? undefined : i,
             });
+            error.decoded = [...new WasmBatch(this.#clock, u8, dv, t, records, i, relations, 0, this.values)];
+            throw error;
           }
         }
       } else if (tag === TAG_RELATION) {
