@@ -1,0 +1,66 @@
+/**
+ * The replication-protocol commands the client sends, as text. Pure
+ * functions, so the exact syntax per server version is testable without a
+ * server.
+ *
+ * - CREATE_REPLICATION_SLOT: PostgreSQL 15 introduced the parenthesized
+ *   option list (`(SNAPSHOT 'nothing', TWO_PHASE)`); 14 has the old word
+ *   list (`NOEXPORT_SNAPSHOT TWO_PHASE`), 10-13 no TWO_PHASE at all.
+ * - START_REPLICATION SLOT name LOGICAL X/Y (option 'value', ...): the
+ *   pgoutput options; `publication_names` is a comma-separated list of
+ *   (quoted) identifiers inside one string literal.
+ */
+import { formatLsn } from "../lsn.ts";
+import type { NormalizedOptions } from "./options.ts";
+
+/** A double-quoted identifier (the replication grammar accepts them for slot names). */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** A single-quoted string literal ('' for a quote; backslashes are literal in the replication grammar). */
+export function quoteLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** `CREATE_REPLICATION_SLOT` for a pgoutput slot, in the syntax of the server version (`server_version_num`). */
+export function createSlotCommand(
+  name: string,
+  options: { temporary?: boolean; twoPhase?: boolean },
+  serverVersionNum: number,
+): string {
+  const head = `CREATE_REPLICATION_SLOT ${quoteIdent(name)}${options.temporary ? " TEMPORARY" : ""} LOGICAL pgoutput`;
+  if (serverVersionNum >= 150000) {
+    return `${head} (SNAPSHOT 'nothing'${options.twoPhase ? ", TWO_PHASE" : ""})`;
+  }
+  if (options.twoPhase && serverVersionNum < 140000) {
+    throw new RangeError("two-phase slots need PostgreSQL 14 or later");
+  }
+  return `${head} NOEXPORT_SNAPSHOT${options.twoPhase ? " TWO_PHASE" : ""}`;
+}
+
+/** The pgoutput options of START_REPLICATION, in order, as [name, value]. */
+export function pgoutputOptions(o: Pick<NormalizedOptions, "protoVersion" | "publications" | "streaming" | "binary" | "messages" | "twoPhase" | "origin">): [string, string][] {
+  const out: [string, string][] = [
+    ["proto_version", String(o.protoVersion)],
+    ["publication_names", o.publications.map(quoteIdent).join(",")],
+  ];
+  // 'on'/'off' work on every version that knows the option (a boolean before 16).
+  if (o.streaming !== "off") out.push(["streaming", o.streaming]);
+  if (o.binary) out.push(["binary", "true"]);
+  if (o.messages) out.push(["messages", "true"]);
+  if (o.twoPhase) out.push(["two_phase", "true"]);
+  if (o.origin !== undefined) out.push(["origin", o.origin]);
+  return out;
+}
+
+/** `START_REPLICATION SLOT "name" LOGICAL X/Y (...)`. */
+export function startReplicationCommand(slot: string, startLsn: bigint, options: Parameters<typeof pgoutputOptions>[0]): string {
+  const list = pgoutputOptions(options).map(([k, v]) => `${k} ${quoteLiteral(v)}`).join(", ");
+  return `START_REPLICATION SLOT ${quoteIdent(slot)} LOGICAL ${formatLsn(startLsn)} (${list})`;
+}
+
+/** SQL (allowed on a `replication=database` connection) reading a slot's plugin, kind and confirmed position. */
+export function slotQuery(name: string): string {
+  return `SELECT plugin, slot_type, confirmed_flush_lsn::text AS confirmed_flush_lsn FROM pg_catalog.pg_replication_slots WHERE slot_name = ${quoteLiteral(name)}`;
+}

@@ -1,0 +1,112 @@
+/**
+ * The one error type of the streaming client. Every way a replication
+ * stream fails — bad options, a server ErrorResponse (slot in use, slot or
+ * publication missing, the walsender terminated), the connection lost, the
+ * server ending the stream on its own, bytes the decoder rejects — is a
+ * `ReplicationError` with a stable `code`, the server's SQLSTATE when there
+ * is one, and the underlying error as `cause`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   for await (const msg of stream) handle(msg);
+ * } catch (e) {
+ *   if (e instanceof ReplicationError && e.retryable) {
+ *     stream = await replicate({ ...options, startLsn: stream.lastAckedLsn });
+ *   } else throw e;
+ * }
+ * ```
+ */
+
+export type ReplicationErrorCode =
+  /** The options are inconsistent (e.g. `streaming: "parallel"` with protocol 3) or the slot is unusable. */
+  | "INVALID_OPTION"
+  /** The connection could not be opened. */
+  | "CONNECT_FAILED"
+  /** The server sent an ErrorResponse (`sqlstate` tells which: 55006 slot in use, 42704 missing slot/publication, 57P01 terminated, ...). */
+  | "SERVER_ERROR"
+  /** The connection closed or failed without a server error. */
+  | "CONNECTION_LOST"
+  /** The server ended the replication stream without being asked (e.g. while shutting down). */
+  | "STREAM_ENDED"
+  /** The decoder rejected the bytes (`cause` is the `PgoutputError`). */
+  | "DECODE_ERROR";
+
+export interface ReplicationErrorDetails {
+  code: ReplicationErrorCode;
+  /** SQLSTATE of a server error. */
+  sqlstate?: string;
+  /** Severity of a server error: ERROR, FATAL, PANIC. */
+  severity?: string;
+  /** DETAIL of a server error. */
+  detail?: string;
+  /** HINT of a server error. */
+  hint?: string;
+  cause?: unknown;
+}
+
+export class ReplicationError extends Error {
+  readonly code: ReplicationErrorCode;
+  readonly sqlstate: string | undefined;
+  readonly severity: string | undefined;
+  readonly detail: string | undefined;
+  readonly hint: string | undefined;
+
+  constructor(message: string, details: ReplicationErrorDetails) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = "ReplicationError";
+    this.code = details.code;
+    this.sqlstate = details.sqlstate;
+    this.severity = details.severity;
+    this.detail = details.detail;
+    this.hint = details.hint;
+  }
+
+  /**
+   * Whether reconnecting (from `lastAckedLsn`) may succeed: a lost
+   * connection, a stream the server ended, connection-class (08) and
+   * operator-intervention (57: terminated, shutting down) SQLSTATEs, and a
+   * slot still held by a dying walsender (55006).
+   */
+  get retryable(): boolean {
+    if (this.code === "CONNECTION_LOST" || this.code === "STREAM_ENDED" || this.code === "CONNECT_FAILED") return true;
+    if (this.code !== "SERVER_ERROR" || this.sqlstate === undefined) return false;
+    return this.sqlstate.startsWith("08") || this.sqlstate.startsWith("57") || this.sqlstate === "55006";
+  }
+}
+
+/** Type guard for errors of the streaming client. */
+export function isReplicationError(e: unknown): e is ReplicationError {
+  return e instanceof ReplicationError;
+}
+
+/** The fields of pg's DatabaseError that matter here. */
+interface ServerErrorLike extends Error {
+  code?: string;
+  severity?: string;
+  detail?: string;
+  hint?: string;
+}
+
+/**
+ * Classifies an error from `pg`: a DatabaseError (it has a SQLSTATE `code`)
+ * becomes SERVER_ERROR, anything else `fallback` (CONNECTION_LOST by default).
+ */
+export function fromPgError(e: unknown, context: string, fallback: ReplicationErrorCode = "CONNECTION_LOST"): ReplicationError {
+  if (e instanceof ReplicationError) return e;
+  const err = e as ServerErrorLike;
+  // A DatabaseError has a severity; Node's socket errors have codes too (EPIPE, ECONNRESET).
+  const sqlstate = typeof err?.severity === "string" && typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : undefined;
+  const message = err instanceof Error ? err.message : String(e);
+  if (sqlstate !== undefined) {
+    return new ReplicationError(`${context}: ${message}`, {
+      code: "SERVER_ERROR",
+      sqlstate,
+      severity: err.severity,
+      detail: err.detail,
+      hint: err.hint,
+      cause: e,
+    });
+  }
+  return new ReplicationError(`${context}: ${message}`, { code: fallback, cause: e });
+}

@@ -1,0 +1,31 @@
+/**
+ * pgoutput-wasm/pg: a logical replication client on `pg` (an optional peer
+ * dependency) — `replicate()` streams decoded pgoutput messages or whole
+ * transactions from a slot, with backpressure, correct acknowledgements and
+ * typed errors.
+ *
+ * @example
+ * ```ts
+ * import { replicate } from "pgoutput-wasm/pg";
+ * const stream = await replicate({ connection: process.env.DATABASE_URL!, slot: "app_cdc", publications: "app" });
+ * for await (const msg of stream) {
+ *   if (msg.kind === "Insert") console.log(msg.relation?.name, msg.newTuple.toJSON());
+ * }
+ * ```
+ */
+export { replicate } from "./replicate.ts";
+export { ReplicationStream, type ReplicationStats, type StreamItem } from "./stream.ts";
+export type { ReplicateOptions, SlotOptions, StreamingMode } from "./options.ts";
+export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
+export {
+  TransactionAssembler,
+  type AssemblerOptions,
+  type LogicalMessage,
+  type MaterializedMessage,
+  type StreamBlock,
+  type StreamEnd,
+  type Transaction,
+  type TransactionItem,
+} from "./transactions.ts";
+export { createSlotCommand, startReplicationCommand, quoteIdent, quoteLiteral } from "./commands.ts";
+export { AckTracker, type AckMessage, type AckMode, type AckPositions, type AckTrackerOptions } from "../ack.ts";

@@ -1,0 +1,199 @@
+/**
+ * The options of `replicate()`, and their normalized form: defaults filled
+ * in, LSNs parsed, combinations checked before anything touches the network.
+ */
+import type { Client, ClientConfig } from "pg";
+import type { PgoutputDecoder } from "../decoder.ts";
+import type { StandbyStatus } from "../walsender.ts";
+import type { AckMode } from "../ack.ts";
+import { parseLsn } from "../lsn.ts";
+import { ReplicationError } from "./errors.ts";
+
+/** A replication slot to stream from. */
+export interface SlotOptions {
+  /** Slot name. */
+  name: string;
+  /**
+   * Create the slot when it does not exist (`CREATE_REPLICATION_SLOT ...
+   * LOGICAL pgoutput`, with `TWO_PHASE` when `twoPhase` is set). An existing
+   * slot is used as it is (it must use the pgoutput plugin). Default false.
+   */
+  create?: boolean;
+  /**
+   * Create it as a temporary slot: dropped when the connection ends, so a
+   * reconnect cannot resume from it. Implies `create`. Default false.
+   */
+  temporary?: boolean;
+}
+
+/** What `streaming` may be: off, on (protocol 2+), or parallel (protocol 4, PostgreSQL 16+). */
+export type StreamingMode = "off" | "on" | "parallel";
+
+export interface ReplicateOptions {
+  /**
+   * How to connect: a connection string, a `pg` ClientConfig (both get
+   * `replication: "database"` added), or a function returning a new, not yet
+   * connected `pg.Client` created with `replication: "database"`.
+   */
+  connection: string | ClientConfig | (() => Client | Promise<Client>);
+  /** The slot: its name (an existing slot) or `{ name, create, temporary }`. */
+  slot: string | SlotOptions;
+  /** Publication name(s): pgoutput's `publication_names`. */
+  publications: string | readonly string[];
+  /**
+   * Where to start: a bigint or `X/Y`. The server starts at the later of this
+   * and the slot's `confirmed_flush_lsn`, and skips transactions that
+   * committed before it. To resume after an error, pass the previous
+   * stream's `lastAckedLsn`. Default: the slot's position.
+   */
+  startLsn?: bigint | string;
+  /**
+   * pgoutput protocol version 1-4. Default: the lowest the other options
+   * need (1; 2 for streaming, 3 for two-phase, 4 for parallel streaming).
+   */
+  protoVersion?: 1 | 2 | 3 | 4;
+  /** Stream large in-progress transactions: `off` (default), `on` / `true`, or `parallel` (protocol 4). */
+  streaming?: boolean | StreamingMode;
+  /** Column values in binary format (pgoutput `binary`). */
+  binary?: boolean;
+  /** Send logical decoding messages (`pg_logical_emit_message`). */
+  messages?: boolean;
+  /** Decode prepared transactions at PREPARE (`two_phase`; protocol 3, PostgreSQL 15+). */
+  twoPhase?: boolean;
+  /** `none`: only changes without a replication origin; `any` (server default): all. PostgreSQL 16+. */
+  origin?: "any" | "none";
+  /**
+   * `auto` (default): a transaction is acknowledged once its last message (or
+   * the whole transaction, from `transactions()`) was handed over and the
+   * consumer asked for the next item. `manual`: only through `ack(lsn)`.
+   */
+  ack?: AckMode;
+  /** Milliseconds between standby status updates. Default 10 000. */
+  statusIntervalMs?: number;
+  /**
+   * Backpressure: when the bytes received and not yet handed over (queued
+   * CopyData payloads plus the rest of the decoded batch) reach this, the
+   * socket is paused. Default 8 MiB.
+   */
+  highWaterMark?: number;
+  /** A paused socket resumes once the consumer brought those bytes down to this. Default a quarter of `highWaterMark`. */
+  lowWaterMark?: number;
+  /** Also yield `PrimaryKeepalive` objects from the message iteration. Default false. */
+  keepalives?: boolean;
+  /** The decoder: `wasm` (default), `baseline`, or an instance (it is reset; use one per stream). */
+  decoder?: "wasm" | "baseline" | PgoutputDecoder;
+  /** Milliseconds `stop()` waits for the server to end the stream before closing the socket. Default 10 000. */
+  stopTimeoutMs?: number;
+  /** The `pg` module, when it cannot be imported dynamically (e.g. a bundle). */
+  pg?: { Client: new (config: ClientConfig) => Client };
+  /** Called once with the error that ended the stream. */
+  onError?: (error: ReplicationError) => void;
+  /** Called after every standby status update sent. */
+  onStatus?: (status: Required<StandbyStatus>) => void;
+  /** Called with NoticeResponse fields (e.g. PostgreSQL 18's warning about a missing publication). */
+  onNotice?: (notice: { severity?: string; code?: string; message: string }) => void;
+}
+
+/** Options with defaults applied and values checked. */
+export interface NormalizedOptions {
+  slot: { name: string; create: boolean; temporary: boolean };
+  publications: string[];
+  startLsn: bigint;
+  protoVersion: 1 | 2 | 3 | 4;
+  streaming: StreamingMode;
+  binary: boolean;
+  messages: boolean;
+  twoPhase: boolean;
+  origin: "any" | "none" | undefined;
+  ack: AckMode;
+  statusIntervalMs: number;
+  highWaterMark: number;
+  lowWaterMark: number;
+  keepalives: boolean;
+  stopTimeoutMs: number;
+}
+
+const MIB = 1 << 20;
+
+function invalid(message: string): ReplicationError {
+  return new ReplicationError(message, { code: "INVALID_OPTION" });
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!(Number.isFinite(value) && value > 0)) throw invalid(`${name} must be a positive number, not ${String(value)}`);
+  return value;
+}
+
+/** Fills in defaults and checks the options; throws an INVALID_OPTION `ReplicationError`. */
+export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
+  if (o === null || typeof o !== "object") throw invalid("replicate() needs an options object");
+  if (o.connection === undefined || o.connection === null) throw invalid("connection is required");
+
+  const slotIn = typeof o.slot === "string" ? { name: o.slot } : o.slot;
+  if (!slotIn || typeof slotIn.name !== "string" || slotIn.name.length === 0) throw invalid("slot name is required");
+  // PostgreSQL's own rule (ReplicationSlotValidateName).
+  if (!/^[a-z0-9_]{1,63}$/.test(slotIn.name)) {
+    throw invalid(`slot name ${JSON.stringify(slotIn.name)} may only contain lower-case letters, digits and underscores (at most 63)`);
+  }
+  const temporary = slotIn.temporary === true;
+  const slot = { name: slotIn.name, create: slotIn.create === true || temporary, temporary };
+
+  const publications = typeof o.publications === "string" ? [o.publications] : [...(o.publications ?? [])];
+  if (publications.length === 0 || publications.some((p) => typeof p !== "string" || p.length === 0)) {
+    throw invalid("at least one publication name is required");
+  }
+
+  let startLsn = 0n;
+  if (o.startLsn !== undefined) {
+    try {
+      startLsn = typeof o.startLsn === "bigint" ? o.startLsn : parseLsn(o.startLsn);
+    } catch (cause) {
+      throw new ReplicationError(`startLsn: ${(cause as Error).message}`, { code: "INVALID_OPTION", cause });
+    }
+    if (startLsn < 0n || startLsn > 0xffff_ffff_ffff_ffffn) throw invalid(`startLsn out of range: ${startLsn}`);
+  }
+
+  const streaming: StreamingMode =
+    o.streaming === undefined || o.streaming === false ? "off" : o.streaming === true ? "on" : o.streaming;
+  if (streaming !== "off" && streaming !== "on" && streaming !== "parallel") {
+    throw invalid(`streaming must be off, on or parallel, not ${String(o.streaming)}`);
+  }
+  const twoPhase = o.twoPhase === true;
+  const needed = streaming === "parallel" ? 4 : twoPhase ? 3 : streaming === "on" ? 2 : 1;
+  const protoVersion = o.protoVersion ?? needed;
+  if (![1, 2, 3, 4].includes(protoVersion)) throw invalid(`protoVersion must be 1, 2, 3 or 4, not ${String(protoVersion)}`);
+  if (streaming === "on" && protoVersion < 2) throw invalid("streaming needs protoVersion 2 or later");
+  if (streaming === "parallel" && protoVersion < 4) throw invalid('streaming "parallel" needs protoVersion 4');
+  if (twoPhase && protoVersion < 3) throw invalid("twoPhase needs protoVersion 3 or later");
+
+  if (o.origin !== undefined && o.origin !== "any" && o.origin !== "none") {
+    throw invalid(`origin must be "any" or "none", not ${String(o.origin)}`);
+  }
+  const ack = o.ack ?? "auto";
+  if (ack !== "auto" && ack !== "manual") throw invalid(`ack must be "auto" or "manual", not ${String(o.ack)}`);
+
+  const highWaterMark = positive("highWaterMark", o.highWaterMark, 8 * MIB);
+  const lowWaterMark = o.lowWaterMark === undefined ? highWaterMark / 4 : o.lowWaterMark;
+  if (!(Number.isFinite(lowWaterMark) && lowWaterMark >= 0 && lowWaterMark <= highWaterMark)) {
+    throw invalid(`lowWaterMark must be between 0 and highWaterMark (${highWaterMark}), not ${String(o.lowWaterMark)}`);
+  }
+
+  return {
+    slot,
+    publications,
+    startLsn,
+    protoVersion: protoVersion as 1 | 2 | 3 | 4,
+    streaming,
+    binary: o.binary === true,
+    messages: o.messages === true,
+    twoPhase,
+    origin: o.origin,
+    ack,
+    statusIntervalMs: positive("statusIntervalMs", o.statusIntervalMs, 10_000),
+    highWaterMark,
+    lowWaterMark,
+    keepalives: o.keepalives === true,
+    stopTimeoutMs: positive("stopTimeoutMs", o.stopTimeoutMs, 10_000),
+  };
+}

@@ -1,0 +1,254 @@
+/**
+ * Whole transactions out of a pgoutput message stream: sans-IO, fed one
+ * message at a time (in stream order), each copied out with `materialize()`
+ * as it arrives, so the result outlives the decoder's batches.
+ *
+ * - A plain transaction: Begin, its messages, Commit.
+ * - A prepared one (two-phase): BeginPrepare ... Prepare, then later a
+ *   CommitPrepared or RollbackPrepared on its own.
+ * - A streamed (in-progress) one: blocks (StreamStart ... StreamStop) of one
+ *   or more transactions interleave with each other and with plain
+ *   transactions; it ends with StreamCommit, StreamPrepare or StreamAbort.
+ *   `assemble` (default) collects its blocks and yields it once, at
+ *   StreamCommit / StreamPrepare, without the changes of subtransactions
+ *   that a StreamAbort(xid, subXid) rolled back; an aborted transaction is
+ *   dropped. `passthrough` yields each block as it ends, and the end
+ *   messages as `StreamEnd` items, for consumers that apply blocks
+ *   themselves (nothing is held in memory).
+ *
+ * A non-transactional logical decoding message comes as a `LogicalMessage`.
+ * Relation and Type messages stay in the transaction's `messages`, where
+ * PostgreSQL sent them.
+ *
+ * @example
+ * ```ts
+ * const assembler = new TransactionAssembler();
+ * for (const msg of batch) {
+ *   const item = assembler.push(msg);
+ *   if (item?.kind === "commit") console.log(item.xid, item.messages.length);
+ * }
+ * ```
+ */
+import type { PgoutputMessage } from "../messages.ts";
+
+/** A materialized message (see `materialize()`): plain fields, bigints kept. */
+export type MaterializedMessage = Record<string, unknown>;
+
+/** A finished transaction, or the decision on a prepared one. */
+export interface Transaction {
+  /**
+   * What happened: `commit` (Commit or StreamCommit), `prepare` (Prepare or
+   * StreamPrepare: the changes of a transaction prepared for two-phase
+   * commit), `commitPrepared` / `rollbackPrepared` (the decision on an
+   * earlier prepare; no messages).
+   */
+  readonly kind: "commit" | "prepare" | "commitPrepared" | "rollbackPrepared";
+  /** Xid of the (top-level) transaction. */
+  readonly xid: number;
+  /** GID of a prepared transaction. */
+  readonly gid: string | undefined;
+  /** Whether it came in StreamStart / StreamStop blocks. */
+  readonly streamed: boolean;
+  /** The LSN of the deciding record: commitLsn, prepareLsn, or for rollbackPrepared the prepare's end. */
+  readonly lsn: bigint;
+  /** The end of the deciding record: the position to acknowledge once the transaction is processed. */
+  readonly endLsn: bigint;
+  /** Commit, prepare or rollback time, µs since the Unix epoch. */
+  readonly time: bigint;
+  /** The Origin message's fields, when the transaction came from another node. */
+  readonly origin: { name: string; lsn: bigint } | undefined;
+  /** The Begin / BeginPrepare, materialized; `undefined` for streamed transactions and decisions. */
+  readonly begin: MaterializedMessage | undefined;
+  /** The message that ended it, materialized. */
+  readonly end: MaterializedMessage;
+  /** Its messages in order (Relation, Type, Insert, Update, Delete, Truncate, transactional Message), materialized. */
+  readonly messages: MaterializedMessage[];
+}
+
+/** A non-transactional logical decoding message (`pg_logical_emit_message(false, ...)`). */
+export interface LogicalMessage {
+  readonly kind: "message";
+  readonly lsn: bigint;
+  readonly prefix: string;
+  readonly content: Uint8Array;
+  /** The Message, materialized. */
+  readonly message: MaterializedMessage;
+}
+
+/** `passthrough`: one StreamStart ... StreamStop block. */
+export interface StreamBlock {
+  readonly kind: "streamBlock";
+  /** Xid of the top-level transaction. */
+  readonly xid: number;
+  /** The first block of this transaction (since the connection started). */
+  readonly firstSegment: boolean;
+  readonly origin: { name: string; lsn: bigint } | undefined;
+  /** The block's messages; changes carry the xid of the (sub)transaction that made them. */
+  readonly messages: MaterializedMessage[];
+}
+
+/** `passthrough`: the end of a streamed transaction (or, for streamAbort with subXid ≠ xid, of a subtransaction). */
+export interface StreamEnd {
+  readonly kind: "streamCommit" | "streamPrepare" | "streamAbort";
+  readonly xid: number;
+  /** streamAbort: the aborted subtransaction (equal to `xid` when the whole transaction aborted). */
+  readonly subXid: number | undefined;
+  /** The position to acknowledge, when the message has one. */
+  readonly endLsn: bigint | undefined;
+  /** The StreamCommit / StreamPrepare / StreamAbort, materialized. */
+  readonly end: MaterializedMessage;
+}
+
+export type TransactionItem = Transaction | LogicalMessage | StreamBlock | StreamEnd;
+
+export interface AssemblerOptions {
+  /** Streamed transactions: `assemble` (default) or `passthrough`. */
+  streams?: "assemble" | "passthrough";
+}
+
+interface Open {
+  begin: MaterializedMessage | undefined;
+  xid: number;
+  gid: string | undefined;
+  origin: { name: string; lsn: bigint } | undefined;
+  messages: MaterializedMessage[];
+}
+
+/** Kinds that are changes of a (sub)transaction: dropped when their subtransaction aborts. */
+const CHANGE_KINDS = new Set(["Insert", "Update", "Delete", "Truncate", "Message"]);
+
+export class TransactionAssembler {
+  readonly streams: "assemble" | "passthrough";
+  /** The plain or prepared transaction between Begin/BeginPrepare and Commit/Prepare. */
+  #open: Open | undefined;
+  /** assemble: streamed transactions by top-level xid. */
+  readonly #streamed = new Map<number, Open>();
+  /** The top-level xid of the block being read, if inside one. */
+  #blockXid: number | undefined;
+  /** passthrough: the block being read. */
+  #block: { xid: number; firstSegment: boolean; origin: Open["origin"]; messages: MaterializedMessage[] } | undefined;
+
+  constructor(options: AssemblerOptions = {}) {
+    this.streams = options.streams ?? "assemble";
+    if (this.streams !== "assemble" && this.streams !== "passthrough") {
+      throw new RangeError(`streams must be "assemble" or "passthrough", not ${String(this.streams)}`);
+    }
+  }
+
+  /** Streamed transactions being assembled (assemble mode). */
+  get pendingStreams(): number {
+    return this.#streamed.size;
+  }
+
+  /** Forgets everything partial (e.g. after a reconnect, when the server starts over). */
+  reset(): void {
+    this.#open = undefined;
+    this.#streamed.clear();
+    this.#blockXid = undefined;
+    this.#block = undefined;
+  }
+
+  /** Feeds one message; returns the item it completes, if any. */
+  push(msg: PgoutputMessage): TransactionItem | undefined {
+    switch (msg.kind) {
+      case "Begin":
+        this.#open = { begin: msg.materialize(), xid: msg.xid, gid: undefined, origin: undefined, messages: [] };
+        return undefined;
+      case "BeginPrepare":
+        this.#open = { begin: msg.materialize(), xid: msg.xid, gid: msg.gid, origin: undefined, messages: [] };
+        return undefined;
+      case "Origin": {
+        const origin = { name: msg.name, lsn: msg.originLsn };
+        if (this.#blockXid !== undefined) {
+          if (this.#block) this.#block.origin = origin;
+          else { const s = this.#streamed.get(this.#blockXid); if (s) s.origin = origin; }
+        } else if (this.#open) this.#open.origin = origin;
+        return undefined;
+      }
+      case "Commit":
+      case "Prepare": {
+        const open = this.#open ?? { begin: undefined, xid: 0, gid: undefined, origin: undefined, messages: [] };
+        this.#open = undefined;
+        const end = msg.materialize();
+        if (msg.kind === "Commit") {
+          return transaction("commit", open, false, msg.commitLsn, msg.endLsn, msg.commitTime, end);
+        }
+        return transaction("prepare", { ...open, xid: msg.xid, gid: msg.gid }, false, msg.prepareLsn, msg.endLsn, msg.prepareTime, end);
+      }
+      case "CommitPrepared":
+      case "RollbackPrepared": {
+        const decision = { begin: undefined, xid: msg.xid, gid: msg.gid, origin: undefined, messages: [] };
+        return msg.kind === "CommitPrepared"
+          ? transaction("commitPrepared", decision, false, msg.commitLsn, msg.endLsn, msg.commitTime, msg.materialize())
+          : transaction("rollbackPrepared", decision, false, msg.prepareEndLsn, msg.rollbackEndLsn, msg.rollbackTime, msg.materialize());
+      }
+      case "StreamStart": {
+        this.#blockXid = msg.xid;
+        if (this.streams === "passthrough") {
+          this.#block = { xid: msg.xid, firstSegment: msg.firstSegment, origin: undefined, messages: [] };
+        } else if (msg.firstSegment || !this.#streamed.has(msg.xid)) {
+          this.#streamed.set(msg.xid, { begin: undefined, xid: msg.xid, gid: undefined, origin: undefined, messages: [] });
+        }
+        return undefined;
+      }
+      case "StreamStop": {
+        this.#blockXid = undefined;
+        const block = this.#block;
+        this.#block = undefined;
+        return block === undefined ? undefined : { kind: "streamBlock", ...block };
+      }
+      case "StreamCommit":
+      case "StreamPrepare": {
+        const end = msg.materialize();
+        if (this.streams === "passthrough") {
+          return { kind: msg.kind === "StreamCommit" ? "streamCommit" : "streamPrepare", xid: msg.xid, subXid: undefined, endLsn: msg.endLsn, end };
+        }
+        const open = this.#streamed.get(msg.xid) ?? { begin: undefined, xid: msg.xid, gid: undefined, origin: undefined, messages: [] };
+        this.#streamed.delete(msg.xid);
+        return msg.kind === "StreamCommit"
+          ? transaction("commit", open, true, msg.commitLsn, msg.endLsn, msg.commitTime, end)
+          : transaction("prepare", { ...open, gid: msg.gid }, true, msg.prepareLsn, msg.endLsn, msg.prepareTime, end);
+      }
+      case "StreamAbort": {
+        if (this.streams === "passthrough") {
+          // Where the abort is, as AckTracker counts it: abortLsn (protocol 4), else the XLogData start.
+          const at = msg.abortLsn ?? (msg.walStart !== undefined && msg.walStart > 0n ? msg.walStart : undefined);
+          return { kind: "streamAbort", xid: msg.xid, subXid: msg.subXid, endLsn: at, end: msg.materialize() };
+        }
+        if (msg.subXid === msg.xid) {
+          this.#streamed.delete(msg.xid);
+        } else {
+          const open = this.#streamed.get(msg.xid);
+          if (open) open.messages = open.messages.filter((m) => !(CHANGE_KINDS.has(m.kind as string) && m.xid === msg.subXid));
+        }
+        return undefined;
+      }
+      case "Message":
+        if (!msg.transactional) {
+          return { kind: "message", lsn: msg.lsn, prefix: msg.prefix, content: msg.content, message: msg.materialize() };
+        }
+        this.#add(msg);
+        return undefined;
+      default:
+        // Relation, Type, Insert, Update, Delete, Truncate
+        this.#add(msg);
+        return undefined;
+    }
+  }
+
+  #add(msg: PgoutputMessage): void {
+    if (this.#blockXid !== undefined) {
+      if (this.#block) this.#block.messages.push(msg.materialize());
+      else this.#streamed.get(this.#blockXid)?.messages.push(msg.materialize());
+    } else if (this.#open) {
+      this.#open.messages.push(msg.materialize());
+    }
+    // Outside any transaction (not sent by PostgreSQL): the decoder's caches already have it.
+  }
+}
+
+function transaction(
+  kind: Transaction["kind"], open: Open, streamed: boolean, lsn: bigint, endLsn: bigint, time: bigint, end: MaterializedMessage,
+): Transaction {
+  return { kind, xid: open.xid, gid: open.gid, streamed, lsn, endLsn, time, origin: open.origin, begin: open.begin, end, messages: open.messages };
+}
