@@ -430,6 +430,7 @@ export function decode(
   if (framing == FRAMING_ONE) {
     if (length - from > maxMessage) {
       status = STATUS_ERROR;
+      curEnd = length; // its tag names the message kind
       fail(E_MESSAGE_TOO_LARGE, from, F_TAG);
     } else {
       const r = message(from, length);

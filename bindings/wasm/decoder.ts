@@ -97,11 +97,14 @@ export class WasmDecoder implements PgoutputDecoder {
     // Decode under the caller's state; only a Stream Start or Stop changes the tracked one.
     const before = this.inStream;
     this.inStream = override;
+    let decoded = false;
     try {
-      return this.#run(FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
+      const msg = this.#run(FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
+      decoded = true;
+      return msg;
     } finally {
-      const tag = message[0];
-      this.inStream = tag === TAG_STREAM_START && this.inStream ? true : tag === TAG_STREAM_STOP && !this.inStream ? false : before;
+      const tag = decoded ? message[0] : undefined;
+      this.inStream = tag === TAG_STREAM_START ? true : tag === TAG_STREAM_STOP ? false : before;
     }
   }
 
