@@ -12,7 +12,7 @@ import type { Batch, DecodeOptions, DecoderOptions, PgoutputDecoder, TypeInfo } 
 import type { PgoutputMessage } from "../messages.ts";
 import type { WalMessage } from "../walsender.ts";
 import {
-  FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, FRAMING_BACKEND, FRAMING_COPYDATA, FRAMING_LENGTH, FRAMING_ONE, HEADER_WORDS, H_LENGTH, H_OFFSET, H_SIZE, R_CONSUMED, R_COUNT, R_STATE, R_TAPE_USED, STATE_IN_STREAM, STATUS_ERROR, STATUS_TAPE_FULL,
+  FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, XLOGDATA_HEADER, FRAMING_BACKEND, FRAMING_COPYDATA, FRAMING_LENGTH, FRAMING_ONE, HEADER_WORDS, H_LENGTH, H_OFFSET, H_SIZE, R_CONSUMED, R_COUNT, R_STATE, R_TAPE_USED, STATE_IN_STREAM, STATUS_ERROR, STATUS_TAPE_FULL,
 } from "../tape.ts";
 import { Relation } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
@@ -90,8 +90,10 @@ export class WasmDecoder implements PgoutputDecoder {
 
   decode(message: Uint8Array, options?: DecodeOptions): PgoutputMessage {
     this.#begin(0);
-    this.#reserve(message.length, 64);
-    this.#u8.set(message, this.#input);
+    // An oversized message is refused by its length alone: copy only its tag (for the error's kind), not its body.
+    const copied = message.length > this.#maxMessage ? message.subarray(0, 1) : message;
+    this.#reserve(copied.length, 64);
+    this.#u8.set(copied, this.#input);
     const override = options?.inStream;
     if (override === undefined) return this.#run(FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
     // Decode under the caller's state; only a Stream Start or Stop changes the tracked one.
@@ -115,13 +117,24 @@ export class WasmDecoder implements PgoutputDecoder {
 
   /** Copies a list into memory as [uint32 length][bytes]... and decodes it in one call. */
   #runList(list: readonly Uint8Array[], framing: number): WasmBatch {
+    // An oversized item is refused at its length prefix: copy the list up to that prefix, not the body.
+    const limit = framing === FRAMING_COPYDATA ? this.#maxMessage + 1 + XLOGDATA_HEADER : this.#maxMessage;
     let total = 0;
-    for (const m of list) total += 4 + m.length;
+    let count = 0;
+    for (const m of list) {
+      count++;
+      if (m.length > limit) {
+        total += 4;
+        break;
+      }
+      total += 4 + m.length;
+    }
     this.#reserve(total, 0);
     let p = this.#input;
-    for (const m of list) {
+    for (let i = 0; i < count; i++) {
+      const m = list[i]!;
       this.#dv.setUint32(p, m.length);
-      this.#u8.set(m, p + 4);
+      if (m.length <= limit) this.#u8.set(m, p + 4);
       p += 4 + m.length;
     }
     return this.#run(framing, this.#input, total);
