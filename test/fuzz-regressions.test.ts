@@ -49,8 +49,8 @@ describe("saved fuzz cases", () => {
 describe("a known sample", () => {
   const sources = loadGoldenSources(fixtures);
 
-  // The stream forms and the batch forms (decode() per message, with its open saved cases, is fuzz.test.ts's).
-  const forms = FORMS.filter((f) => f !== "decode");
+  // Every input form, decode() per message included.
+  const forms = FORMS;
 
   it("600 fresh cases over the golden captures pass", () => {
     const failing: string[] = [];
