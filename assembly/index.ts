@@ -107,14 +107,19 @@ function tuple(p: i32, e: i32, which: i32): i32 {
   p += 2;
   // One capacity check per tuple keeps the column loop free of them.
   if (tp + 1 + n > tapeCap) return FULL;
-  put(tp++, n);
+  put(tp, n);
+  // The hottest loop: globals copied to locals (wasm globals are not kept in registers).
+  const b = base;
+  let out = tapeBase + (<usize>(tp + 1) << 2);
+  tp += 1 + n;
   for (let i = 0; i < n; i++) {
     if (p >= e) return tupleFail(E_INCOMPLETE, p, F_TUPLE_COLUMN_KIND, i, which);
-    const kind = u8at(p);
-    put(tp++, p);
+    const kind = <i32>load<u8>(b + <usize>p);
+    store<i32>(out, p);
+    out += 4;
     if (kind == 0x74 || kind == 0x62) { // 't', 'b'
       if (e - p < 5) return tupleFail(E_INCOMPLETE, p + 1, F_TUPLE_COLUMN_LENGTH, i, which);
-      const len = i32at(p + 1);
+      const len = <i32>bswap<u32>(load<u32>(b + <usize>(p + 1)));
       if (len < 0) return tupleFail(E_INVALID_LENGTH, p + 1, F_TUPLE_COLUMN_LENGTH, i, which);
       // Subtraction, not p + 5 + len: a huge len must not overflow past e.
       if (len > e - p - 5) return tupleFail(E_INCOMPLETE, p + 5, F_TUPLE_COLUMN_VALUE, i, which);

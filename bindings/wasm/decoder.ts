@@ -318,6 +318,8 @@ export class WasmDecoder implements PgoutputDecoder {
     const records = new Int32Array(count);
     const relations: (Relation | (Relation | undefined)[] | undefined)[] = new Array(count);
     let w = this.#tape >> 2;
+    let lastId = -1;
+    let lastRelation: Relation | undefined;
     for (let i = 0; i < count; i++) {
       records[i] = w;
       const head = t[w]!;
@@ -327,7 +329,13 @@ export class WasmDecoder implements PgoutputDecoder {
       const p0 = off + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
       const body = w + HEADER_WORDS;
       if (tag === TAG_INSERT || tag === TAG_UPDATE || tag === TAG_DELETE) {
-        const rel = this.relations.get(dv.getUint32(p0));
+        // Runs of changes to one table are the common case: skip the Map for a repeat.
+        const id = dv.getUint32(p0);
+        if (id !== lastId) {
+          lastId = id;
+          lastRelation = this.relations.get(id);
+        }
+        const rel = lastRelation;
         relations[i] = rel;
         if (rel !== undefined) {
           const bad = badWidth(t, u8, dv, tag, body, p0, rel.columnCount);
@@ -347,6 +355,7 @@ export class WasmDecoder implements PgoutputDecoder {
         const rel = relationAt(u8, t, off, t[w + H_LENGTH]!, body, dv.getUint32(p0));
         this.relations.set(rel.relationId, rel);
         relations[i] = rel;
+        lastId = -1; // the repeat cache may hold the entry this replaced
       } else if (tag === TAG_TYPE) {
         const info = {
           typeId: dv.getUint32(p0),
