@@ -5,7 +5,8 @@
 import {
   FRAMING_ONE, FRAMING_LENGTH, FRAMING_COPYDATA, FRAMING_BACKEND, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND,
   XLOGDATA_HEADER, HEADER_WORDS, H_TAG, H_SIZE, H_OFFSET, H_LENGTH, FLAG_XID, FLAG_ABORT_V4,
-  STATE_IN_STREAM, STATUS_OK, STATUS_ERROR, STATUS_TAPE_FULL,
+  STATE_IN_STREAM, STATUS_OK, STATUS_ERROR, STATUS_TAPE_FULL, STATUS_TABLE_FULL,
+  TABLE_CAPACITY, TABLE_COUNT, TABLE_HEADER_WORDS, TABLE_HASH, E_COLUMN_COUNT_MISMATCH,
   R_CONSUMED, R_TAPE_USED, R_COUNT, R_STATE, R_ERROR_CODE, R_ERROR_OFFSET, R_ERROR_FIELD,
   R_ERROR_COLUMN, R_ERROR_TUPLE, R_ERROR_TAG, R_ERROR_START, TUPLE_OLD, TUPLE_NEW,
   E_INCOMPLETE, E_UNKNOWN_MESSAGE, E_INVALID_COLUMN_KIND, E_INVALID_VALUE, E_INVALID_LENGTH,
@@ -21,6 +22,7 @@ import {
 // Parse functions return the offset after what they read, or one of these.
 const ERR: i32 = -1;
 const FULL: i32 = -2;
+const TABLE_FULL: i32 = -3;
 
 // Per call: where the input and the tape are, and the tape cursor.
 let base: usize = 0;
@@ -34,6 +36,54 @@ let curStart: i32 = 0;
 let curEnd: i32 = 0;
 // Flags the enclosing frame adds to the message's record (FLAG_XLOGDATA).
 let frameFlags: i32 = 0;
+
+// The relation width table (tape.ts), and what the current message's tuples were.
+let table: usize = 0;
+let oldAt: i32 = -1; // offset of the old TupleData's Int16 ncols, or -1
+let oldN: i32 = 0;
+let newAt: i32 = -1;
+let newN: i32 = 0;
+let relN: i32 = 0; // a Relation message's column count
+
+@inline function slot(i: i32): usize {
+  return table + (<usize>(TABLE_HEADER_WORDS + 2 * i) << 2);
+}
+
+/** The column count the table holds for a relation, or -1. */
+function widthOf(oid: i32): i32 {
+  if (table == 0) return -1;
+  const mask = load<i32>(table + (TABLE_CAPACITY << 2)) - 1;
+  let i = <i32>(<u32>oid * <u32>TABLE_HASH) & mask;
+  // The load stays at most 3/4, so a free slot ends the probe; the bound is a second guarantee.
+  for (let k = 0; k <= mask; k++) {
+    const s = slot(i);
+    const w = load<i32>(s, 4);
+    if (w == 0) return -1;
+    if (load<i32>(s) == oid) return w - 1;
+    i = (i + 1) & mask;
+  }
+  return -1;
+}
+
+/** Records a relation's column count (the caller checked there is room). */
+function setWidth(oid: i32, width: i32): void {
+  if (table == 0) return;
+  const mask = load<i32>(table + (TABLE_CAPACITY << 2)) - 1;
+  let i = <i32>(<u32>oid * <u32>TABLE_HASH) & mask;
+  for (let k = 0; k <= mask; k++) {
+    const s = slot(i);
+    const w = load<i32>(s, 4);
+    if (w == 0) {
+      store<i32>(table + (TABLE_COUNT << 2), load<i32>(table + (TABLE_COUNT << 2)) + 1);
+      store<i32>(s, oid);
+    }
+    if (w == 0 || load<i32>(s) == oid) {
+      store<i32>(s, width + 1, 4);
+      return;
+    }
+    i = (i + 1) & mask;
+  }
+}
 
 // The error being reported, if any.
 let eCode: i32 = 0;
@@ -104,6 +154,7 @@ function tuple(p: i32, e: i32, which: i32): i32 {
   if (e - p < 2) return tupleFail(E_INCOMPLETE, p, F_TUPLE_COLUMN_COUNT, -1, which);
   const n = i16at(p);
   if (n < 0) return tupleFail(E_INVALID_LENGTH, p, F_TUPLE_COLUMN_COUNT, -1, which);
+  if (which == TUPLE_OLD) { oldAt = p; oldN = n; } else { newAt = p; newN = n; }
   p += 2;
   // One capacity check per tuple keeps the column loop free of them.
   if (tp + 1 + n > tapeCap) return FULL;
@@ -155,6 +206,7 @@ function relation(p: i32, e: i32): i32 {
   if (e - p < 2) return fail(E_INCOMPLETE, p, F_COLUMN_COUNT);
   const n = i16at(p);
   if (n < 0) return fail(E_INVALID_LENGTH, p, F_COLUMN_COUNT);
+  relN = n;
   p += 2;
   if (tp + 1 + 2 * n > tapeCap) return FULL;
   put(tp++, n);
@@ -205,9 +257,13 @@ function message(s: i32, e: i32): i32 {
   if (s >= e) return fail(E_INCOMPLETE, s, F_TAG);
   // Header plus the largest fixed body; tuples and columns check their own room.
   if (tp + HEADER_WORDS + 8 > tapeCap) return FULL;
+  const tag = u8at(s);
+  // A Relation may add a table entry: keep the load at most 3/4.
+  if (tag == 0x52 && table != 0 && (load<i32>(table + (TABLE_COUNT << 2)) + 1) * 4 > load<i32>(table + (TABLE_CAPACITY << 2)) * 3) return TABLE_FULL;
   const rec = tp;
   tp += HEADER_WORDS;
-  const tag = u8at(s);
+  oldAt = -1;
+  newAt = -1;
   let flags = frameFlags;
   let p = s + 1;
   // Inside a streamed block these messages carry the transaction's xid first.
@@ -354,7 +410,16 @@ function message(s: i32, e: i32): i32 {
   }
   p = finish(p, e);
   if (p < 0) return p;
-  if (tag == 0x53) inStream = true; // 'S'
+  // The relation OID follows the tag (and the streamed xid) in R, I, U and D.
+  const oidAt = s + 1 + ((flags & FLAG_XID) != 0 ? 4 : 0);
+  if (tag == 0x49 || tag == 0x55 || tag == 0x44) { // 'I', 'U', 'D'
+    // Checked once the whole message was read: a cut-short message is INCOMPLETE first.
+    const width = widthOf(i32at(oidAt));
+    if (width >= 0 && oldAt >= 0 && oldN != width) return tupleFail(E_COLUMN_COUNT_MISMATCH, oldAt, F_TUPLE_COLUMN_COUNT, -1, TUPLE_OLD);
+    if (width >= 0 && newAt >= 0 && newN != width) return tupleFail(E_COLUMN_COUNT_MISMATCH, newAt, F_TUPLE_COLUMN_COUNT, -1, TUPLE_NEW);
+  } else if (tag == 0x52) { // 'R'
+    setWidth(i32at(oidAt), relN);
+  } else if (tag == 0x53) inStream = true; // 'S'
   else if (tag == 0x45) inStream = false; // 'E'
   put(rec + H_TAG, tag | (flags << 8));
   put(rec + H_SIZE, tp - rec);
@@ -416,9 +481,10 @@ function walsender(s: i32, e: i32): i32 {
 export function decode(
   input: usize, from: i32, length: i32, framing: i32,
   tape: usize, tapeFrom: i32, tapeCapacity: i32,
-  state: i32, maxMessage: i32, result: usize,
+  state: i32, maxMessage: i32, result: usize, widths: usize,
 ): i32 {
   base = input;
+  table = widths;
   tapeBase = tape;
   tp = tapeFrom;
   tapeCap = tapeCapacity;
@@ -440,7 +506,7 @@ export function decode(
     } else {
       const r = message(from, length);
       if (r >= 0) { pos = length; count = 1; }
-      else status = r == FULL ? STATUS_TAPE_FULL : STATUS_ERROR;
+      else status = r == FULL ? STATUS_TAPE_FULL : r == TABLE_FULL ? STATUS_TABLE_FULL : STATUS_ERROR;
     }
   } else {
     const backend = framing == FRAMING_BACKEND;
@@ -476,7 +542,7 @@ export function decode(
       else r = plainRecord(type, FLAG_BACKEND, pos, end); // ErrorResponse, CopyDone, ...
       if (r < 0) {
         tp = rollback;
-        status = r == FULL ? STATUS_TAPE_FULL : STATUS_ERROR;
+        status = r == FULL ? STATUS_TAPE_FULL : r == TABLE_FULL ? STATUS_TABLE_FULL : STATUS_ERROR;
         break;
       }
       pos = end;

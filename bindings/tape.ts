@@ -65,6 +65,13 @@
  *
  * ## Result
  * `decode` returns a STATUS and fills RESULT_WORDS i32 at `result`.
+ *
+ * ## Relation width table
+ * A last argument points to the relation width table (below): the kernel
+ * updates it from Relation messages and checks every Insert, Update and
+ * Delete tuple's column count against it (COLUMN_COUNT_MISMATCH), so the
+ * bindings need not walk the changes at all. A null pointer (0) means no
+ * table: nothing is checked.
  */
 
 // Framings.
@@ -97,6 +104,7 @@ export const STATE_IN_STREAM = 1;
 export const STATUS_OK = 0;
 export const STATUS_ERROR = 1;
 export const STATUS_TAPE_FULL = 2;
+export const STATUS_TABLE_FULL = 3; // the relation width table needs room: grow it and resume at R_CONSUMED
 
 // Result words.
 export const RESULT_WORDS = 12;
@@ -123,6 +131,18 @@ export const E_INVALID_VALUE = 4;
 export const E_INVALID_LENGTH = 5;
 export const E_TRAILING_BYTES = 6;
 export const E_MESSAGE_TOO_LARGE = 7;
+export const E_COLUMN_COUNT_MISMATCH = 8;
+
+// The relation width table: what the kernel knows of each relation's column
+// count, to check every TupleData against it. Header words, then `capacity`
+// entries of two words (relation OID, column count + 1; 0 marks a free slot),
+// open addressing with linear probing from TABLE_HASH * oid. The kernel adds
+// an entry for every Relation message; it keeps the load at most 3/4 and
+// answers STATUS_TABLE_FULL when a Relation needs a larger table.
+export const TABLE_CAPACITY = 0; // header word: number of entries (a power of 2)
+export const TABLE_COUNT = 1; // header word: entries in use
+export const TABLE_HEADER_WORDS = 2;
+export const TABLE_HASH = 0x9e3779b1;
 
 // Fields named in errors.
 export const F_TAG = 1;

@@ -399,3 +399,28 @@ describe("oversized input is refused before it is copied into wasm memory", () =
     expect(grown.reduce((a, b) => a + b, 0)).toBeLessThan(64);
   });
 });
+
+describe("relation widths survive the wasm decoder giving memory back", () => {
+  for (const b of backends) {
+    it(`a wrong-width row after a 70 MB message is still COLUMN_COUNT_MISMATCH (${b.name})`, async () => {
+      const d = await b.create();
+      const relation = {
+        relationId: 4242, namespace: "public", relationName: "t", replicaIdentity: "d" as const,
+        columns: [0, 1, 2].map((i) => ({ flags: 0, name: `c${i}`, typeId: 25, typeModifier: -1 })),
+      };
+      d.decode(encode.relation(relation).bytes);
+      const big = encode.message({ flags: 0, lsn: 1n, prefix: "big", content: new Uint8Array(70 << 20) });
+      expect(d.decode(big.bytes).kind).toBe("Message");
+      // The next, small call runs on a fresh wasm instance: it must still know the relation's width.
+      const narrow = encode.insert({ relation, newTuple: ["a", "b"] });
+      let code: string | undefined;
+      try {
+        d.decode(narrow.bytes);
+      } catch (e) {
+        code = (e as { code?: string }).code;
+      }
+      expect(code).toBe("COLUMN_COUNT_MISMATCH");
+      expect(d.decode(encode.insert({ relation, newTuple: ["a", "b", "c"] }).bytes).kind).toBe("Insert");
+    });
+  }
+});

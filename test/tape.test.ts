@@ -17,7 +17,7 @@ describe("tape", () => {
     const tapeAt = inputAt + 128;
     new Uint8Array(k.memory.buffer).set(input, inputAt);
     // Offsets on the tape are relative to the `input` argument: pass the input's address.
-    const status = k.decode(inputAt, 0, input.length, T.FRAMING_LENGTH, tapeAt, 0, 64, 0, 1 << 30, result);
+    const status = k.decode(inputAt, 0, input.length, T.FRAMING_LENGTH, tapeAt, 0, 64, 0, 1 << 30, result, 0);
     expect(status).toBe(T.STATUS_OK);
     const words = new Int32Array(k.memory.buffer, result, T.RESULT_WORDS);
     expect(words[T.R_COUNT]).toBe(2);
@@ -35,7 +35,7 @@ describe("tape", () => {
     const k = instantiate(kernelModule());
     const base = k.heapBase();
     new Uint8Array(k.memory.buffer).set([0, 0, 0, 21, 0x42, 1, 2], base + 64);
-    const status = k.decode(base + 64, 0, 7, T.FRAMING_LENGTH, base + 256, 0, 64, 0, 1 << 30, base);
+    const status = k.decode(base + 64, 0, 7, T.FRAMING_LENGTH, base + 256, 0, 64, 0, 1 << 30, base, 0);
     const words = new Int32Array(k.memory.buffer, base, T.RESULT_WORDS);
     expect(status).toBe(T.STATUS_OK);
     expect(words[T.R_COUNT]).toBe(0);

@@ -17,6 +17,13 @@ export interface Clock {
   generation: number;
 }
 
+/** A Relation message of a batch: at which message, what it defined, and what the cache held before. */
+export interface RelationDefinition {
+  index: number;
+  relation: Relation;
+  previous: Relation | undefined;
+}
+
 export class WasmBatch implements Batch<WalMessage> {
   readonly length: number;
   readonly consumed: number;
@@ -27,8 +34,10 @@ export class WasmBatch implements Batch<WalMessage> {
   readonly t: Int32Array;
   /** Word position of each message's record. */
   readonly records: Int32Array;
-  /** Per message: its relation (changes), relations (Truncate), or the Relation it defines. */
-  readonly relations: (Relation | (Relation | undefined)[] | undefined)[];
+  /** The decoder's relation cache (as it is at the end of the batch). */
+  readonly #cache: ReadonlyMap<number, Relation>;
+  /** The batch's Relation messages, in order. */
+  readonly #definitions: readonly RelationDefinition[];
   /** The decoder's value parsers. */
   readonly values: ValueDecoder;
   readonly #clock: Clock;
@@ -36,9 +45,11 @@ export class WasmBatch implements Batch<WalMessage> {
 
   constructor(
     clock: Clock, u8: Uint8Array, dv: DataView, t: Int32Array, records: Int32Array, length: number,
-    relations: (Relation | (Relation | undefined)[] | undefined)[], consumed: number, values: ValueDecoder,
+    consumed: number, values: ValueDecoder, cache: ReadonlyMap<number, Relation>, definitions: readonly RelationDefinition[],
   ) {
     this.values = values;
+    this.#cache = cache;
+    this.#definitions = definitions;
     this.#clock = clock;
     this.#generation = clock.generation;
     this.u8 = u8;
@@ -46,8 +57,30 @@ export class WasmBatch implements Batch<WalMessage> {
     this.t = t;
     this.records = records;
     this.length = length;
-    this.relations = relations;
     this.consumed = consumed;
+  }
+
+  /**
+   * The relation `oid` as message `index` saw it: defined by the last
+   * Relation message before it in this batch, else as the cache held it
+   * before the batch (the cache's current entry unless a later Relation
+   * message of this batch replaced it).
+   */
+  relationOf(index: number, oid: number): Relation | undefined {
+    const defs = this.#definitions;
+    if (defs.length === 0) return this.#cache.get(oid);
+    let seen: Relation | undefined;
+    for (const d of defs) {
+      if (d.relation.relationId !== oid) continue;
+      if (d.index < index) seen = d.relation;
+      else return seen ?? d.previous;
+    }
+    return seen ?? this.#cache.get(oid);
+  }
+
+  /** The relation the Relation message at `index` defined. */
+  definedAt(index: number): Relation {
+    return this.#definitions.find((d) => d.index === index)!.relation;
   }
 
   /** Throws STALE_VIEW once the decoder has moved on. */

@@ -12,7 +12,8 @@ import type { Batch, DecodeOptions, DecoderOptions, PgoutputDecoder, TypeInfo } 
 import type { PgoutputMessage } from "../messages.ts";
 import type { WalMessage } from "../walsender.ts";
 import {
-  FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, XLOGDATA_HEADER, FRAMING_BACKEND, FRAMING_COPYDATA, FRAMING_LENGTH, FRAMING_ONE, HEADER_WORDS, H_LENGTH, H_OFFSET, H_SIZE, R_CONSUMED, R_COUNT, R_STATE, R_TAPE_USED, STATE_IN_STREAM, STATUS_ERROR, STATUS_TAPE_FULL,
+  FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, XLOGDATA_HEADER, FRAMING_BACKEND, STATUS_TABLE_FULL,
+  TABLE_CAPACITY, TABLE_COUNT, TABLE_HEADER_WORDS, TABLE_HASH, FRAMING_COPYDATA, FRAMING_LENGTH, FRAMING_ONE, HEADER_WORDS, H_LENGTH, H_OFFSET, H_SIZE, R_CONSUMED, R_COUNT, R_STATE, R_TAPE_USED, STATE_IN_STREAM, STATUS_ERROR, STATUS_TAPE_FULL,
 } from "../tape.ts";
 import { Relation } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
@@ -22,7 +23,7 @@ import { kernelError } from "./kernel-error.ts";
 import { checkMaxMessageSize } from "../limits.ts";
 import { ValueDecoder } from "../values/decoder.ts";
 import { instantiate, kernelModule, kernelModuleAsync, type KernelExports } from "./module.ts";
-import { WasmBatch, type Clock } from "./batch.ts";
+import { WasmBatch, type Clock, type RelationDefinition } from "./batch.ts";
 
 const PAGE = 65536;
 /** The kernel's textTimestamp() answer for text it leaves to the JS parser (assembly/values.ts). */
@@ -32,10 +33,6 @@ const SHRINK_ABOVE = 64 << 20;
 
 const TAG_RELATION = 0x52;
 const TAG_TYPE = 0x59;
-const TAG_INSERT = 0x49;
-const TAG_UPDATE = 0x55;
-const TAG_DELETE = 0x44;
-const TAG_TRUNCATE = 0x54;
 const TAG_STREAM_START = 0x53;
 const TAG_STREAM_STOP = 0x45;
 
@@ -56,6 +53,8 @@ export class WasmDecoder implements PgoutputDecoder {
   #inputCapacity = 0;
   #tape = 0; // byte address of the tape
   #tapeCapacity = 0; // in words
+  #table = 0; // byte address of the relation width table (after the tape)
+  #tableCapacity = 0; // in entries
   #buffer: ArrayBufferLike | undefined;
   #u8!: Uint8Array;
   #i32!: Int32Array;
@@ -65,8 +64,6 @@ export class WasmDecoder implements PgoutputDecoder {
   #pendingLength = 0;
   /** Frame header size of the pushed form: 4 for push, 5 for pushBackend. */
   #pendingHeader = 4;
-  /** Whether the current call decodes one message (errors then name no messageIndex). */
-  #single = false;
 
   /** Synchronous construction (compiles the inlined kernel on first use). See also `WasmDecoder.create`. */
   constructor(options: DecoderOptions = {}, module: WebAssembly.Module = kernelModule()) {
@@ -201,6 +198,7 @@ export class WasmDecoder implements PgoutputDecoder {
     this.types.clear();
     this.inStream = false;
     this.#pendingLength = 0;
+    this.#writeTable(this.#tableCapacity, []);
   }
 
   /** Starts a decode call: older views go stale; a large idle memory is given back (keeping `keep` pending bytes). */
@@ -222,9 +220,14 @@ export class WasmDecoder implements PgoutputDecoder {
     this.#input = this.#result + 64;
     this.#inputCapacity = 0;
     this.#tapeCapacity = 0;
+    this.#tableCapacity = 0;
     this.#buffer = undefined;
     this.#views();
     this.#reserve(PAGE, 4096);
+    // A fresh instance learns the widths of the relations the decoder knows.
+    const widths: number[] = [];
+    for (const rel of this.relations.values()) widths.push(rel.relationId, rel.columnCount);
+    this.#layout(this.#inputCapacity, this.#tapeCapacity, tableCapacityFor(widths.length >> 1), widths);
   }
 
   /** Makes room for `bytes` of input and `words` of tape (tape sized from input when 0). */
@@ -237,9 +240,16 @@ export class WasmDecoder implements PgoutputDecoder {
     this.#layout(inputCapacity, tapeCapacity);
   }
 
-  #layout(inputCapacity: number, tapeCapacity: number): void {
+  /**
+   * Lays out [input | tape | width table] for these capacities, growing
+   * memory as needed. The table moves behind the tape, keeping its entries
+   * (or `widths`, pairs of OID and column count, when given).
+   */
+  #layout(inputCapacity: number, tapeCapacity: number, tableCapacity = this.#tableCapacity, widths?: number[]): void {
+    const entries = widths ?? this.#readTable();
     const tape = roundUp(this.#input + inputCapacity, 16);
-    const needed = tape + tapeCapacity * 4;
+    const table = tape + tapeCapacity * 4;
+    const needed = table + (TABLE_HEADER_WORDS + 2 * tableCapacity) * 4;
     const memory = this.#k.memory;
     if (needed > memory.buffer.byteLength) {
       try {
@@ -251,7 +261,39 @@ export class WasmDecoder implements PgoutputDecoder {
     this.#inputCapacity = inputCapacity;
     this.#tape = tape;
     this.#tapeCapacity = tapeCapacity;
+    this.#table = table;
     this.#views();
+    this.#writeTable(tableCapacity, entries);
+  }
+
+  /** The width table's entries as pairs of OID and column count. */
+  #readTable(): number[] {
+    const out: number[] = [];
+    if (this.#tableCapacity === 0) return out;
+    const t = this.#i32;
+    const first = (this.#table >> 2) + TABLE_HEADER_WORDS;
+    for (let i = 0; i < this.#tableCapacity; i++) {
+      const width = t[first + 2 * i + 1]!;
+      if (width !== 0) out.push(t[first + 2 * i]!, width - 1);
+    }
+    return out;
+  }
+
+  /** Writes an empty table of `capacity` entries at #table and adds `widths` (hashing as the kernel does). */
+  #writeTable(capacity: number, widths: number[]): void {
+    const t = this.#i32;
+    const at = this.#table >> 2;
+    t.fill(0, at, at + TABLE_HEADER_WORDS + 2 * capacity);
+    t[at + TABLE_CAPACITY] = capacity;
+    t[at + TABLE_COUNT] = widths.length >> 1;
+    this.#tableCapacity = capacity;
+    const mask = capacity - 1;
+    for (let k = 0; k < widths.length; k += 2) {
+      let i = Math.imul(widths[k]!, TABLE_HASH) & mask;
+      while (t[at + TABLE_HEADER_WORDS + 2 * i + 1] !== 0) i = (i + 1) & mask;
+      t[at + TABLE_HEADER_WORDS + 2 * i] = widths[k]!;
+      t[at + TABLE_HEADER_WORDS + 2 * i + 1] = widths[k + 1]! + 1;
+    }
   }
 
   /** Re-acquires the typed-array views after memory grew (growth detaches the old buffer). */
@@ -271,7 +313,6 @@ export class WasmDecoder implements PgoutputDecoder {
    */
   #run(framing: number, from: number, length: number): WasmBatch {
     const end = from + length;
-    this.#single = framing === FRAMING_ONE;
     const r = this.#result >> 2;
     let state = this.inStream ? STATE_IN_STREAM : 0;
     let at = from;
@@ -279,23 +320,24 @@ export class WasmDecoder implements PgoutputDecoder {
     let count = 0;
     for (;;) {
       const status = this.#k.decode(
-        0, at, end, framing, this.#tape, tapeUsed, this.#tapeCapacity, state, this.#maxMessage, this.#result,
+        0, at, end, framing, this.#tape, tapeUsed, this.#tapeCapacity, state, this.#maxMessage, this.#result, this.#table,
       );
       const res = this.#i32;
       count += res[r + R_COUNT]!;
-      if (status === STATUS_TAPE_FULL) {
-        // Keep what was written, make the tape larger, resume at the message that did not fit.
+      if (status === STATUS_TAPE_FULL || status === STATUS_TABLE_FULL) {
+        // Keep what was written, make the tape or the table larger, resume at the message that did not fit.
         if (framing === FRAMING_ONE) count = 0;
         else {
           at = res[r + R_CONSUMED]!;
           tapeUsed = res[r + R_TAPE_USED]!;
           state = res[r + R_STATE]!;
         }
-        this.#layout(this.#inputCapacity, this.#tapeCapacity * 2);
+        if (status === STATUS_TAPE_FULL) this.#layout(this.#inputCapacity, this.#tapeCapacity * 2);
+        else this.#layout(this.#inputCapacity, this.#tapeCapacity, this.#tableCapacity * 2);
         continue;
       }
       // Apply the good messages to the caches even when a later one is bad.
-      const batch = this.#walk(count, res[r + R_CONSUMED]! - from, from);
+      const batch = this.#walk(count, res[r + R_CONSUMED]! - from);
       if (status === STATUS_ERROR) {
         const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : count);
         error.decoded = [...batch];
@@ -306,109 +348,55 @@ export class WasmDecoder implements PgoutputDecoder {
   }
 
   /**
-   * Walks the first `count` records in order: Relation and Type messages
-   * update the caches, changes get the relation of their moment, tuple
-   * widths are checked, and the stream state follows Stream Start/Stop.
-   * `from` is the address error offsets are relative to.
+   * Walks the first `count` records: notes where each starts, and applies
+   * the few that change state — Relation and Type messages to the caches,
+   * Stream Start/Stop to `inStream`. Changes are not visited: the kernel
+   * checked their tuple widths, and their relations are looked up when a
+   * view asks (WasmBatch.relationOf).
    */
-  #walk(count: number, consumed: number, from: number): WasmBatch {
+  #walk(count: number, consumed: number): WasmBatch {
     const t = this.#i32;
     const u8 = this.#u8;
     const dv = this.#dv;
     const records = new Int32Array(count);
-    const relations: (Relation | (Relation | undefined)[] | undefined)[] = new Array(count);
+    const definitions: RelationDefinition[] = [];
     let w = this.#tape >> 2;
-    let lastId = -1;
-    let lastRelation: Relation | undefined;
     for (let i = 0; i < count; i++) {
       records[i] = w;
       const head = t[w]!;
       // Keepalives and backend messages touch no cache (and a backend 'E' is no Stream Stop).
       const tag = head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8) ? 0 : head & 0xff;
-      const off = t[w + H_OFFSET]!;
-      const p0 = off + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
-      const body = w + HEADER_WORDS;
-      if (tag === TAG_INSERT || tag === TAG_UPDATE || tag === TAG_DELETE) {
-        // Runs of changes to one table are the common case: skip the Map for a repeat.
-        const id = dv.getUint32(p0);
-        if (id !== lastId) {
-          lastId = id;
-          lastRelation = this.relations.get(id);
+      if (tag === TAG_RELATION || tag === TAG_TYPE || tag === TAG_STREAM_START || tag === TAG_STREAM_STOP) {
+        const off = t[w + H_OFFSET]!;
+        const p0 = off + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
+        const body = w + HEADER_WORDS;
+        if (tag === TAG_RELATION) {
+          const relation = relationAt(u8, t, off, t[w + H_LENGTH]!, body, dv.getUint32(p0));
+          definitions.push({ index: i, relation, previous: this.relations.get(relation.relationId) });
+          this.relations.set(relation.relationId, relation);
+        } else if (tag === TAG_TYPE) {
+          const info = {
+            typeId: dv.getUint32(p0),
+            namespace: readString(u8, t[body]!, t[body + 1]!),
+            typeName: readString(u8, t[body + 2]!, t[body + 3]!),
+          };
+          this.types.set(info.typeId, info);
+          this.values.learnType(info.typeId, info.namespace, info.typeName);
+        } else {
+          this.inStream = tag === TAG_STREAM_START;
         }
-        const rel = lastRelation;
-        relations[i] = rel;
-        if (rel !== undefined) {
-          const bad = badWidth(t, u8, dv, tag, body, p0, rel.columnCount);
-          if (bad !== undefined) {
-            const error = new PgoutputError(`${bad.tuple} has ${bad.columns} columns, relation ${rel.namespace}.${rel.name} (${rel.relationId}) has ${rel.columnCount}`, {
-              code: "COLUMN_COUNT_MISMATCH",
-              offset: bad.offset - from,
-              messageKind: kindOfTag(tag),
-              field: `${bad.tuple}.columnCount`,
-              messageIndex: this.#single ? undefined : i,
-            });
-            error.decoded = [...new WasmBatch(this.#clock, u8, dv, t, records, i, relations, 0, this.values)];
-            throw error;
-          }
-        }
-      } else if (tag === TAG_RELATION) {
-        const rel = relationAt(u8, t, off, t[w + H_LENGTH]!, body, dv.getUint32(p0));
-        this.relations.set(rel.relationId, rel);
-        relations[i] = rel;
-        lastId = -1; // the repeat cache may hold the entry this replaced
-      } else if (tag === TAG_TYPE) {
-        const info = {
-          typeId: dv.getUint32(p0),
-          namespace: readString(u8, t[body]!, t[body + 1]!),
-          typeName: readString(u8, t[body + 2]!, t[body + 3]!),
-        };
-        this.types.set(info.typeId, info);
-        this.values.learnType(info.typeId, info.namespace, info.typeName);
-      } else if (tag === TAG_TRUNCATE) {
-        const n = dv.getUint32(p0);
-        const rels: (Relation | undefined)[] = new Array(n);
-        for (let k = 0; k < n; k++) rels[k] = this.relations.get(dv.getUint32(p0 + 5 + 4 * k));
-        relations[i] = rels;
-      } else if (tag === TAG_STREAM_START) {
-        this.inStream = true;
-      } else if (tag === TAG_STREAM_STOP) {
-        this.inStream = false;
       }
       w += t[w + H_SIZE]!;
     }
-    return new WasmBatch(this.#clock, u8, dv, t, records, count, relations, consumed, this.values);
+    return new WasmBatch(this.#clock, u8, dv, t, records, count, consumed, this.values, this.relations, definitions);
   }
 }
 
-/**
- * The first TupleData of an Insert, Update or Delete whose width differs
- * from its relation's: which one, its width, and the offset of its Int16
- * ncols. Tuples follow the relation OID and one submessage byte each.
- */
-function badWidth(
-  t: Int32Array, u8: Uint8Array, dv: DataView, tag: number, body: number, p0: number, width: number,
-): { tuple: string; columns: number; offset: number } | undefined {
-  let w = body;
-  let at = p0 + 5; // ncols of the first tuple, after the OID and its 'N', 'K' or 'O'
-  if (tag !== TAG_INSERT) {
-    const oldType = t[w++];
-    if (t[w] !== width && oldType !== 0) return { tuple: "oldTuple", columns: t[w]!, offset: at };
-    if (oldType !== 0) {
-      at = tupleEnd(t, u8, dv, w, at) + 1; // skip the old tuple and the 'N'
-      w += 1 + t[w]!;
-    }
-    if (tag === TAG_DELETE) return undefined;
-  }
-  return t[w] !== width ? { tuple: "newTuple", columns: t[w]!, offset: at } : undefined;
-}
-
-/** The offset after the TUPLE at word w whose ncols is at byte `at`. */
-function tupleEnd(t: Int32Array, u8: Uint8Array, dv: DataView, w: number, at: number): number {
-  const n = t[w]!;
-  if (n === 0) return at + 2;
-  const last = t[w + n]!;
-  const kind = u8[last];
-  return kind === 0x74 || kind === 0x62 ? last + 5 + dv.getInt32(last + 1) : last + 1;
+/** The number of table entries that keeps `n` relations at most half full (a power of 2, at least 1024). */
+function tableCapacityFor(n: number): number {
+  let capacity = 1024;
+  while (capacity < n * 2) capacity *= 2;
+  return capacity;
 }
 
 /** A Relation cache entry from a validated Relation record: a private copy of the message, offsets rebased to it. */

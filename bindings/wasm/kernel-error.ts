@@ -14,6 +14,7 @@ const CODES: Record<number, PgoutputErrorCode> = {
   [T.E_INVALID_LENGTH]: "INVALID_LENGTH",
   [T.E_TRAILING_BYTES]: "TRAILING_BYTES",
   [T.E_MESSAGE_TOO_LARGE]: "MESSAGE_TOO_LARGE",
+  [T.E_COLUMN_COUNT_MISMATCH]: "COLUMN_COUNT_MISMATCH",
 };
 
 const MESSAGES: Record<PgoutputErrorCode, string> = {

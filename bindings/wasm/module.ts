@@ -12,7 +12,7 @@ export interface KernelExports {
   decode(
     input: number, from: number, length: number, framing: number,
     tape: number, tapeFrom: number, tapeCapacity: number,
-    state: number, maxMessage: number, result: number,
+    state: number, maxMessage: number, result: number, widths: number,
   ): number;
   /** A text timestamp at memory[offset, offset + length) → µs since the Unix epoch, or NOT_PARSED (i64 min + 1). */
   textTimestamp(offset: number, length: number, withZone: number): bigint;

@@ -44,6 +44,8 @@ export class MessageView {
   /** Memoized tuples. */
   declare private oldMemo: Tuple | null | undefined;
   declare private newMemo: Tuple | undefined;
+  /** The change's relation, once looked up (null: unknown). */
+  declare private relMemo: Relation | null | undefined;
 
   constructor(b: WasmBatch, i: number, r: number) {
     const t = b.t;
@@ -57,6 +59,7 @@ export class MessageView {
     this.p0 = t[r + H_OFFSET]! + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
     this.oldMemo = undefined;
     this.newMemo = undefined;
+    this.relMemo = undefined;
   }
 
   // Readers: each checks that the batch is live first.
@@ -82,6 +85,11 @@ export class MessageView {
     b.live();
     const at = this.r + HEADER_WORDS + w;
     return readString(b.u8, b.t[at]!, b.t[at + 1]!);
+  }
+  /** Returns `value` once the batch is checked to be live. */
+  private live<T>(value: T): T {
+    this.b.live();
+    return value;
   }
   private flag(f: number): boolean {
     this.b.live();
@@ -172,9 +180,10 @@ export class MessageView {
   // Relation, Type, and the changes
   get relation(): Relation | undefined {
     const t = this.tag;
-    if (t !== R && t !== I && t !== U && t !== D) return undefined;
-    this.b.live();
-    return this.b.relations[this.i] as Relation | undefined;
+    if (t === R) return this.live(this.b.definedAt(this.i));
+    if (t !== I && t !== U && t !== D) return undefined;
+    if (this.relMemo === undefined) this.relMemo = this.b.relationOf(this.i, this.rdU32(this.p0)) ?? null;
+    return this.live(this.relMemo ?? undefined);
   }
   get relationId(): number | undefined {
     const t = this.tag;
@@ -243,9 +252,7 @@ export class MessageView {
     return ids;
   }
   get relations(): (Relation | undefined)[] | undefined {
-    if (this.tag !== T) return undefined;
-    this.b.live();
-    return this.b.relations[this.i] as (Relation | undefined)[];
+    return this.relationIds?.map((id) => this.b.relationOf(this.i, id));
   }
 
   // Stream Start, Stream Abort
