@@ -90,8 +90,27 @@ export const HEX_VALUE: Int8Array = (() => {
   return t;
 })();
 
-/** A short ASCII string from bytes (callers know the range is ASCII: digits, signs, hex). */
+type Slice = (this: Uint8Array, start: number, end: number) => string;
+
+/** Node's (and Bun's) native Latin-1 slice of a Uint8Array range, where it exists. */
+const latin1Slice: Slice | undefined = (() => {
+  const f = (globalThis as { Buffer?: { prototype?: { latin1Slice?: unknown } } }).Buffer?.prototype?.latin1Slice;
+  if (typeof f !== "function") return undefined;
+  try {
+    return (f as Slice).call(new Uint8Array([0x2d, 0x31, 0x2e, 0x35]), 1, 4) === "1.5" ? (f as Slice) : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/**
+ * An ASCII string from bytes (callers know the range is ASCII: digits, signs,
+ * hex). Up to 8 bytes it is assembled in JS; longer ranges take the native
+ * Latin-1 slice where there is one (a flat string, at a fraction of the
+ * per-character cost).
+ */
 export function ascii(b: Uint8Array, offset: number, length: number): string {
+  if (length > 8 && latin1Slice !== undefined) return latin1Slice.call(b, offset, offset + length);
   if (length > 64) return String.fromCharCode.apply(null, b.subarray(offset, offset + length) as unknown as number[]);
   let s = "";
   for (let i = offset, end = offset + length; i < end; i++) s += String.fromCharCode(b[i]!);

@@ -4,7 +4,7 @@
  * A class per kind reads nicer, but then every view-creating and
  * `msg.kind`-reading site sees 19 object shapes and goes megamorphic; one
  * shape keeps them monomorphic, which roughly halves the cost of the lazy
- * path (measured with bench/first.bench.ts). Getters of fields a kind does
+ * path (measured with bench/suite.bench.ts). Getters of fields a kind does
  * not have return `undefined`; the public types (messages.ts) never expose
  * them.
  *

@@ -116,9 +116,15 @@ export function textFloat8(b: Uint8Array, off: number, len: number): number {
     } else if (c === 0x2e && scale < 0) scale = 0;
     else break;
   }
-  if (p === end && digits <= 15 && scale !== 0 && scale <= 22 && p > off + (neg ? 1 : 0)) {
-    const v = scale > 0 ? n / POW10[scale]! : n;
-    return neg ? -v : v;
+  if (p === end && scale !== 0 && p > off + (neg ? 1 : 0)) {
+    if (digits <= 15 && scale <= 22) {
+      const v = scale > 0 ? n / POW10[scale]! : n;
+      return neg ? -v : v;
+    }
+    // Still `[-]digits[.digits]` (checked above), the form float8out prints
+    // for 16-17 significant digits: parseFloat reads it exactly as Number
+    // would (same correctly rounded conversion), at about half the cost.
+    return parseFloat(ascii(b, off, len));
   }
   const x = Number(ascii(b, off, len));
   if (x !== x && !(len === 3 && b[off] === 0x4e)) throw invalid("float8", b, off, len);

@@ -1,0 +1,106 @@
+/**
+ * The competitors and how each is fed one whole corpus per benchmark op.
+ *
+ * - `wasm`, `baseline`: this package's two decoders, fed the 64 KB chunks
+ *   through `push()` (the native API; the compat case uses the drop-in
+ *   plugin, see below).
+ * - `pg-logical-replication`: its `PgoutputPlugin` through its public entry,
+ *   `plugin.parse(buffer)` once per message (what its
+ *   LogicalReplicationService calls per XLogData). Its form takes whole
+ *   messages only, so it gets the corpus pre-split (splitting is not timed).
+ *   It decodes protocol 1 only (no Stream Start/Stop, no streamed xids).
+ * - `js-walk`: the plain-JS structural walk of walk.ts, fed the 64 KB chunks
+ *   (`kernel` case only).
+ *
+ * The compat case runs this package's `PgoutputPlugin` drop-in
+ * (bindings/compat) with a wasm or baseline decoder, fed like
+ * pg-logical-replication: `parse(buffer)` per pre-split message.
+ */
+import { PgoutputPlugin } from "pg-logical-replication";
+import type { Pgoutput } from "pg-logical-replication";
+import { BaselineDecoder, WasmDecoder } from "../bindings/index.ts";
+import type { PgoutputDecoder, PgoutputMessage } from "../bindings/index.ts";
+import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
+import type { AnyMessage } from "../bindings/compat/index.ts";
+import type { BenchInput } from "./input.ts";
+import { StructuralWalk } from "./walk.ts";
+
+export type CompetitorId = "wasm" | "baseline" | "pg-logical-replication" | "js-walk";
+export const COMPETITORS: readonly CompetitorId[] = ["wasm", "baseline", "pg-logical-replication", "js-walk"];
+
+export type InputForm = "64 KB chunks" | "pre-split messages";
+
+/** pg-logical-replication's message type. */
+export type PlrMessage = Pgoutput.Message;
+
+/** Receives a checksum contribution per message, so that no work is dead code. */
+export type Touch<M> = (msg: M) => number;
+
+/** Where every pass adds its checksum; printed at the end so V8 must compute it. */
+export const sink = { value: 0 };
+
+export interface Competitors {
+  wasm: WasmDecoder;
+  baseline: BaselineDecoder;
+  plr: PgoutputPlugin;
+  walk: StructuralWalk;
+  compatWasm: PgoutputWasmPlugin;
+  compatBaseline: PgoutputWasmPlugin;
+}
+
+export function makeCompetitors(input: BenchInput): Competitors {
+  const protoVersion = Number(input.info?.options.proto_version ?? 1) as 1 | 2 | 3 | 4;
+  const publicationNames = [input.info?.options.publication_names ?? "corpus_pub"];
+  return {
+    wasm: new WasmDecoder(),
+    baseline: new BaselineDecoder(),
+    // Its options type stops at 2; parse() ignores the options anyway.
+    plr: new PgoutputPlugin({ protoVersion: Math.min(protoVersion, 2) as 1 | 2, publicationNames }),
+    walk: new StructuralWalk(),
+    compatWasm: new PgoutputWasmPlugin({ protoVersion, publicationNames, decoder: new WasmDecoder() }),
+    compatBaseline: new PgoutputWasmPlugin({ protoVersion, publicationNames, decoder: new BaselineDecoder() }),
+  };
+}
+
+/** Pushes every chunk; returns the number of messages. Without `touch`, only the decode (the kernel case). */
+export function decoderPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], touch?: Touch<PgoutputMessage>): number {
+  let n = 0;
+  let sum = 0;
+  if (touch === undefined) {
+    for (let c = 0; c < chunks.length; c++) n += d.push(chunks[c]!).length;
+  } else {
+    for (let c = 0; c < chunks.length; c++) {
+      const batch = d.push(chunks[c]!);
+      const len = batch.length;
+      for (let i = 0; i < len; i++) sum += touch(batch.get(i));
+      n += len;
+    }
+  }
+  d.end();
+  sink.value = (sink.value + sum) | 0;
+  return n;
+}
+
+/** pg-logical-replication: parse() per message. */
+export function plrPass(plugin: PgoutputPlugin, messages: readonly Buffer[], touch: Touch<PlrMessage>): number {
+  let sum = 0;
+  for (let i = 0; i < messages.length; i++) sum += touch(plugin.parse(messages[i]!));
+  sink.value = (sink.value + sum) | 0;
+  return messages.length;
+}
+
+/** This package's pg-logical-replication drop-in: parse() per message. */
+export function compatPass(plugin: PgoutputWasmPlugin, messages: readonly Buffer[], touch: Touch<AnyMessage>): number {
+  let sum = 0;
+  for (let i = 0; i < messages.length; i++) sum += touch(plugin.parse(messages[i]!));
+  sink.value = (sink.value + sum) | 0;
+  return messages.length;
+}
+
+export function walkPass(walk: StructuralWalk, chunks: readonly Uint8Array[]): number {
+  let n = 0;
+  for (let c = 0; c < chunks.length; c++) n += walk.push(chunks[c]!);
+  walk.end();
+  sink.value = (sink.value + walk.sum) | 0;
+  return n;
+}
