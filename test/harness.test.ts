@@ -196,7 +196,8 @@ describe.each(MAJORS)("PostgreSQL %i", (major) => {
     gidTagged.forEach((d, i) => expect(endsWithCString(d, prepared[gidOrder[i]!]!.gid)).toBe(true));
   });
 
-  it.runIf(major >= 16)("parallel-abort (protocol 4)", async () => {
+  // Protocol 4 needs PostgreSQL 16+: the case exists only for the servers that have it.
+  if (major >= 16) it("parallel-abort (protocol 4)", async () => {
     const r = await run(major, "parallel-abort");
     expect(squeezed(r.rows)).toMatch(/^(S[RI]+E)+A(S[RI]+E)+c$/);
     const [a] = withTag(r.rows, "A");
