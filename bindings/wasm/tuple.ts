@@ -79,7 +79,8 @@ export class WasmTuple implements Tuple {
   }
 
   value(column: ColumnRef): unknown {
-    const i = this.index(column);
+    // A whole-number index in range needs no name resolution (the common, hot case).
+    const i = typeof column === "number" && column >>> 0 === column && column < this.length ? column : this.index(column);
     const p = this.#pos(i);
     const b = this.b;
     return columnValue(b.values, this.relation, i, b.u8[p]!, b.u8, p + 5, b.dv.getInt32(p + 1));
