@@ -1,10 +1,14 @@
 /**
- * `npm run demo`: starts a throwaway PostgreSQL (Debian's 15 by default,
+ * `npm run demo:sql`: starts a throwaway PostgreSQL (Debian's 15 by default,
  * `--pg 18` for the embedded build), makes changes of every kind, pulls the
- * pgoutput bytes through the SQL slot functions and prints the decoded
- * messages. Nothing is left behind: the cluster lives in a temporary folder.
+ * pgoutput bytes through the SQL slot functions (pg_logical_slot_get_binary_changes,
+ * no replication connection) and prints the decoded messages one by one.
+ * Nothing is left behind: the cluster lives in a temporary folder.
  *
- *   npm run demo [-- --pg 15|18] [--backend wasm|baseline] [--save FILE]
+ * `npm run demo` is the CLI's live demo instead (`pgoutput-wasm tail` on an
+ * embedded PostgreSQL, streamed over a replication connection).
+ *
+ *   npm run demo:sql [-- --pg 15|18] [--backend wasm|baseline] [--save FILE]
  */
 import { parseArgs } from "node:util";
 import { writeFileSync } from "node:fs";

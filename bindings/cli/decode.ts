@@ -5,6 +5,11 @@
  * `X/Y` strings, 64-bit numbers decimal strings, tuple columns
  * `{kind, text}` / `{kind, base64}` / `null` / `{kind: "unchanged"}`; with
  * `--values` also the typed values by column name.
+ *
+ * `--changes` prints `tail`'s shape instead (docs/cli-output.md): one line
+ * per change with typed values, after wal2json's format-version 2. A capture
+ * has no XLogData headers, so change lines carry no `lsn` of their own
+ * (B/C lines with `--transactions` do).
  */
 import { createReadStream } from "node:fs";
 import { createGunzip } from "node:zlib";
@@ -16,6 +21,8 @@ import type { MessageKind, PgoutputMessage } from "../messages.ts";
 import type { Tuple } from "../tuple.ts";
 import type { WalMessage } from "../walsender.ts";
 import { toJsonValue } from "../values/json.ts";
+import { ChangeFormatter, changeValueOptions, lineText } from "./format.ts";
+import { usage } from "./errors.ts";
 
 const GZIP_MAGIC = 0x1f8b;
 
@@ -27,13 +34,39 @@ export async function decodeCommand(args: string[]): Promise<number> {
       backend: { type: "string", default: "wasm" },
       stats: { type: "boolean", default: false },
       values: { type: "boolean", default: false },
+      changes: { type: "boolean", default: false },
+      format: { type: "string", default: "jsonl" },
+      transactions: { type: "boolean", default: false },
+      tables: { type: "string", multiple: true },
+      "numbers-as-strings": { type: "boolean", default: false },
     },
   });
   const backend = values.backend;
-  if (backend !== "wasm" && backend !== "baseline") throw new Error(`--backend must be wasm or baseline, not ${backend}`);
-  if (positionals.length !== 1) throw new Error("decode takes one FILE (or - for stdin)");
+  if (backend !== "wasm" && backend !== "baseline") throw usage(`--backend must be wasm or baseline, not ${backend}`);
+  if (positionals.length !== 1) throw usage("decode takes one FILE (or - for stdin)");
+  const format = values.format;
+  if (format !== "jsonl" && format !== "pretty") throw usage(`--format must be jsonl or pretty, not ${JSON.stringify(format)}`);
+  const changes = values.changes;
+  if (!changes && (values.transactions || values.tables !== undefined || values["numbers-as-strings"])) {
+    throw usage("--transactions, --tables and --numbers-as-strings go with --changes");
+  }
+  if (changes && values.values) throw usage("--values and --changes are two different outputs: pick one");
+  const pretty = format === "pretty";
   const file = positionals[0]!;
-  const decoder = await createDecoder({ backend });
+  // The reader went away (decode ... | head): stop quietly.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+  });
+  const decoder = await createDecoder(changes ? { backend, values: changeValueOptions() } : { backend });
+  const formatter = changes
+    ? new ChangeFormatter({
+        transactions: values.transactions,
+        tables: (values.tables ?? []).flatMap((t) => t.split(",")).map((t) => t.trim()).filter((t) => t.length > 0),
+        pretty,
+        numbersAsStrings: values["numbers-as-strings"],
+        types: decoder.types,
+      })
+    : undefined;
   const counts = new Map<MessageKind, number>();
   let bytes = 0;
   const started = performance.now();
@@ -41,7 +74,13 @@ export async function decodeCommand(args: string[]): Promise<number> {
   const print = async (messages: Iterable<WalMessage>): Promise<void> => {
     let out = "";
     for (const msg of messages) {
-      out += JSON.stringify(values.values ? withValues(msg as PgoutputMessage) : msg.toJSON()) + "\n";
+      if (formatter !== undefined) {
+        const r = formatter.push(msg as PgoutputMessage);
+        for (const line of r.lines) out += line + "\n";
+      } else {
+        const obj = values.values ? withValues(msg as PgoutputMessage) : msg.toJSON();
+        out += (pretty ? lineText(obj, true, false) : JSON.stringify(obj)) + "\n";
+      }
       counts.set(msg.kind as MessageKind, (counts.get(msg.kind as MessageKind) ?? 0) + 1);
     }
     if (out.length > 0 && !process.stdout.write(out)) {

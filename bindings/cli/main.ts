@@ -1,19 +1,37 @@
 #!/usr/bin/env node
 /**
  * The `pgoutput-wasm` command. Subcommands:
+ *   tail            stream live changes as JSON Lines (an embedded demo without a connection)
+ *   capture FILE|-  record a live stream to a capture file
  *   decode FILE|-   decode a capture file to JSON Lines
+ *
+ * `tail` and `capture` load `pg` (and the embedded PostgreSQL) only when
+ * they run: both are optional dependencies of the package.
  */
 import { decodeCommand } from "./decode.ts";
+import { CliError } from "./errors.ts";
 import { isPgoutputError } from "../errors.ts";
 
 const USAGE = `usage: pgoutput-wasm <command> [options]
 
 commands:
+  tail           stream changes from a logical replication slot as JSON Lines, one line per
+                 change (typed values, after wal2json's format-version 2; docs/cli-output.md).
+                 Without --connection: a throwaway embedded PostgreSQL 18 with a demo workload,
+                 streamed and printed; it exits by itself when the demo is done (--follow: Ctrl-C)
+                   npx pgoutput-wasm tail
+                   npx pgoutput-wasm tail -c postgres://user@db/app --publication app --slot app_cdc --create-slot
+  capture FILE|- record a live stream to a capture file (.gz: gzipped); same options as tail
   decode FILE|-  decode a capture file ([uint32 BE length][message]..., optionally gzipped)
                  to one JSON object per message on stdout
                    --backend wasm|baseline   decoder to use (default wasm)
                    --stats                   print counts by message kind to stderr
                    --values                  add typed column values (newValues, oldValues)
+                   --changes                 tail's output instead: one line per change, typed
+                                             (with --transactions, --tables, --numbers-as-strings)
+                   --format jsonl|pretty     one line per object (default), or indented
+
+pgoutput-wasm <command> --help shows a command's options.
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -21,6 +39,14 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "decode":
       return decodeCommand(rest);
+    case "tail": {
+      const { tailCommand } = await import("./tail.ts");
+      return tailCommand(rest);
+    }
+    case "capture": {
+      const { captureCommand } = await import("./capture.ts");
+      return captureCommand(rest);
+    }
     case undefined:
     case "-h":
     case "--help":
@@ -33,11 +59,32 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
-  (error: unknown) => {
-    const text = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`pgoutput-wasm: ${isPgoutputError(error) ? `${error.code}: ` : ""}${text}\n`);
-    process.exitCode = 1;
-  },
-);
+/** parseArgs' errors (unknown option, missing value) are usage errors. */
+function isUsageError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === "string" && code.startsWith("ERR_PARSE_ARGS");
+}
+
+function finish(code: number): void {
+  process.exitCode = code;
+  // Normally nothing is left and the process ends now; if a socket or timer lingers, do not hang.
+  setTimeout(() => process.exit(code), 2000).unref();
+}
+
+main(process.argv.slice(2)).then(finish, (error: unknown) => {
+  let text: string;
+  let code = 1;
+  if (error instanceof CliError) {
+    const hint = error.hint ?? (error.exitCode === 2 ? `see pgoutput-wasm ${process.argv[2] ?? ""} --help` : undefined);
+    text = `${error.message}${hint ? ` (hint: ${hint})` : ""}`;
+    code = error.exitCode;
+  } else if (isUsageError(error)) {
+    text = `${(error as Error).message} (hint: see pgoutput-wasm ${process.argv[2] ?? ""} --help)`;
+    code = 2;
+  } else {
+    const message = error instanceof Error ? error.message : String(error);
+    text = `${isPgoutputError(error) ? `${error.code}: ` : ""}${message}`;
+  }
+  process.stderr.write(`pgoutput-wasm: ${text.replace(/\s*\n\s*/g, " ")}\n`);
+  finish(code);
+});

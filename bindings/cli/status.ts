@@ -1,0 +1,147 @@
+/**
+ * The status line of `tail` and `capture` on stderr: messages/s, MB/s, the
+ * current LSN and the lag behind the server's end of WAL, redrawn in place
+ * on a terminal (a plain line every few seconds with `--progress` when
+ * stderr is not one), and a summary when the command ends.
+ */
+import { formatLsn } from "../lsn.ts";
+
+/** Counters the status line reads. */
+export interface StatusSample {
+  /** pgoutput messages received. */
+  messages: number;
+  /** Payload bytes received. */
+  bytes: number;
+  /** Lines printed (tail) or messages written (capture). */
+  written: number;
+  /** Transactions completed. */
+  transactions: number;
+  /** The current position: the highest WAL position received. */
+  lsn: bigint;
+  /** What is acknowledged to the server. */
+  acked: bigint;
+}
+
+export interface StatusOptions {
+  /** Where to draw (stderr). */
+  out: NodeJS.WriteStream;
+  /** Whether to show anything at all (a TTY, or `--progress`). */
+  enabled: boolean;
+  /** The command's name, the line's first word. */
+  label: string;
+  /** What `written` counts: "lines"; "messages" when it counts the messages received (not repeated in the summary). */
+  writtenUnit: string;
+  sample: () => StatusSample;
+  /** The server's current end of WAL (polled once a second), for the lag. */
+  walEnd?: () => Promise<bigint | undefined>;
+}
+
+const REDRAW_MS = 250;
+const PLAIN_EVERY_MS = 2000;
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
+  if (n < 1024 * 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+  return `${(n / (1024 * 1024 * 1024)).toFixed(2)} GB`;
+}
+
+function rate(n: number): string {
+  return n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 100 ? String(Math.round(n)) : n.toFixed(1);
+}
+
+export class StatusLine {
+  readonly #o: StatusOptions;
+  readonly #tty: boolean;
+  readonly #started = performance.now();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #window: { t: number; messages: number; bytes: number }[] = [];
+  #walEnd: bigint | undefined;
+  #polling = false;
+  #lastPoll = 0;
+  #lastPlain = 0;
+  #drawn = false;
+  #running = false;
+  #finished = false;
+
+  constructor(options: StatusOptions) {
+    this.#o = options;
+    this.#tty = options.out.isTTY === true;
+  }
+
+  get enabled(): boolean {
+    return this.#o.enabled;
+  }
+
+  start(): void {
+    if (!this.#o.enabled || this.#running) return;
+    this.#running = true;
+    this.#timer = setInterval(() => this.#tick(), REDRAW_MS);
+    this.#timer.unref();
+  }
+
+  /** Erases the line (before other output to the same terminal); the next tick draws it again. */
+  clear(): void {
+    if (this.#drawn) {
+      this.#o.out.write("\r\x1b[2K");
+      this.#drawn = false;
+    }
+  }
+
+  /** A message of its own on stderr (when enabled), above the status line. */
+  note(text: string): void {
+    if (!this.#o.enabled || this.#finished) return;
+    this.clear();
+    this.#o.out.write(`${text}\n`);
+  }
+
+  /** Stops redrawing; prints the summary (when enabled and started; once). */
+  stop(extra?: string): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#finished = true;
+    if (!this.#running) return;
+    this.#running = false;
+    this.clear();
+    const s = this.#o.sample();
+    const seconds = (performance.now() - this.#started) / 1000;
+    const parts = [
+      `${this.#o.label}: ${this.#o.writtenUnit === "messages" ? "" : `${s.written} ${this.#o.writtenUnit}, `}${s.transactions} transactions`,
+      `${s.messages} messages (${formatBytes(s.bytes)}) in ${seconds.toFixed(1)} s, ${rate(s.messages / Math.max(seconds, 1e-3))} msg/s, ${(s.bytes / (1024 * 1024) / Math.max(seconds, 1e-3)).toFixed(2)} MB/s`,
+      `acknowledged up to ${formatLsn(s.acked)}`,
+    ];
+    this.#o.out.write(`${parts.join("; ")}${extra ? `; ${extra}` : ""}\n`);
+  }
+
+  #tick(): void {
+    const now = performance.now();
+    const s = this.#o.sample();
+    this.#window.push({ t: now, messages: s.messages, bytes: s.bytes });
+    while (this.#window.length > 2 && now - this.#window[0]!.t > 2000) this.#window.shift();
+    if (this.#o.walEnd !== undefined && !this.#polling && now - this.#lastPoll >= 1000) {
+      this.#polling = true;
+      this.#lastPoll = now;
+      this.#o.walEnd().then(
+        (end) => { this.#walEnd = end ?? this.#walEnd; this.#polling = false; },
+        () => { this.#polling = false; },
+      );
+    }
+    if (!this.#tty && now - this.#lastPlain < PLAIN_EVERY_MS) return;
+    this.#lastPlain = now;
+    const first = this.#window[0]!;
+    const dt = Math.max((now - first.t) / 1000, 1e-3);
+    const mps = (s.messages - first.messages) / dt;
+    const mbps = (s.bytes - first.bytes) / (1024 * 1024) / dt;
+    const lag = this.#walEnd !== undefined ? (this.#walEnd > s.lsn ? this.#walEnd - s.lsn : 0n) : undefined;
+    let text = `${this.#o.label}: ${this.#o.writtenUnit === "messages" ? `${s.messages} messages` : `${s.written} ${this.#o.writtenUnit}`} | ${rate(mps)} msg/s | ${mbps.toFixed(2)} MB/s | lsn ${formatLsn(s.lsn)}`;
+    if (lag !== undefined) text += ` | lag ${formatBytes(Number(lag))}`;
+    if (this.#tty) {
+      const width = this.#o.out.columns ?? 120;
+      if (text.length > width - 1) text = text.slice(0, width - 1);
+      this.#o.out.write(`\r\x1b[2K${text}`);
+      this.#drawn = true;
+    } else {
+      this.#o.out.write(`${text}\n`);
+    }
+  }
+}

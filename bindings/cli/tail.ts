@@ -1,0 +1,354 @@
+/**
+ * `pgoutput-wasm tail`: streams changes from a logical replication slot and
+ * prints one JSON line per change (docs/cli-output.md). Without a
+ * connection it starts an embedded PostgreSQL, runs a demo workload and
+ * stops once the workload has been printed.
+ *
+ * Acknowledgements (`--ack auto`, the default): a transaction is
+ * acknowledged once its lines were written to stdout, so the slot's
+ * confirmed position never passes what was printed; Ctrl-C / SIGTERM stops
+ * cleanly and reports it to the server before exiting 0.
+ */
+import { parseArgs } from "node:util";
+import { createInterface } from "node:readline";
+import { parseLsn } from "../lsn.ts";
+import { ChangeFormatter, changeValueOptions } from "./format.ts";
+import { CliError, explain, usage } from "./errors.ts";
+import { StatusLine } from "./status.ts";
+import { Interrupted, SOURCE_OPTIONS, openSource, sourceSettings, type Source, type SourceFlags } from "./source.ts";
+
+export const TAIL_USAGE = `usage: pgoutput-wasm tail [options]
+
+Streams changes from a logical replication slot as JSON Lines on stdout, one
+line per change (shape: docs/cli-output.md, after wal2json's format-version 2).
+
+Without --connection (and no PG* variables): starts a throwaway PostgreSQL 18
+(embedded; --pg 15 uses Debian's postgresql-15), creates a demo schema,
+publication and slot, runs a demo workload while streaming it, and exits by
+itself once the workload has been printed (--follow keeps it running until
+Ctrl-C). Nothing is left behind.
+
+connection:
+  -c, --connection URL   postgres://user:password@host:port/database
+                         (default: the PG* variables PGHOST, PGPORT, PGUSER,
+                         PGPASSWORD, PGDATABASE, when set)
+  --publication NAME     publication(s) to stream: repeat or comma-separate (required)
+  --slot NAME            slot to stream from (default: a temporary slot, changes from now on)
+  --create-slot          create --slot if it does not exist
+  --temporary            create --slot as a temporary slot (dropped on exit)
+  --start-lsn X/Y        start at this LSN (the server starts at the later of it and the slot's position)
+  --proto 1-4            pgoutput protocol version (default: what the options need)
+  --streaming off|on|parallel   stream large transactions while in progress (default on, PostgreSQL 14+)
+  --binary               values in binary format
+  --messages             include logical decoding messages (pg_logical_emit_message)
+  --two-phase            decode prepared transactions at PREPARE (P, K, R lines)
+  --pg 15|18             the embedded PostgreSQL's version (default 18)
+
+output:
+  --tables LIST          only these tables: schema.table or table; repeat or comma-separate
+  --transactions         also print B (begin) and C (commit) lines
+  --format jsonl|pretty  one line per change (default), or indented
+  --numbers-as-strings   int8 and numeric as JSON strings (default: exact JSON numbers)
+  --max-messages N       exit after N lines
+  --ack auto|manual|none auto (default): acknowledge a transaction once printed;
+                         manual: acknowledge LSNs read from stdin (X/Y, or a line's JSON with nextlsn);
+                         none: never (a later run from the slot gets them all again)
+  --backend wasm|baseline  decoder (default wasm)
+  --follow               embedded demo: keep streaming after the workload until Ctrl-C
+  --progress             status line and summary on stderr even when it is not a terminal
+
+stderr shows a live status line (messages/s, MB/s, LSN, lag behind the server's
+WAL end) and a summary on exit when it is a terminal. Ctrl-C or SIGTERM stops
+cleanly: what was printed is acknowledged, exit code 0. Errors: one line with a
+hint, exit code 1 (2 for bad options).
+`;
+
+export async function tailCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    allowPositionals: false,
+    options: {
+      ...SOURCE_OPTIONS,
+      tables: { type: "string", multiple: true },
+      transactions: { type: "boolean", default: false },
+      format: { type: "string", default: "jsonl" },
+      "numbers-as-strings": { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(TAIL_USAGE);
+    return 0;
+  }
+  const settings = sourceSettings(values as SourceFlags);
+  const format = values.format;
+  if (format !== "jsonl" && format !== "pretty") throw usage(`--format must be jsonl or pretty, not ${JSON.stringify(format)}`);
+  const tables = (values.tables ?? []).flatMap((t) => t.split(",")).map((t) => t.trim()).filter((t) => t.length > 0);
+
+  const stderr = process.stderr;
+  const stdout = process.stdout;
+  const showStatus = stderr.isTTY === true || settings.progress;
+  let source: Source | undefined;
+  let stopRequested = false;
+  let stopped: (() => void) | undefined;
+  const stoppedPromise = new Promise<void>((r) => (stopped = r));
+
+  // Counters for the status line.
+  let lines = 0;
+  let transactions = 0;
+  let messages = 0;
+
+  const status = new StatusLine({
+    out: stderr,
+    enabled: showStatus,
+    label: "tail",
+    writtenUnit: "lines",
+    sample: () => ({
+      messages,
+      bytes: source?.stream.stats.bytes ?? 0,
+      written: lines,
+      transactions,
+      lsn: source?.stream.lastReceivedLsn ?? 0n,
+      acked: source?.stream.lastAckedLsn ?? 0n,
+    }),
+    walEnd: () => source?.walEnd() ?? Promise.resolve(undefined),
+  });
+
+  const out = new Output(stdout, stdout.isTTY === true && stderr.isTTY === true ? status : undefined);
+  const requestStop = (): void => {
+    if (stopRequested) {
+      // A second Ctrl-C: leave now (the exit hook stops an embedded server).
+      process.exit(130);
+    }
+    stopRequested = true;
+    stopped?.();
+  };
+  const onSignal = (): void => requestStop();
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  stdout.on("error", (e: NodeJS.ErrnoException) => {
+    // The reader went away (tail ... | head): stop like Ctrl-C, without printing more.
+    if (e.code === "EPIPE") {
+      out.broken = true;
+      requestStop();
+    }
+  });
+
+  try {
+    try {
+      source = await openSource(settings, {
+        stopped: () => stopRequested,
+        note: (text) => status.note(`tail: ${text}`),
+        values: (types) => changeValueOptions(types),
+        onDemoStep: (step) => status.note(`demo: ${step.note}`),
+      });
+    } catch (e) {
+      if (e instanceof Interrupted) return 0;
+      throw e;
+    }
+    const src = source;
+    const stream = src.stream;
+    status.start();
+
+    const formatter = new ChangeFormatter({
+      transactions: values.transactions,
+      tables,
+      pretty: format === "pretty",
+      numbersAsStrings: values["numbers-as-strings"],
+      types: src.decoder.types,
+    });
+    const ack = settings.ack;
+    const limit = settings.maxMessages;
+
+    // The demo ends once the commit of its last transaction has been printed.
+    const committed = new Set<number>();
+    let lastXid: number | undefined;
+    let demoDone = false;
+    let demoError: unknown;
+    const checkDemo = (): void => {
+      if (lastXid !== undefined && committed.has(lastXid) && !settings.follow) {
+        demoDone = true;
+        stopped?.();
+      }
+    };
+    src.demo?.then(
+      (r) => {
+        lastXid = r.lastXid;
+        if (settings.follow) status.note(`demo workload done; streaming until Ctrl-C. Try: psql ${src.embeddedUrl} -c "INSERT INTO demo.ledger (account_id, amount) VALUES (2, 1)"`);
+        checkDemo();
+      },
+      (e: unknown) => {
+        if (!stopRequested) {
+          demoError = e;
+          stopped?.();
+        }
+      },
+    );
+
+    if (ack === "manual" && process.stdin.readable) {
+      const rl = createInterface({ input: process.stdin });
+      rl.on("line", (line) => {
+        const lsn = ackedLsn(line);
+        if (lsn !== undefined && !stream.error) {
+          stream.ack(lsn);
+          stream.sendStatus();
+        }
+      });
+      stream.closed.then(() => rl.close(), () => rl.close());
+    }
+
+    const it = stream[Symbol.asyncIterator]();
+    let streamError: unknown;
+    for (;;) {
+      let next: IteratorResult<unknown>;
+      try {
+        const pending = it.next();
+        pending.catch(() => {}); // lost to a stop request: its outcome no longer matters
+        const r = await Promise.race([pending, stoppedPromise.then(() => undefined)]);
+        if (r === undefined) break; // stop requested while waiting
+        next = r;
+      } catch (e) {
+        streamError = e;
+        break;
+      }
+      if (next.done) break;
+      messages++;
+      const msg = next.value as Parameters<ChangeFormatter["push"]>[0];
+      const r = formatter.push(msg);
+      if (r.lines.length > 0) {
+        let take = r.lines;
+        if (limit !== undefined && lines + take.length > limit) take = take.slice(0, limit - lines);
+        out.add(take);
+        lines += take.length;
+        if (take.length < r.lines.length) break; // cut short: its transaction is not acknowledged
+      }
+      if (r.ack !== undefined) {
+        const at = r.ack;
+        out.flush(ack === "auto" ? () => { if (!stream.error) stream.ack(at); } : undefined);
+      } else if (msg.kind === "Message" && !msg.transactional) {
+        out.flush(); // outside any transaction: nothing to wait for
+      }
+      if (r.committed !== undefined) {
+        transactions++;
+        committed.add(r.committed);
+        checkDemo();
+      }
+      if (out.pendingBytes >= 64 * 1024) out.flush();
+      if (out.needsDrain) await out.drain();
+      if ((limit !== undefined && lines >= limit) || stopRequested || demoDone || out.broken) break;
+    }
+
+    // Stopped (Ctrl-C, the end of the demo): what is pending belongs to a transaction not finished, which is
+    // neither printed nor acknowledged (it comes again next time). Cut by --max-messages: printed, not acknowledged.
+    if (limit !== undefined && lines >= limit) out.flush();
+    else out.discard();
+    await out.settled();
+    await stream.stop();
+    status.stop(demoDone ? "demo complete" : undefined);
+    if (demoError !== undefined && !demoDone) {
+      throw new CliError(`the demo workload failed: ${(demoError as Error).message}`);
+    }
+    if (streamError !== undefined && !stopRequested) throw explain(streamError, src.context);
+    return 0;
+  } finally {
+    status.stop();
+    await source?.close();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/** An LSN from a line of stdin (`--ack manual`): `X/Y`, or JSON with `nextlsn` (a C line) or `lsn`. */
+export function ackedLsn(line: string): bigint | undefined {
+  const t = line.trim();
+  if (t === "") return undefined;
+  try {
+    if (t.startsWith("{")) {
+      const obj = JSON.parse(t) as { nextlsn?: unknown; lsn?: unknown };
+      const v = typeof obj.nextlsn === "string" ? obj.nextlsn : typeof obj.lsn === "string" ? obj.lsn : undefined;
+      return v === undefined ? undefined : parseLsn(v);
+    }
+    return parseLsn(t);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * stdout with batching, backpressure and acknowledgements that wait for the
+ * write: `flush(then)` writes what was added and calls `then` once written.
+ */
+class Output {
+  #pending: string[] = [];
+  #bytes = 0;
+  #needsDrain = false;
+  #inflight = 0;
+  #idle: (() => void)[] = [];
+  broken = false;
+
+  constructor(
+    readonly stream: NodeJS.WriteStream,
+    /** Cleared before writing when stdout and stderr share a terminal. */
+    readonly status: StatusLine | undefined,
+  ) {}
+
+  get pendingBytes(): number {
+    return this.#bytes;
+  }
+
+  get needsDrain(): boolean {
+    return this.#needsDrain;
+  }
+
+  add(lines: readonly string[]): void {
+    for (const l of lines) {
+      this.#pending.push(l);
+      this.#bytes += l.length + 1;
+    }
+  }
+
+  /** Drops what was added and not flushed. */
+  discard(): void {
+    this.#pending = [];
+    this.#bytes = 0;
+  }
+
+  flush(then?: () => void): void {
+    if (this.broken) return;
+    if (this.#pending.length === 0 && then === undefined) return;
+    const text = this.#pending.length === 0 ? "" : `${this.#pending.join("\n")}\n`;
+    this.#pending = [];
+    this.#bytes = 0;
+    this.status?.clear();
+    this.#inflight++;
+    const ok = this.stream.write(text, (err) => {
+      this.#inflight--;
+      if (!err && !this.broken) then?.();
+      if (this.#inflight === 0) for (const f of this.#idle.splice(0)) f();
+    });
+    if (!ok) this.#needsDrain = true;
+  }
+
+  async drain(): Promise<void> {
+    if (!this.#needsDrain) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.stream.off("drain", done);
+        this.stream.off("error", done);
+        resolve();
+      };
+      this.stream.once("drain", done);
+      this.stream.once("error", done);
+    });
+    this.#needsDrain = false;
+  }
+
+  /** Resolves once every write so far has completed (and its acknowledgement was made). */
+  settled(): Promise<void> {
+    if (this.#inflight === 0 || this.broken) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#idle.push(resolve);
+      // A write that never completes (a broken pipe) must not hang the exit.
+      setTimeout(resolve, 5000).unref();
+    });
+  }
+}

@@ -1,0 +1,247 @@
+// `pgoutput-wasm capture` and `decode --changes`, end to end: the CLI
+// (compiled from bindings/ as published) records a live stream from a real
+// PostgreSQL 15 while the test writes changes; the file holds the server's
+// own bytes (compared with pg_logical_slot_peek_binary_changes), `decode
+// --changes` prints what was written with exact values, the slot is
+// acknowledged up to what the file holds. Without a connection, capture
+// records the embedded PostgreSQL 18 demo, and the decoded file shows every
+// kind of change.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Client } from "pg";
+import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
+import type { PgoutputMessage } from "../bindings/messages.ts";
+import { startCluster, type Cluster } from "./support/cluster.ts";
+import { decodeCapture, peekChanges } from "./support/slot.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const OUT = join(ROOT, "build", "cli-test-capture");
+const MAIN = join(OUT, "cli", "main.js");
+const tmp = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-capture-"));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cliEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG")) env[k] = v;
+  return env;
+}
+
+function start(args: string[]): { child: ChildProcess; exited: Promise<Run> } {
+  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const exited = new Promise<Run>((resolve) => child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); }));
+  return { child, exited };
+}
+
+const run = (args: string[]) => start(args).exited;
+
+/** Exact-number JSON: numbers become their text (enough for these checks). */
+function parseExact(line: string): any {
+  // Quote every bare number outside strings, then JSON.parse.
+  let out = "";
+  let inString = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (inString) {
+      out += ch;
+      if (ch === "\\") out += line[++i];
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') {
+      inString = true;
+      out += ch;
+    } else if (/[-\d]/.test(ch)) {
+      const m = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(line.slice(i))!;
+      out += JSON.stringify(m[0]);
+      i += m[0].length - 1;
+    } else out += ch;
+  }
+  return JSON.parse(out);
+}
+
+const value = (line: any, name: string, field = "columns") => (line[field] as { name: string; value: unknown }[]).find((c) => c.name === name)?.value;
+
+function messagesOf(file: string): PgoutputMessage[] {
+  let bytes = new Uint8Array(readFileSync(file));
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = new Uint8Array(gunzipSync(bytes));
+  const d = new BaselineDecoder();
+  return [...(d.decodeFramed(bytes) as Iterable<PgoutputMessage>)].map((m) => m.materialize() as unknown as PgoutputMessage);
+}
+
+let cluster: Cluster;
+
+beforeAll(async () => {
+  if (!existsSync(join(ROOT, "bindings", "wasm-inline.ts"))) throw new Error("bindings/wasm-inline.ts is missing: run npm run build:wasm first");
+  const compile = new Promise<void>((resolve, reject) => {
+    rmSync(OUT, { recursive: true, force: true });
+    const tsc = spawn(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--outDir", OUT, "--declaration", "false", "--sourceMap", "false"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    tsc.stdout.on("data", (d) => (err += d));
+    tsc.stderr.on("data", (d) => (err += d));
+    tsc.on("close", () => (existsSync(MAIN) ? resolve() : reject(new Error(`tsc did not emit ${MAIN}: ${err}`))));
+  });
+  [cluster] = await Promise.all([startCluster(15), compile]);
+  await cluster.query(`
+    CREATE TABLE cap (id int8 PRIMARY KEY, n numeric, note text, doc jsonb);
+    ALTER TABLE cap ALTER note SET STORAGE EXTERNAL;
+    CREATE PUBLICATION p_cap FOR TABLE cap;
+  `);
+}, 120_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+  rmSync(OUT, { recursive: true, force: true });
+});
+
+async function tx(client: Client, ...statements: string[]): Promise<void> {
+  await client.query("BEGIN");
+  for (const s of statements) await client.query(s);
+  await client.query("COMMIT");
+}
+
+async function waitActive(slot: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const rows = await cluster.query<{ active: boolean }>("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+    if (rows[0]?.active) return;
+    if (Date.now() > deadline) throw new Error(`slot ${slot} not active`);
+    await sleep(50);
+  }
+}
+
+const NUM = "98765432109876543210987654321.123456789012345678901234567890";
+
+describe("capture from PostgreSQL 15", () => {
+  it("records the stream while changes are made; decode --changes gives them back exactly; the slot is acknowledged up to the file's end", async () => {
+    const file = join(tmp, "live.bin");
+    const slot = "cap_live";
+    const cap = start(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--create-slot", "--messages"]);
+    await waitActive(slot);
+    const w = await cluster.connect();
+    try {
+      await tx(w, `INSERT INTO cap VALUES (-9223372036854775808, '${NUM}', repeat('n', 5000), '{"k": 18446744073709551616}')`, `SELECT pg_logical_emit_message(true, 'cap', 'in the transaction')`);
+      await tx(w, `UPDATE cap SET n = 0 WHERE id = -9223372036854775808`);
+      await tx(w, `INSERT INTO cap (id, n) SELECT g, g FROM generate_series(1, 1200) g`); // streamed
+      await tx(w, `DELETE FROM cap WHERE id > 1000`);
+    } finally {
+      await w.end();
+    }
+    // The file grows transaction by transaction: wait for the fourth commit, then Ctrl-C.
+    const deadline = Date.now() + 30_000;
+    while (messagesOf(file).filter((m) => m.kind === "Commit" || m.kind === "StreamCommit").length < 4) {
+      if (Date.now() > deadline) throw new Error("capture did not record four transactions");
+      await sleep(100);
+    }
+    cap.child.kill("SIGINT");
+    const r = await cap.exited;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe("");
+
+    const msgs = messagesOf(file);
+    const kinds = msgs.map((m) => m.kind);
+    expect(kinds).toContain("StreamStart");
+    expect(kinds).toContain("StreamCommit");
+    expect(kinds.filter((k) => k === "Delete")).toHaveLength(200);
+
+    // The slot is acknowledged exactly up to the last transaction in the file.
+    const ends = msgs.filter((m) => m.kind === "Commit" || m.kind === "StreamCommit") as unknown as { endLsn: bigint }[];
+    const lastEnd = ends[ends.length - 1]!.endLsn;
+    const [s] = await cluster.query<{ lsn: string }>("SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+    const [hi, lo] = s!.lsn.split("/");
+    expect((BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`)).toBe(lastEnd);
+
+    // decode --changes: tail's typed lines from the file.
+    const d = await run(["decode", file, "--changes", "--transactions"]);
+    expect(d.code, d.stderr).toBe(0);
+    const lines = d.stdout.trim().split("\n").map(parseExact);
+    const [first] = lines.filter((l) => l.action === "I");
+    expect(value(first, "id")).toBe("-9223372036854775808");
+    expect(value(first, "n")).toBe(NUM);
+    expect(value(first, "doc")).toEqual({ k: "18446744073709551616" });
+    expect(first.lsn).toBeUndefined(); // a capture has no per-message positions
+    expect(lines.find((l) => l.action === "M")).toMatchObject({ transactional: true, prefix: "cap", content: "in the transaction" });
+    const u = lines.find((l) => l.action === "U");
+    expect(u.unchanged).toEqual(["note"]);
+    expect(value(u, "n")).toBe("0");
+    expect(lines.filter((l) => l.action === "B" && l.streamed === true)).toHaveLength(1);
+    expect(lines.filter((l) => l.action === "I")).toHaveLength(1201);
+    expect(lines.filter((l) => l.action === "D").map((l) => Number(value(l, "id", "identity")))).toEqual(Array.from({ length: 200 }, (_, i) => 1001 + i));
+
+    // The same lines from both decoders, and the number formats.
+    const base = await run(["decode", file, "--changes", "--transactions", "--backend", "baseline"]);
+    expect(base.stdout).toBe(d.stdout);
+    const strings = await run(["decode", file, "--changes", "--numbers-as-strings"]);
+    expect(strings.stdout).toContain(`{"name":"id","type":"bigint","value":"-9223372036854775808"}`);
+    expect(strings.stdout).toContain(`"value":"${NUM}"`);
+    expect(d.stdout).toContain(`{"name":"id","type":"bigint","value":-9223372036854775808}`);
+    const pretty = await run(["decode", file, "--changes", "--format", "pretty"]);
+    expect(pretty.stdout.split("\n").slice(0, 5)).toEqual(['{', '  "action": "I",', expect.stringMatching(/^ {2}"xid": \d+,$/), expect.stringMatching(/^ {2}"timestamp": "/), '  "schema": "public",']);
+    expect(pretty.stdout).toContain('    {"name": "id", "type": "bigint", "value": -9223372036854775808},');
+  });
+
+  it("writes the server's bytes (.gz), stops at --max-messages, acknowledges only whole transactions", async () => {
+    const slot = "cap_bytes";
+    await cluster.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [slot]);
+    await cluster.query(`INSERT INTO cap (id, n) VALUES (5001, 1), (5002, 2), (5003, 3)`);
+    const [before] = await cluster.query<{ lsn: string }>("SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+    const file = join(tmp, "bytes.bin.gz");
+    // Begin, Relation, Insert, Insert: the transaction is cut short.
+    const r = await run(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--max-messages", "4"]);
+    expect(r.code, r.stderr).toBe(0);
+    const captured = decodeCapture(gunzipSync(readFileSync(file)));
+    expect(captured).toHaveLength(4);
+    // What the SQL interface returns for the same slot (not advanced: the transaction was not finished).
+    const [after] = await cluster.query<{ lsn: string }>("SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+    expect(after!.lsn).toBe(before!.lsn);
+    const peeked = await peekChanges(cluster, slot, { proto_version: "2", publication_names: "p_cap", streaming: "on" });
+    expect(peeked.map((p) => p.data).slice(0, 4)).toEqual(captured.map((c) => new Uint8Array(c)));
+    expect(peeked).toHaveLength(6); // ... Insert, Commit
+  });
+
+  it("--seconds ends an idle capture; errors are one line with a hint", async () => {
+    const file = join(tmp, "idle.bin");
+    const t0 = Date.now();
+    const r = await run(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--seconds", "1"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(readFileSync(file)).toHaveLength(0);
+    const e = await run(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", "nope"]);
+    expect(e.code).toBe(1);
+    expect(e.stderr.trim()).toMatch(/^pgoutput-wasm: replication slot "nope" does not exist \(hint: .*--create-slot/);
+    const u = await run(["capture", "-c", cluster.connectionString]);
+    expect(u.code).toBe(2);
+  });
+});
+
+describe("capture without a connection", () => {
+  it("records the embedded PostgreSQL 18 demo; decoded, it has every kind of change", async () => {
+    const file = join(tmp, "demo.bin.gz");
+    const r = await run(["capture", file]);
+    expect(r.code, r.stderr).toBe(0);
+    const kinds = new Set(messagesOf(file).map((m) => m.kind));
+    for (const k of ["Begin", "Commit", "Relation", "Type", "Insert", "Update", "Delete", "Truncate", "Message", "StreamStart", "StreamStop", "StreamCommit", "StreamAbort"]) {
+      expect(kinds.has(k as never), k).toBe(true);
+    }
+    const d = await run(["decode", file, "--changes"]);
+    const lines = d.stdout.trim().split("\n").map(parseExact);
+    expect(lines.filter((l) => l.table === "ledger" && l.action === "I" && String(value(l, "memo")).startsWith("bulk row"))).toHaveLength(600);
+    expect(lines.some((l) => l.action === "I" && String(value(l, "memo") ?? "").startsWith("rolled back"))).toBe(false);
+    expect(lines.some((l) => l.action === "U" && l.unchanged?.[0] === "notes")).toBe(true);
+  });
+});
