@@ -7,10 +7,10 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
+import { Differences, outcome, type Outcome } from "./support/differences.ts";
 import { deepEqual, frame, hex, type Encoded } from "./support/encoder.ts";
 import { Random, randomSplits, randomStream } from "./support/random.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
-import { isPgoutputError } from "../bindings/errors.ts";
 
 /** toEqual, with a fast check first (big arrays of messages). */
 function expectSame(got: unknown, want: unknown, label?: string): void {
@@ -21,18 +21,6 @@ const SEEDS = [1, 2, 3, 0xdeadbeef, 20240607, 987654321];
 const MESSAGES = 3000;
 const TAGS = "BCOMRYIUDTSEcAbPKrp";
 
-type Outcome =
-  | { ok: true; value: unknown; consumed?: number }
-  | { ok: false; code: string; offset: number | undefined; incomplete: boolean; messageIndex: number | undefined; messageKind?: string; field?: string };
-
-function outcome(fn: () => unknown): Outcome {
-  try {
-    return { ok: true, value: fn() };
-  } catch (e) {
-    if (!isPgoutputError(e)) return { ok: false, code: `not a PgoutputError: ${String(e)}`, offset: undefined, incomplete: false, messageIndex: undefined };
-    return { ok: false, code: e.code, offset: e.offset, incomplete: e.incomplete, messageIndex: e.messageIndex, messageKind: e.messageKind, field: e.field };
-  }
-}
 
 /** Corrupts a copy of `bytes`; returns it and a description for failure messages. */
 function corrupt(r: Random, bytes: Uint8Array): { bytes: Uint8Array; how: string } {
@@ -223,49 +211,3 @@ describe("wasm and baseline agree", () => {
   });
 });
 
-/**
- * Collects the places where the backends disagree, so one run shows every
- * kind of disagreement (grouped by what differs), not just the first.
- */
-class Differences {
-  readonly #seed: string;
-  readonly #groups = new Map<string, { count: number; first: string }>();
-
-  constructor(seed: string) {
-    this.#seed = seed;
-  }
-
-  /** Records a difference between the two outcomes; returns whether they agree. */
-  check(where: string, w: Outcome, b: Outcome): boolean {
-    if (deepEqual(w, b)) {
-      if (!w.ok && w.code.startsWith("not a")) this.add(`${where}: both threw ${w.code}`, "non-PgoutputError");
-      return true;
-    }
-    let signature: string;
-    if (w.ok && b.ok) signature = "both decode, values differ";
-    else if (w.ok || b.ok) signature = `wasm ${w.ok ? "ok" : w.code} / baseline ${b.ok ? "ok" : b.code}`;
-    else {
-      const fields = (["code", "offset", "incomplete", "messageIndex", "messageKind", "field"] as const).filter((f) => w[f] !== b[f]);
-      signature = `${w.code}/${b.code}: ${fields.join(", ")} differ`;
-    }
-    this.add(`${where} — wasm ${show(w)}, baseline ${show(b)}`, signature);
-    return false;
-  }
-
-  add(detail: string, signature: string): void {
-    const g = this.#groups.get(signature);
-    if (g === undefined) this.#groups.set(signature, { count: 1, first: detail });
-    else g.count++;
-  }
-
-  report(): void {
-    const lines = [...this.#groups].map(([sig, g]) => `${sig} (${g.count}×), e.g. ${g.first}`);
-    if (lines.length > 0) expect.fail(`${this.#seed}: the backends disagree —\n${lines.join("\n")}`);
-  }
-}
-
-/** An outcome in one line, for failure messages. */
-function show(o: Outcome): string {
-  if (o.ok) return "ok";
-  return `${o.code} offset=${o.offset} incomplete=${o.incomplete} messageIndex=${o.messageIndex} kind=${o.messageKind} field=${o.field}`;
-}
