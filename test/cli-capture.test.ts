@@ -115,12 +115,15 @@ async function tx(client: Client, ...statements: string[]): Promise<void> {
   await client.query("COMMIT");
 }
 
+/** Waits until a walsender streams from the slot (START_REPLICATION; the slot is also active while being created). */
 async function waitActive(slot: string): Promise<void> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const rows = await cluster.query<{ active: boolean }>("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [slot]);
-    if (rows[0]?.active) return;
-    if (Date.now() > deadline) throw new Error(`slot ${slot} not active`);
+    const rows = await cluster.query(
+      `SELECT 1 FROM pg_replication_slots s JOIN pg_stat_activity a ON a.pid = s.active_pid
+       WHERE s.slot_name = $1 AND a.query LIKE 'START_REPLICATION%'`, [slot]);
+    if (rows.length > 0) return;
+    if (Date.now() > deadline) throw new Error(`slot ${slot} not streaming`);
     await sleep(50);
   }
 }

@@ -298,32 +298,10 @@ export class Interrupted extends Error {
 
 const TAG_XLOGDATA = 0x77;
 
-/**
- * `replicate()` over a replication Client whose XLogData payloads also go to
- * `tap`. It also settles when that connection fails while replicate() is
- * still setting up: a connection lost between CREATE_REPLICATION_SLOT and
- * START_REPLICATION (e.g. the walsender terminated) can leave replicate()'s
- * promise pending.
- */
-async function replicateOn(
-  pg: PgModule, config: ClientConfig, tap: ((payload: Uint8Array) => void) | undefined,
-  options: Omit<Parameters<typeof replicate>[0], "connection">,
-): Promise<ReplicationStream> {
-  let lost!: (e: unknown) => void;
-  const connectionLost = new Promise<never>((_, reject) => (lost = reject));
-  connectionLost.catch(() => {}); // once replicate() has resolved, the stream reports failures itself
-  const factory = tapped(pg, config, tap, (client) => {
-    client.on("error", (e: unknown) => lost(e));
-    client.on("end", () => lost(new Error("the connection closed while starting replication")));
-  });
-  return Promise.race([replicate({ ...options, connection: factory }), connectionLost]);
-}
-
 /** A replication Client whose XLogData payloads also go to `tap`. */
-function tapped(pg: PgModule, config: ClientConfig, tap: ((payload: Uint8Array) => void) | undefined, watch: (client: Client) => void): () => Client {
+function tapped(pg: PgModule, config: ClientConfig, tap: ((payload: Uint8Array) => void) | undefined): () => Client {
   return () => {
     const client = new pg.Client({ ...config, replication: "database" } as ClientConfig);
-    watch(client);
     if (tap !== undefined) {
       const conn = (client as unknown as { connection: { on(event: "copyData", f: (m: { chunk: Uint8Array }) => void): void } }).connection;
       conn.on("copyData", (m) => {
@@ -387,7 +365,8 @@ async function openEmbedded(
   const types = typesFromCatalog(await cluster.query<CatalogTypeRow>(TYPES_QUERY));
   const decoder = await makeDecoder(s, hooks, types);
   await check();
-  const stream = await replicateOn(pg, { connectionString: cluster.connectionString }, hooks.tap, {
+  const stream = await replicate({
+    connection: tapped(pg, { connectionString: cluster.connectionString }, hooks.tap),
     slot: { name: DEMO_SLOT, create: true },
     publications: [DEMO_PUBLICATION],
     protoVersion: s.protoVersion,
@@ -495,7 +474,8 @@ async function openConnected(
   const types = typesFromCatalog((await side.query<CatalogTypeRow>(TYPES_QUERY)).rows);
   const decoder = await makeDecoder(s, hooks, types);
   await check();
-  const stream = await replicateOn(pg, config, hooks.tap, {
+  const stream = await replicate({
+    connection: tapped(pg, config, hooks.tap),
     slot: { name: slotName, create, temporary },
     publications: s.publications,
     startLsn: s.startLsn,
