@@ -25,7 +25,7 @@ import {
   type ReplicateOptions, type ReplicationStream, type StreamBlock, type StreamEnd, type StreamItem, type Transaction, type TransactionItem,
 } from "../bindings/pg/index.ts";
 import { normalizeOptions } from "../bindings/pg/options.ts";
-import { CopyDataQueue } from "../bindings/pg/queue.ts";
+import { ByteQueue } from "../bindings/pg/queue.ts";
 import { startCluster, type Cluster, type PgMajor } from "./support/cluster.ts";
 import { restartCluster } from "./support/restart.ts";
 import { encode } from "./support/encoder.ts";
@@ -82,24 +82,27 @@ describe("commands and options", () => {
   });
 });
 
-describe("CopyDataQueue", () => {
-  it("copies payloads (the source may be reused), drains all at once, tracks the high water", () => {
-    const q = new CopyDataQueue(64);
-    const src = new Uint8Array(40);
-    const expected: number[][] = [];
+describe("ByteQueue", () => {
+  it("copies chunks (the source may be reused), hands all out at once, leaves what it handed out alone until the next take", () => {
+    const q = new ByteQueue();
+    const src = new Uint8Array(40_000);
+    const expected: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const n = 1 + (i * 7) % 30;
+      const n = 1 + ((i * 7919) % 39_999);
       src.fill(i, 0, n);
       q.push(src.subarray(0, n)); // the same memory every time, as pg's parser buffer
-      expected.push(Array(n).fill(i));
+      for (let k = 0; k < n; k++) expected.push(i);
     }
-    expect(q.length).toBe(10);
-    const seen = q.drain((payloads) => payloads.map((p) => [...p]));
-    expect(seen).toEqual(expected);
+    src.fill(0xff);
+    expect(q.bytes).toBe(expected.length);
+    const first = q.take();
     expect(q.bytes).toBe(0);
-    expect(q.highWater).toBe(expected.reduce((s, e) => s + e.length, 0));
+    expect(q.highWater).toBe(expected.length);
+    q.push(new Uint8Array(100_000).fill(7)); // fills the other buffer: `first` is untouched
+    expect([...first]).toEqual(expected);
+    expect([...q.take()]).toEqual(Array(100_000).fill(7));
     q.push(new Uint8Array([1, 2, 3]));
-    expect(q.drain((p) => p.map((x) => [...x]))).toEqual([[1, 2, 3]]);
+    expect([...q.take()]).toEqual([1, 2, 3]);
   });
 });
 
@@ -332,14 +335,15 @@ for (const major of MAJORS) {
       expect(await sql(c, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, [slot])).toEqual([{ active: false }]);
     });
 
-    it("message views stay valid until the next pull; one decodeCopyData call per drained queue", async () => {
+    it("message views stay valid until the next pull; one pushBackend call per drained queue", async () => {
       const c = ctx(major);
       const { table: t, pub, slot } = await table(c);
       class Spy extends WasmDecoder {
         readonly calls: number[] = [];
-        override decodeCopyData(payloads: readonly Uint8Array[]) {
-          this.calls.push(payloads.length);
-          return super.decodeCopyData(payloads);
+        override pushBackend(chunk: Uint8Array) {
+          const batch = super.pushBackend(chunk);
+          this.calls.push(batch.length);
+          return batch;
         }
       }
       const spy = new Spy();

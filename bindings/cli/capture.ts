@@ -6,8 +6,8 @@
  * `tail`; without a connection it records the embedded demo.
  *
  * The bytes are the server's, as received (the XLogData payload after its
- * 25-byte header), taken from the connection before decoding; the stream is
- * still decoded, which drives acknowledgements and backpressure. With `--ack
+ * 25-byte header: each message's `bytes()`); decoding the stream drives
+ * acknowledgements and backpressure. With `--ack
  * auto` (default) what was written is acknowledged when the capture ends,
  * after the file is complete.
  */
@@ -108,10 +108,6 @@ export async function captureCommand(args: string[]): Promise<number> {
     walEnd: () => source?.walEnd() ?? Promise.resolve(undefined),
   });
 
-  // Payloads as they arrive, matched in order with the decoded messages.
-  const raw: Uint8Array[] = [];
-  let rawHead = 0;
-
   let sink: Writable | undefined;
   let fileDone: Promise<void> = Promise.resolve();
   let sinkFailed: (e: Error) => void = () => {};
@@ -139,7 +135,6 @@ export async function captureCommand(args: string[]): Promise<number> {
       source = await openSource(settings, {
         stopped: () => stopRequested,
         note: (text) => status.note(`capture: ${text}`),
-        tap: (payload) => raw.push(payload.slice()),
         onDemoStep: (step) => status.note(`demo: ${step.note}`),
       });
     } catch (e) {
@@ -193,13 +188,7 @@ export async function captureCommand(args: string[]): Promise<number> {
       if (next === undefined || next.done) break;
       messages++;
       const msg = next.value as PgoutputMessage;
-      const payload = raw[rawHead];
-      if (payload === undefined) throw new CliError("internal error: a decoded message without its bytes");
-      raw[rawHead++] = undefined as unknown as Uint8Array;
-      if (rawHead > 4096 && rawHead * 2 > raw.length) {
-        raw.splice(0, rawHead);
-        rawHead = 0;
-      }
+      const payload = msg.bytes(); // the server's bytes of the message, as received
       const frame = new Uint8Array(4 + payload.length);
       new DataView(frame.buffer).setUint32(0, payload.length);
       frame.set(payload, 4);

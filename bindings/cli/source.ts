@@ -268,8 +268,6 @@ export interface SourceHooks {
   note: (text: string) => void;
   /** The decoder's `values` option, given the server's enum/domain types. */
   values?: (types: Record<number, TypeKnowledge>) => ValueOptions;
-  /** Every XLogData payload as it arrives (capture); a view, copy it. */
-  tap?: (payload: Uint8Array) => void;
   /** A demo step starts. */
   onDemoStep?: (step: DemoStep, index: number) => void;
 }
@@ -296,21 +294,9 @@ export class Interrupted extends Error {
   }
 }
 
-const TAG_XLOGDATA = 0x77;
-
-/** A replication Client whose XLogData payloads also go to `tap`. */
-function tapped(pg: PgModule, config: ClientConfig, tap: ((payload: Uint8Array) => void) | undefined): () => Client {
-  return () => {
-    const client = new pg.Client({ ...config, replication: "database" } as ClientConfig);
-    if (tap !== undefined) {
-      const conn = (client as unknown as { connection: { on(event: "copyData", f: (m: { chunk: Uint8Array }) => void): void } }).connection;
-      conn.on("copyData", (m) => {
-        const p = m.chunk;
-        if (p.length >= 25 && p[0] === TAG_XLOGDATA) tap(p.subarray(25));
-      });
-    }
-    return client;
-  };
+/** A factory of replication Clients made with the CLI's own `pg`. */
+function replicationClient(pg: PgModule, config: ClientConfig): () => Client {
+  return () => new pg.Client({ ...config, replication: "database" } as ClientConfig);
 }
 
 export async function openSource(s: SourceSettings, hooks: SourceHooks): Promise<Source> {
@@ -366,7 +352,7 @@ async function openEmbedded(
   const decoder = await makeDecoder(s, hooks, types);
   await check();
   const stream = await replicate({
-    connection: tapped(pg, { connectionString: cluster.connectionString }, hooks.tap),
+    connection: replicationClient(pg, { connectionString: cluster.connectionString }),
     slot: { name: DEMO_SLOT, create: true },
     publications: [DEMO_PUBLICATION],
     protoVersion: s.protoVersion,
@@ -475,7 +461,7 @@ async function openConnected(
   const decoder = await makeDecoder(s, hooks, types);
   await check();
   const stream = await replicate({
-    connection: tapped(pg, config, hooks.tap),
+    connection: replicationClient(pg, config),
     slot: { name: slotName, create, temporary },
     publications: s.publications,
     startLsn: s.startLsn,

@@ -8,22 +8,11 @@
 import type { Client, ClientConfig } from "pg";
 import type { ReplicateOptions } from "./options.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
+import type { RawSocket } from "./socket.ts";
 
-/** The CopyData event `pg` emits on `client.connection` (a view of pg's parser buffer). */
-export interface CopyDataEvent {
-  chunk: Uint8Array;
-}
-
-/** What the stream uses of `client.connection` (pg's Connection). */
+/** What the stream uses of `client.connection` (pg's Connection): its socket, which it takes over (socket.ts). */
 export interface PgConnection {
-  readonly stream: { pause(): unknown; resume(): unknown; isPaused?(): boolean; destroy?(): unknown };
-  on(event: "copyData", listener: (msg: CopyDataEvent) => void): unknown;
-  once(event: "replicationStart", listener: () => void): unknown;
-  removeListener(event: string, listener: (...args: never[]) => void): unknown;
-  /** Sends a CopyData message (a Buffer: pg's serializer copies with Buffer#copy). */
-  sendCopyFromChunk(chunk: Uint8Array): void;
-  /** Sends CopyDone. */
-  endCopyFrom(): void;
+  readonly stream: RawSocket;
 }
 
 /** The client as the stream uses it. */
@@ -70,7 +59,7 @@ export async function openClient(connection: ReplicateOptions["connection"], pgM
     throw fromPgError(e, "could not connect", "CONNECT_FAILED");
   }
   const conn = (client as unknown as { connection?: PgConnection }).connection;
-  if (!conn || typeof conn.sendCopyFromChunk !== "function" || typeof conn.on !== "function") {
+  if (!conn || typeof conn.stream?.write !== "function" || typeof conn.stream.listeners !== "function") {
     await client.end().catch(() => {});
     throw new ReplicationError("the pg client has no usable `connection` (pg-native is not supported)", { code: "CONNECT_FAILED" });
   }

@@ -29,7 +29,9 @@ export type ReplicationErrorCode =
   | "CONNECTION_LOST"
   /** The server ended the replication stream without being asked (e.g. while shutting down). */
   | "STREAM_ENDED"
-  /** The decoder rejected the bytes (`cause` is the `PgoutputError`). */
+  /** Nothing arrived for `receiveTimeoutMs`, not even an answer to a status update asking for one (a stalled server or a half-open connection). */
+  | "RECEIVE_TIMEOUT"
+  /** The decoder rejected the bytes (`cause` is the `PgoutputError`; MESSAGE_TOO_LARGE for a frame over `maxMessageSize`). */
   | "DECODE_ERROR";
 
 export interface ReplicationErrorDetails {
@@ -64,12 +66,12 @@ export class ReplicationError extends Error {
 
   /**
    * Whether reconnecting (from `lastAckedLsn`) may succeed: a lost
-   * connection, a stream the server ended, connection-class (08) and
+   * connection, a receive timeout, a stream the server ended, connection-class (08) and
    * operator-intervention (57: terminated, shutting down) SQLSTATEs, and a
    * slot still held by a dying walsender (55006).
    */
   get retryable(): boolean {
-    if (this.code === "CONNECTION_LOST" || this.code === "STREAM_ENDED" || this.code === "CONNECT_FAILED") return true;
+    if (this.code === "CONNECTION_LOST" || this.code === "STREAM_ENDED" || this.code === "CONNECT_FAILED" || this.code === "RECEIVE_TIMEOUT") return true;
     if (this.code !== "SERVER_ERROR" || this.sqlstate === undefined) return false;
     return this.sqlstate.startsWith("08") || this.sqlstate.startsWith("57") || this.sqlstate === "55006";
   }
@@ -109,4 +111,19 @@ export function fromPgError(e: unknown, context: string, fallback: ReplicationEr
     });
   }
   return new ReplicationError(`${context}: ${message}`, { code: fallback, cause: e });
+}
+
+/**
+ * An ErrorResponse the stream read from the socket itself (its fields by
+ * code: `S`/`V` severity, `C` SQLSTATE, `M` message, `D` detail, `H` hint)
+ * as a SERVER_ERROR.
+ */
+export function fromErrorFields(fields: Readonly<Record<string, string>>, context: string): ReplicationError {
+  return new ReplicationError(`${context}: ${fields.M ?? "error without a message"}`, {
+    code: "SERVER_ERROR",
+    sqlstate: fields.C,
+    severity: fields.V ?? fields.S,
+    detail: fields.D,
+    hint: fields.H,
+  });
 }

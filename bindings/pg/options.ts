@@ -7,6 +7,7 @@ import type { PgoutputDecoder } from "../decoder.ts";
 import type { StandbyStatus } from "../walsender.ts";
 import type { AckMode } from "../ack.ts";
 import { parseLsn } from "../lsn.ts";
+import { checkMaxMessageSize } from "../limits.ts";
 import { ReplicationError } from "./errors.ts";
 
 /** A replication slot to stream from. */
@@ -82,6 +83,21 @@ export interface ReplicateOptions {
   keepalives?: boolean;
   /** The decoder: `wasm` (default), `baseline`, or an instance (it is reset; use one per stream). */
   decoder?: "wasm" | "baseline" | PgoutputDecoder;
+  /**
+   * Like PostgreSQL's `wal_receiver_timeout`: after half of it with nothing
+   * received, a status update asking for a reply is sent; after all of it,
+   * the stream fails with a retryable RECEIVE_TIMEOUT (a stalled server, a
+   * half-open connection). Time the socket is paused for backpressure does
+   * not count. 0 turns it off. Default 60 000.
+   */
+  receiveTimeoutMs?: number;
+  /**
+   * Largest backend message accepted, checked at its header before its
+   * bytes are buffered: a larger one fails the stream (DECODE_ERROR caused
+   * by MESSAGE_TOO_LARGE). Default 1 GiB, PostgreSQL's largest value. Only
+   * for the decoders made by `replicate()`; a decoder instance keeps its own.
+   */
+  maxMessageSize?: number;
   /** Milliseconds `stop()` waits for the server to end the stream before closing the socket. Default 10 000. */
   stopTimeoutMs?: number;
   /** The `pg` module, when it cannot be imported dynamically (e.g. a bundle). */
@@ -110,6 +126,8 @@ export interface NormalizedOptions {
   highWaterMark: number;
   lowWaterMark: number;
   keepalives: boolean;
+  receiveTimeoutMs: number;
+  maxMessageSize: number | undefined;
   stopTimeoutMs: number;
 }
 
@@ -123,6 +141,14 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   if (value === undefined) return fallback;
   if (!(Number.isFinite(value) && value > 0)) throw invalid(`${name} must be a positive number, not ${String(value)}`);
   return value;
+}
+
+function messageLimit(max: number): number {
+  try {
+    return checkMaxMessageSize(max);
+  } catch (cause) {
+    throw new ReplicationError((cause as Error).message, { code: "INVALID_OPTION", cause });
+  }
 }
 
 /** Fills in defaults and checks the options; throws an INVALID_OPTION `ReplicationError`. */
@@ -194,6 +220,8 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     highWaterMark,
     lowWaterMark,
     keepalives: o.keepalives === true,
+    receiveTimeoutMs: o.receiveTimeoutMs === 0 ? 0 : positive("receiveTimeoutMs", o.receiveTimeoutMs, 60_000),
+    maxMessageSize: o.maxMessageSize === undefined ? undefined : messageLimit(o.maxMessageSize),
     stopTimeoutMs: positive("stopTimeoutMs", o.stopTimeoutMs, 10_000),
   };
 }

@@ -1,91 +1,65 @@
 /**
- * The CopyData payloads that arrived and were not decoded yet.
+ * The socket bytes that arrived and were not decoded yet, kept contiguous
+ * so that everything queued goes to the decoder in ONE `pushBackend` call.
  *
- * `pg` hands each payload over as a Buffer that views its parser's buffer,
- * and the parser reuses that memory for later socket reads, so a payload
- * kept past its event must be copied. Copies go into large blocks (one
- * allocation per block, not per message); `drain()` hands every queued
- * payload to one function call (one `decodeCopyData`), after which the
- * blocks are reused.
+ * Every chunk is copied in on arrival: a chunk handed to a 'data' listener
+ * may be a view of memory someone else reuses (`Buffer#slice` is a view,
+ * and pg's parser reuses its buffer), and nothing this package keeps may
+ * alias such memory.
  *
- * `bytes` is what the socket's backpressure watches; `highWater` is the
- * largest it ever was.
+ * Two buffers alternate: `take()` hands out the bytes of one and starts
+ * filling the other, so what the decoder was given is left untouched until
+ * the following `take()` — after which the decoder has been called again and
+ * no view of the previous batch is valid anyway. A backend that reads its
+ * input in place therefore never sees it overwritten under a live view.
  */
 
-const DEFAULT_BLOCK = 1 << 20;
+const INITIAL = 1 << 16;
 
-export class CopyDataQueue {
-  readonly #blockSize: number;
-  /** Blocks holding the queued payloads, the last one being filled. */
-  #blocks: Uint8Array[] = [];
-  /** A drained block kept for reuse. */
-  #spare: Uint8Array | undefined;
-  #fill = 0; // bytes used in the last block
-  #payloads: Uint8Array[] = [];
-  #bytes = 0;
+export class ByteQueue {
+  #filling = new Uint8Array(INITIAL);
+  #taken = new Uint8Array(INITIAL);
+  #fill = 0;
   #highWater = 0;
 
-  constructor(blockSize = DEFAULT_BLOCK) {
-    this.#blockSize = blockSize;
-  }
-
-  /** Payload bytes queued. */
+  /** Bytes queued. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#fill;
   }
 
-  /** Payloads queued. */
-  get length(): number {
-    return this.#payloads.length;
-  }
-
-  /** The most payload bytes ever queued at once. */
+  /** The most bytes ever queued at once. */
   get highWater(): number {
     return this.#highWater;
   }
 
-  /** Queues a copy of `payload`. */
-  push(payload: Uint8Array): void {
-    const n = payload.length;
-    let copy: Uint8Array;
-    if (n > this.#blockSize >> 2) {
-      copy = payload.slice(); // a large payload gets its own allocation
-    } else {
-      let block = this.#blocks[this.#blocks.length - 1];
-      if (block === undefined || this.#fill + n > block.length) {
-        block = this.#spare ?? new Uint8Array(this.#blockSize);
-        this.#spare = undefined;
-        this.#blocks.push(block);
-        this.#fill = 0;
-      }
-      block.set(payload, this.#fill);
-      copy = block.subarray(this.#fill, this.#fill + n);
-      this.#fill += n;
+  /** Queues a copy of `chunk`. */
+  push(chunk: Uint8Array): void {
+    const need = this.#fill + chunk.length;
+    if (need > this.#filling.length) {
+      let size = this.#filling.length * 2;
+      while (size < need) size *= 2;
+      const grown = new Uint8Array(size);
+      grown.set(this.#filling.subarray(0, this.#fill));
+      this.#filling = grown;
     }
-    this.#payloads.push(copy);
-    this.#bytes += n;
-    if (this.#bytes > this.#highWater) this.#highWater = this.#bytes;
+    this.#filling.set(chunk, this.#fill);
+    this.#fill = need;
+    if (need > this.#highWater) this.#highWater = need;
   }
 
-  /**
-   * Calls `fn` with every queued payload (valid only during the call), then
-   * empties the queue, also when `fn` throws.
-   */
-  drain<T>(fn: (payloads: readonly Uint8Array[]) => T): T {
-    const payloads = this.#payloads;
-    this.#payloads = [];
-    try {
-      return fn(payloads);
-    } finally {
-      this.#bytes = 0;
-      this.#spare = this.#blocks[0] ?? this.#spare;
-      this.#blocks = [];
-      this.#fill = 0;
-    }
+  /** Everything queued, as one view valid until the next `take()`; the queue is empty after it. */
+  take(): Uint8Array {
+    const full = this.#filling;
+    const out = full.subarray(0, this.#fill);
+    // The other buffer is filled next; one that grew for a burst is not kept at that size forever.
+    this.#filling = this.#taken.length > 4 * INITIAL && this.#fill <= INITIAL ? new Uint8Array(INITIAL) : this.#taken;
+    this.#taken = full;
+    this.#fill = 0;
+    return out;
   }
 
   /** Drops everything queued. */
   clear(): void {
-    this.drain(() => undefined);
+    this.#fill = 0;
   }
 }

@@ -48,9 +48,9 @@ import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
 import { ReplicationStream } from "./stream.ts";
 
-async function makeDecoder(choice: ReplicateOptions["decoder"]): Promise<PgoutputDecoder> {
-  if (choice === undefined || choice === "wasm") return WasmDecoder.create();
-  if (choice === "baseline") return new BaselineDecoder();
+async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {
+  if (choice === undefined || choice === "wasm") return WasmDecoder.create({ maxMessageSize });
+  if (choice === "baseline") return new BaselineDecoder({ maxMessageSize });
   if (typeof choice === "object" && typeof choice.decodeCopyData === "function") {
     choice.reset(); // a new connection: the server sends every Relation again
     return choice;
@@ -77,7 +77,7 @@ async function readSlot(client: Client, name: string): Promise<SlotRow | undefin
  */
 export async function replicate(options: ReplicateOptions): Promise<ReplicationStream> {
   const opts = normalizeOptions(options);
-  const decoder = await makeDecoder(options.decoder);
+  const decoder = await makeDecoder(options.decoder, opts.maxMessageSize);
   const { client, connection } = await openClient(options.connection, options.pg);
   let stream: ReplicationStream | undefined;
   try {
@@ -98,7 +98,7 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
     const start = opts.startLsn > confirmed ? opts.startLsn : confirmed;
     stream = new ReplicationStream({
       client,
-      connection,
+      socket: connection.stream,
       decoder,
       options: opts,
       start,

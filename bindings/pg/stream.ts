@@ -1,16 +1,27 @@
 /**
- * A running replication stream over a `pg` connection in CopyBoth mode:
- * queues the CopyData payloads `pg` emits, decodes them lazily — everything
- * queued, in ONE `decodeCopyData` call, when the consumer has finished the
- * previous batch — pauses the socket while the consumer is behind, answers
- * keepalives, reports acknowledgements on a timer, and turns server errors
- * and connection loss into `ReplicationError`s.
+ * A running replication stream. After START_REPLICATION the stream reads
+ * the connection's socket itself (socket.ts): raw bytes are copied into a
+ * queue on arrival and decoded lazily — everything queued, in ONE
+ * `pushBackend` call, when the consumer has finished the previous batch —
+ * so `maxMessageSize` is checked at each frame's header before its bytes
+ * are buffered, nothing aliases pg's buffers, and no per-message work of
+ * pg's is paid.
  *
  * Backpressure counts the bytes received and not yet handed over: queued
- * payloads plus the rest of the decoded batch. At `highWaterMark` the socket
- * is paused; it resumes once the consumer has worked its way down to
- * `lowWaterMark`. So memory holds about one high-water mark of payloads
- * (and the decoder's copy of the batch), however far behind the consumer is.
+ * bytes plus the rest of the decoded batch (pro rata by messages). At
+ * `highWaterMark` the socket is paused; it resumes once the consumer has
+ * worked its way down to `lowWaterMark`.
+ *
+ * Liveness, as PostgreSQL's walreceiver does it: a standby status update
+ * every `statusIntervalMs` and whenever a keepalive reaching the consumer
+ * asks for one; after half of `receiveTimeoutMs` with nothing received, a
+ * status update asking for a reply; after all of it, a retryable
+ * RECEIVE_TIMEOUT. At most one status update waits in the socket's write
+ * buffer: a server that stops reading does not make the client's memory grow.
+ *
+ * Errors come in stream order: everything received before an ErrorResponse,
+ * a frame the decoder rejects, or the connection's end is delivered first,
+ * then the error is thrown.
  *
  * Views: a message yielded by the iteration is a view into the decoder's
  * memory, valid until the consumer asks for the next item (the next decode
@@ -19,16 +30,18 @@
  * Created by `replicate()`; see there for an example.
  */
 import type { Client } from "pg";
-import type { Batch, PgoutputDecoder } from "../decoder.ts";
+import type { PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
-import type { PrimaryKeepalive, StandbyStatus, WalMessage } from "../walsender.ts";
+import type { BackendMessage, PrimaryKeepalive, StandbyStatus, WalMessage } from "../walsender.ts";
 import { AckTracker } from "../ack.ts";
+import { isPgoutputError } from "../errors.ts";
 import { parseLsn } from "../lsn.ts";
 import { encodeStandbyStatusUpdate } from "../walsender.ts";
-import type { CopyDataEvent, PgConnection } from "./client.ts";
 import type { NormalizedOptions, ReplicateOptions } from "./options.ts";
-import { ReplicationError, fromPgError } from "./errors.ts";
-import { CopyDataQueue } from "./queue.ts";
+import { ReplicationError, fromErrorFields, fromPgError } from "./errors.ts";
+import { copyDataFrame, copyDoneFrame, queryFrame } from "./frames.ts";
+import { ByteQueue } from "./queue.ts";
+import { takeOver, type RawSocket } from "./socket.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
 
 /** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
@@ -36,13 +49,13 @@ export type StreamItem = PgoutputMessage | PrimaryKeepalive;
 
 /** Counters of a stream, for monitoring and tests. */
 export interface ReplicationStats {
-  /** CopyData payloads received. */
+  /** Messages decoded from the socket: CopyData payloads (XLogData, keepalives) and other backend messages. */
   payloads: number;
-  /** Payload bytes received. */
+  /** Socket bytes received after START_REPLICATION. */
   bytes: number;
-  /** `decodeCopyData` calls. */
+  /** `pushBackend` calls. */
   batches: number;
-  /** Payload bytes received and not yet handed over: queued, or decoded and not yet iterated. */
+  /** Bytes received and not yet handed over: queued, or decoded and not yet iterated. */
   bufferedBytes: number;
   /** The most bytes ever buffered at once (what backpressure bounds). */
   bufferedHighWater: number;
@@ -55,7 +68,8 @@ export interface ReplicationStats {
 /** What `replicate()` hands the stream. */
 export interface StreamSetup {
   client: Client;
-  connection: PgConnection;
+  /** The connection's socket; the stream takes it over from pg at `start()`. */
+  socket: RawSocket;
   decoder: PgoutputDecoder;
   options: NormalizedOptions;
   /** The position already confirmed: the later of the slot's confirmed_flush_lsn and startLsn. */
@@ -65,14 +79,33 @@ export interface StreamSetup {
   callbacks: Pick<ReplicateOptions, "onError" | "onStatus" | "onNotice">;
 }
 
-const TAG_XLOGDATA = 0x77; // 'w'
-const TAG_KEEPALIVE = 0x6b; // 'k'
+/** The messages of one decode: a decoder's batch, or the messages decoded before a rejected frame. */
+interface Items {
+  readonly length: number;
+  get(index: number): WalMessage;
+}
 
-/** A big-endian uint64 (an LSN) at `at`. */
-function readU64(p: Uint8Array, at: number): bigint {
-  const hi = ((p[at]! << 24) | (p[at + 1]! << 16) | (p[at + 2]! << 8) | p[at + 3]!) >>> 0;
-  const lo = ((p[at + 4]! << 24) | (p[at + 5]! << 16) | (p[at + 6]! << 8) | p[at + 7]!) >>> 0;
-  return (BigInt(hi) << 32n) | BigInt(lo);
+type Phase = "starting" | "streaming" | "stopping" | "closed";
+
+/** PostgreSQL's epoch (2000-01-01) in µs after the Unix epoch. */
+const POSTGRES_EPOCH_US = 946_684_800_000_000;
+
+/**
+ * The send time (µs since 2000, as a number) of a keepalive asking for a
+ * reply that ends `chunk`, if one does: `d`, length 22, `k`, walEnd,
+ * sendTime, 1. The walsender asks when it has waited half its
+ * `wal_sender_timeout` for a reply, and then has nothing else to send, so
+ * such a keepalive ends what the socket delivers. Answering it on arrival
+ * keeps the connection alive while the consumer is busy; a false match
+ * costs one extra status update.
+ */
+function tailKeepalive(c: Uint8Array): number | undefined {
+  const n = c.length;
+  if (n < 23 || c[n - 1] !== 1 || c[n - 18] !== 0x6b || c[n - 19] !== 22 || c[n - 23] !== 0x64) return undefined;
+  if (c[n - 22] !== 0 || c[n - 21] !== 0 || c[n - 20] !== 0) return undefined;
+  const hi = ((c[n - 9]! << 24) | (c[n - 8]! << 16) | (c[n - 7]! << 8) | c[n - 6]!) >>> 0;
+  const lo = ((c[n - 5]! << 24) | (c[n - 4]! << 16) | (c[n - 3]! << 8) | c[n - 2]!) >>> 0;
+  return hi * 2 ** 32 + lo;
 }
 
 export class ReplicationStream implements AsyncIterable<StreamItem> {
@@ -86,28 +119,40 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   readonly closed: Promise<ReplicationError | undefined>;
 
   readonly #client: Client;
-  readonly #connection: PgConnection;
+  readonly #socket: RawSocket;
   readonly #options: NormalizedOptions;
   readonly #callbacks: StreamSetup["callbacks"];
   readonly #tracker: AckTracker;
-  readonly #queue = new CopyDataQueue();
-  #batch: Batch<WalMessage> | undefined;
+  readonly #queue = new ByteQueue();
+  #phase: Phase = "starting";
+  #items: Items | undefined;
   #index = 0;
-  /** Payload sizes of the batch (one message per payload), and the bytes of it not yet handed over. */
-  #batchSizes: Int32Array = new Int32Array(0);
-  #batchRemaining = 0;
+  /** Socket bytes behind #items, for the backpressure estimate. */
+  #itemsBytes = 0;
+  /** A rejected frame's error, thrown once the messages decoded before it were delivered. */
+  #decodeError: ReplicationError | undefined;
+  /** Why the socket is gone (closed, failed, timed out): thrown once everything received before was delivered. */
+  #lost: ReplicationError | undefined;
+  /** The error that ended the stream. */
+  #error: ReplicationError | undefined;
   #bufferedHighWater = 0;
-  #started = false;
   #paused = false;
   #stopRequested = false;
   #stopping: Promise<void> | undefined;
-  #ended = false;
-  #error: ReplicationError | undefined;
+  /** Resolves stop()'s wait for the server's ReadyForQuery (or the socket's end). */
+  #stopped: (() => void) | undefined;
   #wake: (() => void) | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #lastData = 0;
+  #lastStatus = 0;
+  /** A status update asking for a reply was sent for the current silence. */
+  #pinged = false;
+  /** Send times of keepalives answered on arrival, so that reaching them later sends no second reply. */
+  readonly #answered = new Set<number>();
+  /** A status update was due while another still waited in the write buffer. */
+  #statusWanted = false;
   #claimed: string | undefined;
   #chain: Promise<unknown> = Promise.resolve();
-  #queryDone: Promise<void> = Promise.resolve();
   #startWaiter: { resolve: () => void; reject: (e: ReplicationError) => void } | undefined;
   #resolveClosed!: (e: ReplicationError | undefined) => void;
   readonly #stats = { payloads: 0, bytes: 0, batches: 0, pauses: 0, statusUpdates: 0 };
@@ -115,7 +160,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   /** Use `replicate()`. */
   constructor(setup: StreamSetup) {
     this.#client = setup.client;
-    this.#connection = setup.connection;
+    this.#socket = setup.socket;
     this.decoder = setup.decoder;
     this.#options = setup.options;
     this.#callbacks = setup.callbacks;
@@ -123,30 +168,25 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.slotName = setup.options.slot.name;
     this.#tracker = new AckTracker({ mode: setup.options.ack, start: setup.start });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
-    this.#connection.on("copyData", this.#onCopyData);
     this.#client.on("error", this.#onClientError);
     this.#client.on("end", this.#onClientEnd);
-    this.#client.on("notice", this.#onNotice);
   }
 
-  /** Sends START_REPLICATION; resolves once the server entered CopyBoth mode. Used by `replicate()`. */
+  /**
+   * Takes the socket over from pg, sends START_REPLICATION and resolves once
+   * the server entered CopyBoth mode. Used by `replicate()`, after the last
+   * query it runs through pg.
+   */
   start(command: string): Promise<void> {
     const started = new Promise<void>((resolve, reject) => (this.#startWaiter = { resolve, reject }));
-    this.#connection.once("replicationStart", () => {
-      this.#started = true;
-      this.#startWaiter?.resolve();
-      this.#startWaiter = undefined;
-      this.#timer = setInterval(() => this.#sendStatus(false), this.#options.statusIntervalMs);
-      (this.#timer as { unref?: () => void }).unref?.();
-    });
-    this.#queryDone = this.#client.query(command).then(
-      () => {
-        if (!this.#stopRequested) this.#fail(new ReplicationError("the server ended the replication stream", { code: "STREAM_ENDED" }));
-      },
-      (e: unknown) => {
-        if (!this.#stopRequested) this.#fail(fromPgError(e, "replication failed"));
-      },
-    );
+    takeOver(this.#socket, this.#onData);
+    this.#socket.on("drain", this.#onDrain);
+    this.#lastData = Date.now();
+    const o = this.#options;
+    const period = o.receiveTimeoutMs > 0 ? Math.min(o.statusIntervalMs, o.receiveTimeoutMs / 4) : o.statusIntervalMs;
+    this.#timer = setInterval(this.#tick, Math.max(10, period));
+    (this.#timer as { unref?: () => void }).unref?.();
+    this.#socket.write(queryFrame(command));
     return started;
   }
 
@@ -158,7 +198,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     return this.#tracker.confirmed;
   }
 
-  /** The highest WAL position received (written in the status updates). */
+  /** The highest WAL position decoded (written in the status updates). */
   get lastReceivedLsn(): bigint {
     return this.#tracker.written;
   }
@@ -212,20 +252,20 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.#startWaiter?.reject(new ReplicationError("stopped before the stream started", { code: "CONNECTION_LOST" }));
     this.#startWaiter = undefined;
     if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#queue.clear();
-    if (this.#paused) this.#resume(); // the server's CopyDone must get through
-    if (this.#error === undefined && this.#started && !this.#ended) {
-      this.#sendStatus(false);
-      this.#connection.endCopyFrom();
+    if (this.#paused) this.#resume(); // the server's answer must get through
+    if (this.#phase === "streaming" && this.#error === undefined && this.#lost === undefined) {
+      this.#phase = "stopping";
+      this.#sendStatus(false, true);
+      this.#socket.write(copyDoneFrame());
       let timeout: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        this.#queryDone,
-        new Promise<void>((resolve) => (timeout = setTimeout(resolve, this.#options.stopTimeoutMs))),
-      ]);
+      await new Promise<void>((resolve) => {
+        this.#stopped = resolve;
+        timeout = setTimeout(resolve, this.#options.stopTimeoutMs);
+        this.#drainForStop(); // the answer may be queued already
+      });
       clearTimeout(timeout);
     }
-    await this.#client.end().catch(() => {});
-    this.#finish();
+    await this.#close();
   }
 
   /** Iterates pgoutput messages (views valid until the next `next()`); breaking out stops the stream. */
@@ -291,51 +331,87 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   }
 
   /**
-   * The next pgoutput message in stream order (or keepalive, when `keepalives`):
-   * from the current batch, else one decode of everything queued, else waits.
-   * `undefined` once stopped; throws the stream's error after everything
-   * received before it was delivered.
+   * The next pgoutput message in stream order (or keepalive, when
+   * `keepalives`). `undefined` once stopped; throws the stream's error after
+   * everything received before it was delivered.
    */
   async #nextWal(keepalives: boolean): Promise<PgoutputMessage | PrimaryKeepalive | undefined> {
     for (;;) {
       if (this.#stopRequested) return undefined;
       if (this.#paused && this.#buffered() <= this.#options.lowWaterMark) this.#resume();
-      const batch = this.#batch;
-      if (batch !== undefined && this.#index < batch.length) {
-        this.#batchRemaining -= this.#batchSizes[this.#index]!;
-        const item = batch.get(this.#index++);
+      let item: WalMessage | undefined;
+      try {
+        item = this.#take();
+      } catch (e) {
+        throw this.#fail(e as ReplicationError);
+      }
+      if (item !== undefined) {
         if (item.kind === "PrimaryKeepalive") {
           // In stream order: everything before it has been handed over.
-          if (this.#tracker.keepalive(item.walEnd) && item.replyRequested) this.#sendStatus(false);
+          this.#tracker.keepalive(item.walEnd);
+          if (item.replyRequested && !this.#answered.delete(Number(item.sendTime) - POSTGRES_EPOCH_US)) this.#sendStatus(false);
           if (keepalives) return item;
           continue;
         }
-        if (item.kind === "BackendMessage") continue; // not produced by decodeCopyData
+        if (item.kind === "BackendMessage") {
+          const error = this.#backendMessage(item);
+          if (error !== undefined) throw this.#fail(error);
+          continue;
+        }
         return item;
       }
-      this.#batch = undefined;
-      this.#batchRemaining = 0;
-      if (this.#queue.length > 0) {
-        try {
-          this.#batch = this.#queue.drain((payloads) => {
-            const sizes = new Int32Array(payloads.length);
-            for (let i = 0; i < payloads.length; i++) sizes[i] = payloads[i]!.length;
-            this.#batchSizes = sizes;
-            this.#batchRemaining = this.#queue.bytes; // still counted until drain returns
-            return this.decoder.decodeCopyData(payloads);
-          });
-        } catch (cause) {
-          const error = new ReplicationError(`could not decode the stream: ${(cause as Error).message}`, { code: "DECODE_ERROR", cause });
-          this.#fail(error);
-          throw error;
-        }
-        this.#index = 0;
-        this.#stats.batches++;
-        continue;
-      }
       if (this.#error !== undefined) throw this.#error;
-      if (this.#ended) return undefined;
+      if (this.#lost !== undefined) throw this.#fail(this.#lost);
       await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+
+  /**
+   * The next decoded item: from the current batch, else one decode of
+   * everything queued. `undefined` when nothing is buffered. Throws a
+   * rejected frame's DECODE_ERROR after the messages decoded before it.
+   */
+  #take(): WalMessage | undefined {
+    for (;;) {
+      const items = this.#items;
+      if (items !== undefined && this.#index < items.length) return items.get(this.#index++);
+      this.#items = undefined;
+      if (this.#decodeError !== undefined) throw this.#decodeError;
+      if (this.#queue.bytes === 0 || this.#error !== undefined) return undefined;
+      const bytes = this.#queue.take();
+      this.#itemsBytes = bytes.length;
+      this.#index = 0;
+      this.#stats.batches++;
+      try {
+        this.#items = this.decoder.pushBackend(bytes);
+      } catch (cause) {
+        // Deliver what decoded before the bad frame; nothing after it can be framed, so stop reading.
+        const decoded = isPgoutputError(cause) ? cause.decoded : [];
+        this.#items = { length: decoded.length, get: (i) => decoded[i]! };
+        this.#decodeError = new ReplicationError(`could not decode the stream: ${(cause as Error).message}`, { code: "DECODE_ERROR", cause });
+        this.#queue.clear();
+        this.#socket.pause();
+      }
+      this.#stats.payloads += this.#items.length;
+    }
+  }
+
+  /** What a backend message other than CopyData means for the stream: an error that ends it, or nothing. */
+  #backendMessage(msg: BackendMessage): ReplicationError | undefined {
+    switch (msg.type) {
+      case "E":
+        return fromErrorFields(msg.fields ?? {}, "replication failed");
+      case "N": {
+        const f = msg.fields ?? {};
+        this.#callbacks.onNotice?.({ severity: f.V ?? f.S, code: f.C, message: f.M ?? "" });
+        return undefined;
+      }
+      case "c": // CopyDone, CommandComplete, ReadyForQuery: the server left CopyBoth mode
+      case "C":
+      case "Z":
+        return new ReplicationError("the server ended the replication stream", { code: "STREAM_ENDED" });
+      default: // ParameterStatus and the like
+        return undefined;
     }
   }
 
@@ -345,95 +421,183 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     wake?.();
   }
 
-  readonly #onCopyData = (msg: CopyDataEvent): void => {
-    if (this.#stopRequested || this.#error !== undefined) return;
-    const p = msg.chunk;
-    let reply = false;
-    // Written = the last end of WAL received: read from the header now, before the payload waits in the queue.
-    // (XLogData: 'w', walStart, walEnd, sendTime; a logical walsender sends the same LSN twice.)
-    if (p[0] === TAG_XLOGDATA && p.length >= 25) {
-      this.#tracker.received(readU64(p, 9));
-    } else if (p[0] === TAG_KEEPALIVE && p.length >= 18) {
-      this.#tracker.received(readU64(p, 1));
-      reply = p[17] === 1;
+  readonly #onData = (chunk: Uint8Array): void => {
+    this.#lastData = Date.now();
+    this.#pinged = false;
+    if (this.#decodeError !== undefined || this.#phase === "closed") return;
+    this.#queue.push(chunk);
+    this.#stats.bytes += chunk.length;
+    if (this.#phase === "starting") this.#scanStart();
+    else if (this.#phase === "stopping") this.#drainForStop();
+    else {
+      const buffered = this.#buffered();
+      if (buffered > this.#bufferedHighWater) this.#bufferedHighWater = buffered;
+      if (!this.#paused && buffered >= this.#options.highWaterMark) {
+        this.#socket.pause();
+        this.#paused = true;
+        this.#stats.pauses++;
+      }
+      const ping = tailKeepalive(chunk);
+      if (ping !== undefined) {
+        if (this.#answered.size >= 64) this.#answered.clear(); // keepalives the consumer has not reached yet
+        this.#answered.add(ping);
+        this.#sendStatus(false);
+      }
+      this.#wakeUp();
     }
-    this.#queue.push(p);
-    this.#stats.payloads++;
-    this.#stats.bytes += p.length;
-    const buffered = this.#buffered();
-    if (buffered > this.#bufferedHighWater) this.#bufferedHighWater = buffered;
-    if (!this.#paused && buffered >= this.#options.highWaterMark) {
-      this.#connection.stream.pause();
-      this.#paused = true;
-      this.#stats.pauses++;
-    }
-    // Answer at once, even when the consumer is behind, or the server may time us out.
-    if (reply) this.#sendStatus(false);
-    this.#wakeUp();
   };
 
-  /** Bytes received and not yet handed over. */
+  /**
+   * Before CopyBothResponse: reads the server's answer to START_REPLICATION.
+   * What follows the CopyBothResponse in the same batch stays for the consumer.
+   */
+  #scanStart(): void {
+    try {
+      for (let item = this.#take(); item !== undefined; item = this.#take()) {
+        if (item.kind !== "BackendMessage") {
+          throw new ReplicationError(`the server sent ${item.kind} before entering CopyBoth mode`, { code: "DECODE_ERROR" });
+        }
+        if (item.type === "W") {
+          this.#phase = "streaming";
+          this.#lastStatus = Date.now();
+          this.#startWaiter?.resolve();
+          this.#startWaiter = undefined;
+          return;
+        }
+        const error = this.#backendMessage(item);
+        if (error !== undefined) {
+          this.#fail(error);
+          return;
+        }
+      }
+    } catch (e) {
+      this.#fail(e as ReplicationError);
+    }
+  }
+
+  /** After CopyDone: everything the server still sends is read until its ReadyForQuery. */
+  #drainForStop(): void {
+    try {
+      for (let item = this.#take(); item !== undefined; item = this.#take()) {
+        if (item.kind === "BackendMessage" && (item.type === "Z" || item.type === "E")) {
+          this.#stopped?.();
+          return;
+        }
+      }
+    } catch {
+      this.#stopped?.(); // nothing more can be read
+    }
+  }
+
+  readonly #onDrain = (): void => {
+    if (this.#statusWanted) this.#sendStatus(false);
+  };
+
+  readonly #tick = (): void => {
+    const now = Date.now();
+    const timeout = this.#options.receiveTimeoutMs;
+    if (timeout > 0 && !this.#paused && this.#lost === undefined) {
+      const silent = now - this.#lastData;
+      if (silent >= timeout) {
+        this.#lose(new ReplicationError(`nothing received from the server for ${silent} ms (receiveTimeoutMs ${timeout})`, { code: "RECEIVE_TIMEOUT" }));
+        return;
+      }
+      if (silent >= timeout / 2 && !this.#pinged && this.#phase === "streaming") {
+        this.#pinged = true;
+        this.#sendStatus(true);
+      }
+    }
+    if (now - this.#lastStatus >= this.#options.statusIntervalMs) this.#sendStatus(false);
+  };
+
+  /** Bytes received and not yet handed over: queued, plus the undelivered share of the current batch. */
   #buffered(): number {
-    return this.#queue.bytes + this.#batchRemaining;
+    const items = this.#items;
+    const rest = items === undefined || items.length === 0 ? 0 : Math.round((this.#itemsBytes * (items.length - this.#index)) / items.length);
+    return this.#queue.bytes + rest;
   }
 
   #resume(): void {
     this.#paused = false;
-    this.#connection.stream.resume();
+    this.#lastData = Date.now(); // a paused socket was not silent
+    this.#socket.resume();
   }
 
   readonly #onClientError = (e: unknown): void => {
-    if (!this.#stopRequested) this.#fail(fromPgError(e, "connection error"));
+    this.#lose(fromPgError(e, "connection error"));
   };
 
   readonly #onClientEnd = (): void => {
-    this.#ended = true;
-    if (!this.#stopRequested) this.#fail(new ReplicationError("the connection closed", { code: "CONNECTION_LOST" }));
-    this.#wakeUp();
+    this.#lose(new ReplicationError("the connection closed", { code: "CONNECTION_LOST" }));
   };
 
-  readonly #onNotice = (n: { severity?: string; code?: string; message?: string }): void => {
-    this.#callbacks.onNotice?.({ severity: n.severity, code: n.code, message: n.message ?? "" });
-  };
+  /**
+   * The socket is gone (or is given up on): before the start that is the
+   * failure; after it, the consumer gets what was received first.
+   */
+  #lose(error: ReplicationError): void {
+    if (this.#phase === "stopping") {
+      this.#stopped?.();
+      return;
+    }
+    if (this.#stopRequested || this.#lost !== undefined || this.#error !== undefined) return;
+    this.#lost = error;
+    this.#socket.destroy();
+    if (this.#phase === "starting") this.#fail(error);
+    else this.#wakeUp();
+  }
 
-  #sendStatus(replyRequested: boolean): void {
-    if (!this.#started || this.#ended || this.#error !== undefined) return;
+  /** Sends a standby status update; with one already waiting in the write buffer, only notes that another is due (unless `force`). */
+  #sendStatus(replyRequested: boolean, force = false): void {
+    if ((this.#phase !== "streaming" && !force) || this.#lost !== undefined || this.#error !== undefined) return;
+    if (!force && this.#socket.writableLength > 0) {
+      this.#statusWanted = true;
+      return;
+    }
+    this.#statusWanted = false;
     const status: Required<StandbyStatus> = {
       ...this.#tracker.status(),
       clientTime: BigInt(Date.now()) * 1000n,
       replyRequested,
     };
-    const bytes = encodeStandbyStatusUpdate(status);
-    // pg's serializer copies with Buffer#copy, so hand it a Buffer.
-    this.#connection.sendCopyFromChunk(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    this.#socket.write(copyDataFrame(encodeStandbyStatusUpdate(status)));
+    this.#lastStatus = Date.now();
     this.#stats.statusUpdates++;
     this.#callbacks.onStatus?.(status);
   }
 
-  /** The first failure ends the stream: later ones (the socket closing after a FATAL) are ignored. */
-  #fail(error: ReplicationError): void {
-    if (this.#error !== undefined || this.#stopRequested) return;
+  /** The first failure ends the stream (later ones are ignored); returns the stream's error, for throwing. */
+  #fail(error: ReplicationError): ReplicationError {
+    if (this.#error !== undefined || this.#stopRequested) return this.#error ?? error;
     this.#error = error;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#startWaiter?.reject(error);
     this.#startWaiter = undefined;
-    if (this.#paused) this.#resume();
     // A failure before the start is replicate()'s rejection, not a stream error.
-    if (this.#started) {
+    if (this.#phase === "streaming") {
       try {
         this.#callbacks.onError?.(error);
       } catch {
         /* a throwing callback must not break the cleanup */
       }
     }
-    void this.#client.end().catch(() => {}).then(() => this.#finish());
+    void this.#close();
     this.#wakeUp();
+    return error;
   }
 
-  #finish(): void {
-    this.#ended = true;
-    this.#connection.removeListener("copyData", this.#onCopyData as (...args: never[]) => void);
-    this.#client.removeListener("notice", this.#onNotice);
+  /** Closes the connection (Terminate, then the socket, which is destroyed if the server does not close it) and ends the stream. */
+  async #close(): Promise<void> {
+    if (this.#phase === "closed") return;
+    this.#phase = "closed";
+    this.#queue.clear();
+    let timeout: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#client.end().catch(() => {}),
+      new Promise<void>((resolve) => (timeout = setTimeout(resolve, 1000))),
+    ]);
+    clearTimeout(timeout);
+    this.#socket.destroy();
     this.#resolveClosed(this.#error);
     this.#wakeUp();
   }

@@ -1,0 +1,42 @@
+/**
+ * Taking the replication connection's socket over from `pg`.
+ *
+ * pg parses every backend message itself, buffers a message of any declared
+ * length before anyone sees it, emits one event per message, and hands each
+ * CopyData over as a view of a parser buffer it reuses. For the replication
+ * stream none of that is wanted: once every query pg runs for us is done
+ * (its parser holds no unfinished bytes then: the last ReadyForQuery
+ * completed it), the stream removes pg's 'data' listener and reads the raw
+ * socket bytes itself, into the decoder's `pushBackend` — which checks every
+ * frame's declared length against `maxMessageSize` before buffering it.
+ *
+ * pg keeps the socket's 'close' and 'error' listeners (and so its own
+ * `end` / `error` events); `client.end()` still closes the connection.
+ */
+
+/** The socket under pg's Connection (a net.Socket or tls.TLSSocket), as far as the stream uses it. */
+export interface RawSocket {
+  listeners(event: "data"): Function[];
+  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+  on(event: "data", listener: (chunk: Uint8Array) => void): unknown;
+  on(event: "drain", listener: () => void): unknown;
+  write(bytes: Uint8Array): boolean;
+  /** Bytes written and not yet handed to the operating system. */
+  readonly writableLength: number;
+  pause(): unknown;
+  resume(): unknown;
+  destroy(): unknown;
+}
+
+/**
+ * Replaces pg's parser on `socket` with `onData`. Throws when pg is not
+ * reading the socket the way this module knows (then nothing is changed).
+ */
+export function takeOver(socket: RawSocket, onData: (chunk: Uint8Array) => void): void {
+  const pgListeners = socket.listeners("data");
+  if (pgListeners.length !== 1) {
+    throw new Error(`expected pg to have one 'data' listener on its socket, found ${pgListeners.length}`);
+  }
+  socket.removeListener("data", pgListeners[0] as (...args: never[]) => void);
+  socket.on("data", onData);
+}
