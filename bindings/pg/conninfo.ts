@@ -59,14 +59,14 @@ function keywordValues(s: string): Map<string, string> {
     while (i < s.length && s[i] !== "=" && !ws(s[i])) i++;
     const key = s.slice(start, i);
     while (ws(s[i])) i++;
-    if (s[i] !== "=") throw new ConnectionStringError(`missing "=" after "${printableKey(key)}"`, key);
+    if (s[i] !== "=") throw new ConnectionStringError(`missing "=" after "${printableKey(key)}"`, keyName(key));
     i++;
     while (ws(s[i])) i++;
     let value = "";
     if (s[i] === "'") {
       i++;
       for (;;) {
-        if (i >= s.length) throw new ConnectionStringError(`unterminated quoted value of "${printableKey(key)}"`, key);
+        if (i >= s.length) throw new ConnectionStringError(`unterminated quoted value of "${printableKey(key)}"`, keyName(key));
         const c = s[i]!;
         if (c === "\\" && i + 1 < s.length) {
           value += s[i + 1];
@@ -90,9 +90,16 @@ function keywordValues(s: string): Map<string, string> {
   }
 }
 
-/** A keyword for an error message: what the user typed, unless it does not look like one. */
+/**
+ * A keyword for an error: what the user typed, unless it does not look like
+ * one — then it may be part of a value (a password with a space, unquoted).
+ */
+function keyName(key: string): string | undefined {
+  return /^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(key) ? key : undefined;
+}
+
 function printableKey(key: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(key) ? key : "(a malformed keyword)";
+  return keyName(key) ?? "(a malformed keyword)";
 }
 
 // ---------------------------------------------------------------- URL
@@ -143,6 +150,10 @@ function urlKeywords(s: string): Map<string, string> {
       host = hostPort.slice(0, colon);
       port = hostPort.slice(colon + 1);
     }
+  }
+  // `postgres://u:p/w@host`: the authority ended inside the password.
+  if (at < 0 && port !== undefined && !/^\d*$/.test(port) && rest.includes("@")) {
+    throw new ConnectionStringError("a / or ? in the user name or password must be percent-encoded (%2F, %3F)", "password");
   }
   if (host !== "") out.set("host", decode(host, "host"));
   if (port !== undefined && port !== "") out.set("port", port);
@@ -243,7 +254,7 @@ function toConfig(keys: Map<string, string>): ClientConfig {
         c.connectionTimeoutMillis = Number(value) * 1000;
         break;
       default:
-        throw new ConnectionStringError(`unsupported connection parameter "${printableKey(key)}" (supported: ${SUPPORTED})`, key);
+        throw new ConnectionStringError(`unsupported connection parameter "${printableKey(key)}" (supported: ${SUPPORTED})`, keyName(key));
     }
   }
   if (c.application_name === undefined && fallbackName !== undefined) c.application_name = fallbackName;
