@@ -62,19 +62,20 @@ function variants(secret: string): string[] {
  * (e.g. from `connectionSecrets()`) and PGPASSWORD.
  */
 export function redact(text: string, secrets: Iterable<string | undefined> = []): string {
-  let out = text
-    .replace(URL_USERINFO, `$1:${MASK}@`)
-    .replace(BARE_USERINFO, `$1$2:${MASK}@`)
-    .replace(KV_PASSWORD, `$1${MASK}`);
+  let out = text;
   const known = new Set<string>();
   for (const s of [...secrets, envPassword()]) {
     if (typeof s === "string" && s.length >= MIN_SECRET) for (const v of variants(s)) known.add(v);
   }
-  // Longest first: a secret that contains another goes whole.
+  // Known secrets first, while they are whole (a pattern may cut one at a
+  // space or an '@'); longest first, so one containing another goes whole.
   for (const s of [...known].sort((a, b) => b.length - a.length)) {
     if (out.includes(s)) out = out.split(s).join(MASK);
   }
-  return out;
+  return out
+    .replace(URL_USERINFO, `$1:${MASK}@`)
+    .replace(BARE_USERINFO, `$1$2:${MASK}@`)
+    .replace(KV_PASSWORD, `$1${MASK}`);
 }
 
 function decode(s: string): string {
