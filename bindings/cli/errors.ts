@@ -8,8 +8,11 @@
  * `CliError` is thrown by the commands; `explain()` turns whatever else was
  * thrown (pg errors, `ReplicationError`s, Node socket errors) into one.
  * `main.ts` prints `pgoutput-wasm: <message> (hint: <hint>)` on one line.
+ * Messages from elsewhere are redacted here (a pg or server message may
+ * echo the connection string); main.ts also makes them printable.
  */
 import { isReplicationError } from "../pg/errors.ts";
+import { redactCli } from "./terminal.ts";
 
 export class CliError extends Error {
   constructor(
@@ -73,7 +76,7 @@ function fields(e: unknown): ErrorFields {
     if (depth > 0 && typeof c.message === "string" && c.message.length > 0) message = c.message;
     cur = c.cause;
   }
-  return { message: oneLine(message), code, sqlstate, detail };
+  return { message: oneLine(redactCli(message)), code, sqlstate, detail: detail === undefined ? undefined : redactCli(detail) };
 }
 
 function oneLine(s: string): string {

@@ -10,6 +10,7 @@
  */
 import { decodeCommand } from "./decode.ts";
 import { CliError } from "./errors.ts";
+import { outside, printable } from "./terminal.ts";
 import { isPgoutputError } from "../errors.ts";
 
 const USAGE = `usage: pgoutput-wasm <command> [options]
@@ -54,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     default:
-      process.stderr.write(`pgoutput-wasm: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+      process.stderr.write(`pgoutput-wasm: unknown command ${printable(JSON.stringify(command))}\n\n${USAGE}`);
       return 2;
   }
 }
@@ -72,18 +73,21 @@ function finish(code: number): void {
 }
 
 main(process.argv.slice(2)).then(finish, (error: unknown) => {
+  // Messages may carry outside text (server errors, the connection string):
+  // redacted and made printable. Hints are the CLI's own words, but may name
+  // things from the server (publications, roles): printable.
   let text: string;
   let code = 1;
   if (error instanceof CliError) {
     const hint = error.hint ?? (error.exitCode === 2 ? `see pgoutput-wasm ${process.argv[2] ?? ""} --help` : undefined);
-    text = `${error.message}${hint ? ` (hint: ${hint})` : ""}`;
+    text = `${outside(error.message)}${hint ? ` (hint: ${printable(hint)})` : ""}`;
     code = error.exitCode;
   } else if (isUsageError(error)) {
-    text = `${(error as Error).message} (hint: see pgoutput-wasm ${process.argv[2] ?? ""} --help)`;
+    text = `${outside((error as Error).message)} (hint: see pgoutput-wasm ${printable(process.argv[2] ?? "")} --help)`;
     code = 2;
   } else {
     const message = error instanceof Error ? error.message : String(error);
-    text = `${isPgoutputError(error) ? `${error.code}: ` : ""}${message}`;
+    text = outside(`${isPgoutputError(error) ? `${error.code}: ` : ""}${message}`);
   }
   process.stderr.write(`pgoutput-wasm: ${text.replace(/\s*\n\s*/g, " ")}\n`);
   finish(code);

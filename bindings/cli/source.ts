@@ -26,6 +26,8 @@ import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/ca
 import type { TypeKnowledge } from "../values/options.ts";
 import type { Cluster, PgMajor } from "./cluster.ts";
 import { DEMO_PUBLICATION, DEMO_SLOT, runDemoWorkload, setupDemo, type DemoStep, type WorkloadResult } from "./demo-workload.ts";
+import { ConnectionStringError, looksLikeUrl, parseConnectionString } from "../pg/conninfo.ts";
+import { redactCli, rememberSecrets } from "./terminal.ts";
 import {
   CliError, INSTALL_HINT, explain, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
   type ErrorContext,
@@ -204,36 +206,37 @@ async function loadCluster(major: PgMajor): Promise<typeof import("./cluster.ts"
 
 // ---------------------------------------------------------------- connection
 
-/** A ClientConfig from the URL (checked), or from the PG* variables when there is none. */
-export function connectionConfig(url: string | undefined): { config: ClientConfig; target: string; user: string | undefined } {
-  if (url === undefined) {
+const CONNECTION_HINT = "expected postgres://user:password@host:5432/database (percent-encode / ? % in the password) or host=... port=... dbname=... user=... password='...'";
+
+/**
+ * A ClientConfig from the connection string — a URL or keyword/value pairs,
+ * parsed by bindings/pg/conninfo.ts — or from the PG* variables when there
+ * is none. The string's passwords are remembered for redaction first, so
+ * not even the error about a string that does not parse shows them.
+ */
+export function connectionConfig(connection: string | undefined): { config: ClientConfig; target: string; user: string | undefined } {
+  rememberSecrets(connection, process.env.PGPASSWORD);
+  if (connection === undefined) {
     const host = process.env.PGHOST || "localhost";
     const port = process.env.PGPORT || "5432";
     return { config: {}, target: host.startsWith("/") ? host : `${host}:${port}`, user: process.env.PGUSER || process.env.USER };
   }
-  let u: URL;
+  let config: ClientConfig;
   try {
-    u = new URL(url);
-  } catch {
-    throw new CliError(`invalid connection URL ${JSON.stringify(redact(url))}`, "expected postgres://user:password@host:5432/database");
+    config = parseConnectionString(connection);
+  } catch (e) {
+    if (!(e instanceof ConnectionStringError)) throw e;
+    const kind = looksLikeUrl(connection) ? "URL" : "string";
+    throw new CliError(`invalid connection ${kind} ${JSON.stringify(redactCli(connection))}: ${e.message}`, CONNECTION_HINT);
   }
-  if (u.protocol !== "postgres:" && u.protocol !== "postgresql:") {
-    throw new CliError(`invalid connection URL ${JSON.stringify(redact(url))}: the scheme must be postgres:// or postgresql://`, "expected postgres://user:password@host:5432/database");
-  }
-  if (u.port !== "" && !(Number(u.port) > 0 && Number(u.port) < 65536)) {
-    throw new CliError(`invalid connection URL: port ${u.port}`, "expected postgres://user:password@host:5432/database");
-  }
-  const host = u.hostname || process.env.PGHOST || "localhost";
+  rememberSecrets(undefined, typeof config.password === "string" ? config.password : undefined);
+  const host = config.host || process.env.PGHOST || "localhost";
+  const port = config.port || process.env.PGPORT || "5432";
   return {
-    config: { connectionString: url },
-    target: `${host}:${u.port || process.env.PGPORT || "5432"}`,
-    user: u.username ? decodeURIComponent(u.username) : process.env.PGUSER || process.env.USER,
+    config,
+    target: host.startsWith("/") ? host : `${host.includes(":") ? `[${host}]` : host}:${port}`,
+    user: config.user || process.env.PGUSER || process.env.USER,
   };
-}
-
-/** The URL without its password. */
-export function redact(url: string): string {
-  return url.replace(/^(\w+:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
 }
 
 interface PreflightRow {
@@ -401,7 +404,7 @@ async function openConnected(
   try {
     side = new pg.Client({ ...config, connectionTimeoutMillis: 15_000 } as ClientConfig);
   } catch (e) {
-    throw new CliError(`invalid connection URL: ${(e as Error).message}`, "expected postgres://user:password@host:5432/database");
+    throw new CliError(`invalid connection settings: ${redactCli((e as Error).message)}`, CONNECTION_HINT);
   }
   side.on("error", () => {});
   try {

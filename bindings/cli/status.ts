@@ -5,6 +5,7 @@
  * stderr is not one), and a summary when the command ends.
  */
 import { formatLsn } from "../lsn.ts";
+import { outside } from "./terminal.ts";
 
 /** Counters the status line reads. */
 export interface StatusSample {
@@ -88,11 +89,15 @@ export class StatusLine {
     }
   }
 
-  /** A message of its own on stderr (when enabled), above the status line. */
+  /**
+   * A message of its own on stderr (when enabled), above the status line.
+   * Notes carry outside text (server warnings, connection targets): redacted,
+   * printable, and one line (a newline from a server could fake another).
+   */
   note(text: string): void {
     if (!this.#o.enabled || this.#finished) return;
     this.clear();
-    this.#o.out.write(`${text}\n`);
+    this.#o.out.write(`${outside(text).replace(/\s*\n\s*/g, " ")}\n`);
   }
 
   /** Stops redrawing; prints the summary (when enabled and started; once). */

@@ -29,9 +29,10 @@ itself once the workload has been printed (--follow keeps it running until
 Ctrl-C). Nothing is left behind.
 
 connection:
-  -c, --connection URL   postgres://user:password@host:port/database
+  -c, --connection STR   postgres://user:password@host:port/database, or keyword/value
+                         pairs: "host=db port=5432 dbname=app user=u password='p w'"
                          (default: the PG* variables PGHOST, PGPORT, PGUSER,
-                         PGPASSWORD, PGDATABASE, when set)
+                         PGPASSWORD, PGDATABASE, when set); errors never show the password
   --publication NAME     publication(s) to stream: repeat or comma-separate (required)
   --slot NAME            slot to stream from (default: a temporary slot, changes from now on)
   --create-slot          create --slot if it does not exist

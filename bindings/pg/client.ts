@@ -9,6 +9,8 @@ import type { Client, ClientConfig } from "pg";
 import type { ReplicateOptions } from "./options.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import type { RawSocket } from "./socket.ts";
+import { ConnectionStringError, parseConnectionString } from "./conninfo.ts";
+import { connectionSecrets } from "../redact.ts";
 
 /** What the stream uses of `client.connection` (pg's Connection): its socket, which it takes over (socket.ts). */
 export interface PgConnection {
@@ -38,14 +40,57 @@ async function loadPg(given: ReplicateOptions["pg"]): Promise<PgModule> {
   }
 }
 
+/**
+ * The `connection` option, checked before anything touches the network: a
+ * string (or a ClientConfig's `connectionString`) parsed into a ClientConfig
+ * here, so `pg` never sees — or echoes — the string; and the passwords that
+ * must not appear in error messages.
+ */
+export interface ResolvedConnection {
+  config: ClientConfig | undefined;
+  factory: (() => Client | Promise<Client>) | undefined;
+  /** For `redact()`; openClient adds the password of a client from `factory`. */
+  secrets: string[];
+}
+
+function parsed(text: string, secrets: string[]): ClientConfig {
+  secrets.push(...connectionSecrets(text));
+  try {
+    const config = parseConnectionString(text);
+    if (typeof config.password === "string") secrets.push(config.password);
+    return config;
+  } catch (e) {
+    if (!(e instanceof ConnectionStringError)) throw e;
+    throw new ReplicationError(`invalid connection string: ${e.message}`, { code: "INVALID_OPTION", cause: e });
+  }
+}
+
+/** Throws an INVALID_OPTION `ReplicationError` for a connection string that does not parse. */
+export function resolveConnection(connection: ReplicateOptions["connection"]): ResolvedConnection {
+  const secrets: string[] = [];
+  if (typeof connection === "function") return { config: undefined, factory: connection, secrets };
+  if (typeof connection === "string") return { config: parsed(connection, secrets), factory: undefined, secrets };
+  if (connection === null || typeof connection !== "object") {
+    throw new ReplicationError("connection must be a connection string, a pg ClientConfig or a function returning a pg.Client", { code: "INVALID_OPTION" });
+  }
+  const { connectionString, ...rest } = connection;
+  if (typeof rest.password === "string") secrets.push(rest.password);
+  // As in pg, what the connection string says wins over the other fields.
+  const config = typeof connectionString === "string" ? { ...rest, ...parsed(connectionString, secrets) } : { ...rest };
+  return { config, factory: undefined, secrets };
+}
+
 /** Creates and connects the replication client described by `connection`. */
-export async function openClient(connection: ReplicateOptions["connection"], pgModule: ReplicateOptions["pg"]): Promise<PgReplicationClient> {
+export async function openClient(connection: ResolvedConnection, pgModule: ReplicateOptions["pg"]): Promise<PgReplicationClient> {
   let client: Client;
-  if (typeof connection === "function") {
-    client = await connection();
+  if (connection.factory !== undefined) {
+    client = await connection.factory();
+    // pg keeps the password on the client (not enumerable); it may be a function.
+    const password = (client as unknown as { password?: unknown }).password;
+    if (typeof password === "string") connection.secrets.push(password);
   } else {
     const pg = await loadPg(pgModule);
-    const config: ClientConfig = typeof connection === "string" ? { connectionString: connection } : { ...connection };
+    const config: ClientConfig = { ...connection.config };
     (config as ClientConfig & { replication: string }).replication = "database";
     client = new pg.Client(config);
   }
@@ -56,7 +101,7 @@ export async function openClient(connection: ReplicateOptions["connection"], pgM
     await client.connect();
   } catch (e) {
     await client.end().catch(() => {});
-    throw fromPgError(e, "could not connect", "CONNECT_FAILED");
+    throw fromPgError(e, "could not connect", "CONNECT_FAILED", connection.secrets);
   }
   const conn = (client as unknown as { connection?: PgConnection }).connection;
   if (!conn || typeof conn.stream?.write !== "function" || typeof conn.stream.listeners !== "function") {

@@ -17,6 +17,7 @@
  * }
  * ```
  */
+import { redact } from "../redact.ts";
 
 export type ReplicationErrorCode =
   /** The options are inconsistent (e.g. `streaming: "parallel"` with protocol 3) or the slot is unusable. */
@@ -54,14 +55,15 @@ export class ReplicationError extends Error {
   readonly detail: string | undefined;
   readonly hint: string | undefined;
 
+  /** The message, detail and hint are redacted (`redact()`): a server or `pg` may echo a connection string. */
   constructor(message: string, details: ReplicationErrorDetails) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(redact(message), details.cause === undefined ? undefined : { cause: details.cause });
     this.name = "ReplicationError";
     this.code = details.code;
     this.sqlstate = details.sqlstate;
     this.severity = details.severity;
-    this.detail = details.detail;
-    this.hint = details.hint;
+    this.detail = details.detail === undefined ? undefined : redact(details.detail);
+    this.hint = details.hint === undefined ? undefined : redact(details.hint);
   }
 
   /**
@@ -93,24 +95,28 @@ interface ServerErrorLike extends Error {
 /**
  * Classifies an error from `pg`: a DatabaseError (it has a SQLSTATE `code`)
  * becomes SERVER_ERROR, anything else `fallback` (CONNECTION_LOST by default).
+ * `secrets` (the connection's passwords) are removed from the texts.
  */
-export function fromPgError(e: unknown, context: string, fallback: ReplicationErrorCode = "CONNECTION_LOST"): ReplicationError {
+export function fromPgError(
+  e: unknown, context: string, fallback: ReplicationErrorCode = "CONNECTION_LOST", secrets: readonly string[] = [],
+): ReplicationError {
   if (e instanceof ReplicationError) return e;
   const err = e as ServerErrorLike;
   // A DatabaseError has a severity; Node's socket errors have codes too (EPIPE, ECONNRESET).
   const sqlstate = typeof err?.severity === "string" && typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : undefined;
-  const message = err instanceof Error ? err.message : String(e);
+  const message = redact(`${context}: ${err instanceof Error ? err.message : String(e)}`, secrets);
+  const clean = (text: string | undefined) => (typeof text === "string" ? redact(text, secrets) : undefined);
   if (sqlstate !== undefined) {
-    return new ReplicationError(`${context}: ${message}`, {
+    return new ReplicationError(message, {
       code: "SERVER_ERROR",
       sqlstate,
       severity: err.severity,
-      detail: err.detail,
-      hint: err.hint,
+      detail: clean(err.detail),
+      hint: clean(err.hint),
       cause: e,
     });
   }
-  return new ReplicationError(`${context}: ${message}`, { code: fallback, cause: e });
+  return new ReplicationError(message, { code: fallback, cause: e });
 }
 
 /**

@@ -32,9 +32,12 @@ export type StreamingMode = "off" | "on" | "parallel";
 
 export interface ReplicateOptions {
   /**
-   * How to connect: a connection string, a `pg` ClientConfig (both get
-   * `replication: "database"` added), or a function returning a new, not yet
-   * connected `pg.Client` created with `replication: "database"`.
+   * How to connect: a connection string — a URL (`postgres://user:pw@host/db`)
+   * or libpq keyword/value pairs (`host=db dbname=app user=u password='p w'`),
+   * parsed here — or a `pg` ClientConfig (both get `replication: "database"`
+   * added), or a function returning a new, not yet connected `pg.Client`
+   * created with `replication: "database"`. A string that does not parse is
+   * an INVALID_OPTION error; no error message shows the password.
    */
   connection: string | ClientConfig | (() => Client | Promise<Client>);
   /** The slot: its name (an existing slot) or `{ name, create, temporary }`. */

@@ -42,7 +42,7 @@ import type { PgoutputDecoder } from "../decoder.ts";
 import { BaselineDecoder } from "../baseline/decoder.ts";
 import { WasmDecoder } from "../wasm/decoder.ts";
 import { parseLsn } from "../lsn.ts";
-import { openClient } from "./client.ts";
+import { openClient, resolveConnection } from "./client.ts";
 import { createSlotCommand, slotQuery, startReplicationCommand } from "./commands.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
@@ -77,8 +77,9 @@ async function readSlot(client: Client, name: string): Promise<SlotRow | undefin
  */
 export async function replicate(options: ReplicateOptions): Promise<ReplicationStream> {
   const opts = normalizeOptions(options);
+  const target = resolveConnection(options.connection);
   const decoder = await makeDecoder(options.decoder, opts.maxMessageSize);
-  const { client, connection } = await openClient(options.connection, options.pg);
+  const { client, connection } = await openClient(target, options.pg);
   let stream: ReplicationStream | undefined;
   try {
     const version = Number((await client.query<{ server_version_num: string }>("SHOW server_version_num")).rows[0]?.server_version_num);
@@ -104,12 +105,13 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
       start,
       serverVersion: version,
       callbacks: { onError: options.onError, onStatus: options.onStatus, onNotice: options.onNotice },
+      secrets: target.secrets,
     });
     await stream.start(startReplicationCommand(name, start, opts));
     return stream;
   } catch (e) {
     if (stream !== undefined) await stream.stop().catch(() => {});
     else await client.end().catch(() => {});
-    throw fromPgError(e, "could not start replication", "CONNECTION_LOST");
+    throw fromPgError(e, "could not start replication", "CONNECTION_LOST", target.secrets);
   }
 }

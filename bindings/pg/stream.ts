@@ -77,6 +77,8 @@ export interface StreamSetup {
   /** PostgreSQL's server_version_num. */
   serverVersion: number;
   callbacks: Pick<ReplicateOptions, "onError" | "onStatus" | "onNotice">;
+  /** The connection's passwords, kept out of error texts. */
+  secrets: readonly string[];
 }
 
 /** The messages of one decode: a decoder's batch, or the messages decoded before a rejected frame. */
@@ -122,6 +124,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   readonly #socket: RawSocket;
   readonly #options: NormalizedOptions;
   readonly #callbacks: StreamSetup["callbacks"];
+  readonly #secrets: readonly string[];
   readonly #tracker: AckTracker;
   readonly #queue = new ByteQueue();
   #phase: Phase = "starting";
@@ -164,6 +167,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.decoder = setup.decoder;
     this.#options = setup.options;
     this.#callbacks = setup.callbacks;
+    this.#secrets = setup.secrets;
     this.serverVersion = setup.serverVersion;
     this.slotName = setup.options.slot.name;
     this.#tracker = new AckTracker({ mode: setup.options.ack, start: setup.start });
@@ -524,7 +528,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   }
 
   readonly #onClientError = (e: unknown): void => {
-    this.#lose(fromPgError(e, "connection error"));
+    this.#lose(fromPgError(e, "connection error", "CONNECTION_LOST", this.#secrets));
   };
 
   readonly #onClientEnd = (): void => {
