@@ -53,7 +53,7 @@ import type { Relation } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
 import { BackendMessage, type WalMessage } from "../walsender.ts";
 import { BaselineBatch } from "./batch.ts";
-import { copyBytes } from "./bytes.ts";
+import { copyBytes } from "../copy-bytes.ts";
 import type { ParseContext } from "./context.ts";
 import { parseMessage } from "./parse.ts";
 import { Reader } from "./reader.ts";

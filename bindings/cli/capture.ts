@@ -19,6 +19,7 @@ import type { PgoutputMessage } from "../messages.ts";
 import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine, formatBytes } from "./status.ts";
 import { Interrupted, SOURCE_OPTIONS, openSource, positiveInt, sourceSettings, type Source, type SourceFlags } from "./source.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 export const CAPTURE_USAGE = `usage: pgoutput-wasm capture FILE|- [options]
 
@@ -139,7 +140,8 @@ export async function captureCommand(args: string[]): Promise<number> {
       source = await openSource(settings, {
         stopped: () => stopRequested,
         note: (text) => status.note(`capture: ${text}`),
-        tap: (payload) => raw.push(payload.slice()),
+        // A copy: the payload is a window onto pg's parser buffer, which it reuses.
+        tap: (payload) => raw.push(copyBytes(payload, 0, payload.length)),
         onDemoStep: (step) => status.note(`demo: ${step.note}`),
       });
     } catch (e) {
