@@ -233,9 +233,10 @@ export function binaryArrayParser(elementType: number, element: Parse | undefine
     for (let i = 0; i < ndim; i++) {
       const n = int32(b, off + 12 + 8 * i);
       if (n < 0) throw invalid("array", b, off, len, "negative dimension");
-      count *= n;
-      if (count > room) throw invalid("array", b, off, len, `dimensions declare more elements than its ${len} bytes hold`);
+      // Capped just past the room, so the product stays exact (< 2^53) and a 0 dimension still makes it 0.
+      count = Math.min(count * n, room + 1);
     }
+    if (count > room) throw invalid("array", b, off, len, `dimensions declare more elements than its ${len} bytes hold`);
     // As array_recv: no elements is the empty array, whatever the dimensions (which then bound nothing).
     if (count === 0) {
       if (p !== end) throw invalid("array", b, off, len, "bytes after the last element");
