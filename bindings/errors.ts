@@ -22,7 +22,10 @@ export type PgoutputErrorCode =
   | "UNKNOWN_MESSAGE"
   /** A TupleData column kind byte other than `n`, `u`, `t`, `b`. */
   | "INVALID_COLUMN_KIND"
-  /** A byte that must be one of a few values is not (e.g. `N`/`K`/`O` submessage, replica identity). */
+  /**
+   * A byte that must be one of a few values is not (e.g. `N`/`K`/`O` submessage, replica identity),
+   * or a column value does not parse as its type (`tuple.value()`: see `column`, `typeId`, `format`, `cause`).
+   */
   | "INVALID_VALUE"
   /** A length or count is negative or beyond what a message may hold. */
   | "INVALID_LENGTH"
@@ -53,6 +56,16 @@ export interface PgoutputErrorDetails {
   messageIndex?: number;
   /** True when the input was cut short and more bytes could complete it. */
   incomplete?: boolean;
+  /** A value error: index of the column whose value failed to parse. */
+  column?: number;
+  /** A value error: that column's name, when the relation is known. */
+  columnName?: string;
+  /** A value error: the type OID the value was parsed as. */
+  typeId?: number;
+  /** A value error: the column's format. */
+  format?: "text" | "binary";
+  /** What was thrown underneath (a user parser's error, `JSON.parse`'s SyntaxError). */
+  cause?: unknown;
 }
 
 export class PgoutputError extends Error {
@@ -62,15 +75,24 @@ export class PgoutputError extends Error {
   readonly field: string | undefined;
   readonly messageIndex: number | undefined;
   readonly incomplete: boolean;
+  readonly column: number | undefined;
+  readonly columnName: string | undefined;
+  readonly typeId: number | undefined;
+  readonly format: "text" | "binary" | undefined;
   /**
    * For an error in a batch (decodeBatch, decodeFramed, push, ...): the
    * messages decoded before the failing one, as views valid until the
    * decoder's next call. They were applied to the decoder's state.
    */
   decoded: readonly WalMessage[] = [];
+  /** The message and details as given, before `describe` appended the location. */
+  readonly #reason: string;
+  readonly #details: PgoutputErrorDetails;
 
   constructor(message: string, details: PgoutputErrorDetails) {
-    super(describe(message, details));
+    super(describe(message, details), details.cause !== undefined ? { cause: details.cause } : undefined);
+    this.#reason = message;
+    this.#details = details;
     this.name = "PgoutputError";
     this.code = details.code;
     this.offset = details.offset;
@@ -78,6 +100,21 @@ export class PgoutputError extends Error {
     this.field = details.field;
     this.messageIndex = details.messageIndex;
     this.incomplete = details.incomplete ?? details.code === "INCOMPLETE";
+    this.column = details.column;
+    this.columnName = details.columnName;
+    this.typeId = details.typeId;
+    this.format = details.format;
+  }
+
+  /**
+   * The same error with more details (its message rebuilt from them): how a
+   * value error learns the column and type it happened in, as it passes up
+   * from the parser through the value decoder to the tuple.
+   */
+  withDetails(more: Omit<PgoutputErrorDetails, "code">): PgoutputError {
+    const details: PgoutputErrorDetails = { ...this.#details };
+    for (const [k, v] of Object.entries(more)) if (v !== undefined) (details as unknown as Record<string, unknown>)[k] = v;
+    return new PgoutputError(this.#reason, details);
   }
 }
 
@@ -86,6 +123,8 @@ function describe(message: string, d: PgoutputErrorDetails): string {
   if (d.messageKind !== undefined) where.push(d.messageKind);
   if (d.messageIndex !== undefined) where.push(`message #${d.messageIndex}`);
   if (d.field !== undefined) where.push(`field ${d.field}`);
+  if (d.column !== undefined) where.push(`column ${d.column}${d.columnName !== undefined ? ` ${JSON.stringify(d.columnName)}` : ""}`);
+  if (d.typeId !== undefined) where.push(`type ${d.typeId}${d.format !== undefined ? ` ${d.format}` : ""}`);
   if (d.offset !== undefined) where.push(`byte ${d.offset}`);
   return where.length > 0 ? `${message} (${where.join(", ")})` : message;
 }

@@ -6,6 +6,7 @@
 import type { RelationColumn, ReplicaIdentity } from "./messages.ts";
 import { PgoutputError } from "./errors.ts";
 import { readString } from "./utf8.ts";
+import { copyBytes } from "./copy-bytes.ts";
 
 /**
  * Where the fields of a Relation message are, as found by a decoder that
@@ -73,7 +74,7 @@ export class Relation {
 
   /** A copy of the Relation message this entry was made from. */
   bytes(): Uint8Array {
-    return this.#bytes.slice();
+    return copyBytes(this.#bytes, 0, this.#bytes.length);
   }
 
   toJSON(): Record<string, unknown> {

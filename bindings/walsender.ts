@@ -13,6 +13,7 @@ import type { PgoutputMessage } from "./messages.ts";
 import { formatLsn } from "./lsn.ts";
 import { toPostgresTimestamp } from "./time.ts";
 import { readString, toBase64 } from "./utf8.ts";
+import { copyBytes } from "./copy-bytes.ts";
 
 /** `k`: the server's keepalive. */
 export class PrimaryKeepalive {
@@ -51,7 +52,7 @@ export class BackendMessage {
     return this.type === "E" || this.type === "N" ? noticeFields(this.body) : undefined;
   }
   materialize(): Record<string, unknown> {
-    return { kind: this.kind, type: this.type, body: this.body.slice(), ...(this.fields ? { fields: this.fields } : {}) };
+    return { kind: this.kind, type: this.type, body: copyBytes(this.body, 0, this.body.length), ...(this.fields ? { fields: this.fields } : {}) };
   }
   toJSON(): Record<string, unknown> {
     return { kind: this.kind, type: this.type, body: toBase64(this.body), ...(this.fields ? { fields: this.fields } : {}) };

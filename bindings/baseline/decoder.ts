@@ -6,9 +6,11 @@
  *
  * Each message is parsed eagerly into a small view object (fixed fields
  * read, strings and tuple columns located); strings and column values are
- * decoded when touched. Views read the caller's bytes without copying them,
- * so the input must not be modified while its views are in use; every view
- * goes stale at the decoder's next decode/decodeBatch/decodeFramed/push/reset.
+ * decoded when touched. Each call first copies its input into one buffer the
+ * decoder owns and reuses (input.ts), so views never alias the caller's bytes:
+ * the caller may reuse its buffer at once (as `pg` does), and every view goes
+ * stale at the decoder's next decode/decodeBatch/decodeFramed/push/reset
+ * (STALE_VIEW). Values, `bytes()` and `materialize()` are copies.
  *
  * ## Errors
  * Validation is sequential: the first field that is missing or invalid is
@@ -53,8 +55,9 @@ import type { Relation } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
 import { BackendMessage, type WalMessage } from "../walsender.ts";
 import { BaselineBatch } from "./batch.ts";
-import { copyBytes } from "./bytes.ts";
+import { copyBytes } from "../copy-bytes.ts";
 import type { ParseContext } from "./context.ts";
+import { InputBuffer } from "./input.ts";
 import { parseMessage } from "./parse.ts";
 import { Reader } from "./reader.ts";
 import { ColumnTable } from "./tuple.ts";
@@ -100,6 +103,10 @@ export class BaselineDecoder implements PgoutputDecoder {
   readonly values: ValueDecoder;
   readonly #reader = new Reader();
   readonly #ctx: ParseContext;
+  /** Every call's input is copied here first (views read the copy, never the caller's bytes). */
+  readonly #input = new InputBuffer();
+  /** decodeBatch/decodeCopyData: where each message starts in the copy (reused). */
+  readonly #starts: number[] = [];
 
   /** push()/pushBackend(): the start of an unfinished frame (buffer sized for the whole frame once its length is known). */
   #partial: Uint8Array | null = null;
@@ -179,7 +186,7 @@ export class BaselineDecoder implements PgoutputDecoder {
       });
     }
     const r = this.#reader;
-    r.reset(message, 0, message.length, 0, undefined);
+    r.reset(this.#input.copy(message), 0, message.length, 0, undefined);
     return this.#one(options?.inStream ?? this.inStream);
   }
 
@@ -187,12 +194,14 @@ export class BaselineDecoder implements PgoutputDecoder {
     this.#renew();
     const out: PgoutputMessage[] = [];
     const r = this.#reader;
+    const starts = this.#starts;
+    const copy = this.#copyList(messages, this.#maxMessageSize);
     let origin = 0; // where the message's length prefix would be in capture format
     try {
       for (let i = 0; i < messages.length; i++) {
         const m = messages[i]!;
         if (m.length > this.#maxMessageSize) throw this.#tooLarge(m.length, origin, i);
-        r.reset(m, 0, m.length, origin + 4, i);
+        r.reset(copy, starts[i]!, starts[i]! + m.length, origin + 4, i);
         out.push(this.#one(this.inStream));
         origin += 4 + m.length;
       }
@@ -206,7 +215,7 @@ export class BaselineDecoder implements PgoutputDecoder {
     this.#renew();
     const out: PgoutputMessage[] = [];
     try {
-      const consumed = this.#frames(this.#lengthFraming, bytes, 0, 0, out);
+      const consumed = this.#frames(this.#lengthFraming, this.#input.copy(bytes), 0, bytes.length, 0, out);
       return new BaselineBatch(this.#ctx.lease, out, consumed);
     } catch (e) {
       throw withDecoded(e, out);
@@ -221,12 +230,14 @@ export class BaselineDecoder implements PgoutputDecoder {
     this.#renew();
     const out: WalMessage[] = [];
     const r = this.#reader;
+    const starts = this.#starts;
+    const copy = this.#copyList(payloads, this.#maxMessageSize + 1 + XLOGDATA_HEADER);
     let origin = 0; // where the payload's length prefix would be
     try {
       for (let i = 0; i < payloads.length; i++) {
         const m = payloads[i]!;
         if (m.length > this.#maxMessageSize + 1 + XLOGDATA_HEADER) throw this.#tooLarge(m.length, origin, i, 1 + XLOGDATA_HEADER);
-        r.reset(m, 0, m.length, origin + 4, i);
+        r.reset(copy, starts[i]!, starts[i]! + m.length, origin + 4, i);
         out.push(this.#payload());
         origin += 4 + m.length;
       }
@@ -274,6 +285,16 @@ export class BaselineDecoder implements PgoutputDecoder {
     ctx.columns.clear();
   }
 
+  /**
+   * Copies the messages up to the first longer than `max` (that one is
+   * refused when reached, so it is not copied); their starts are left in #starts.
+   */
+  #copyList(list: readonly Uint8Array[], max: number): Uint8Array {
+    let count = 0;
+    while (count < list.length && list[count]!.length <= max) count++;
+    return this.#input.copyAll(list, count, this.#starts);
+  }
+
   /** Decodes the message the reader points at and applies its stream-state change. */
   #one(inStream: boolean): PgoutputMessage {
     const r = this.#reader;
@@ -291,8 +312,10 @@ export class BaselineDecoder implements PgoutputDecoder {
   }
 
   /** push() and pushBackend(): the unfinished frame, then the chunk's whole frames; keeps an unfinished last frame. */
-  #push<T extends { kind: string; materialize(): Record<string, unknown> }>(framing: Framing<T>, chunk: Uint8Array): Batch<T> {
+  #push<T extends { kind: string; materialize(): Record<string, unknown> }>(framing: Framing<T>, input: Uint8Array): Batch<T> {
     this.#renew();
+    const n = input.length;
+    const chunk = this.#input.copy(input);
     const out: T[] = [];
     this.#partialHeader = framing.header;
     let from = 0;
@@ -300,11 +323,11 @@ export class BaselineDecoder implements PgoutputDecoder {
     const shift = this.#partialLength;
     try {
       if (shift > 0) {
-        from = this.#completePartial(framing, chunk, out);
+        from = this.#completePartial(framing, chunk, n, out);
         if (from < 0) return new BaselineBatch(this.#ctx.lease, out, 0);
       }
-      const p = this.#frames(framing, chunk, from, shift, out);
-      if (p < chunk.length) this.#keepPartial(chunk, p);
+      const p = this.#frames(framing, chunk, from, n, shift, out);
+      if (p < n) this.#keepPartial(chunk, p, n);
       return new BaselineBatch(this.#ctx.lease, out, shift + p);
     } catch (e) {
       // Nothing after a bad frame is trusted: the next push starts a new stream.
@@ -314,11 +337,10 @@ export class BaselineDecoder implements PgoutputDecoder {
   }
 
   /**
-   * Decodes the whole frames of `data` from `from` into `out`; returns the end
+   * Decodes the whole frames of `data[from, n)` into `out`; returns the end
    * of the last whole frame. `shift` is the offset of data[0] in the call's input.
    */
-  #frames<T>(framing: Framing<T>, data: Uint8Array, from: number, shift: number, out: T[]): number {
-    const n = data.length;
+  #frames<T>(framing: Framing<T>, data: Uint8Array, from: number, n: number, shift: number, out: T[]): number {
     const header = framing.header;
     let p = from;
     while (n - p >= header) {
@@ -345,13 +367,13 @@ export class BaselineDecoder implements PgoutputDecoder {
    * position in the chunk after the frame once it is whole and decoded, or -1
    * while it is still unfinished.
    */
-  #completePartial<T>(framing: Framing<T>, chunk: Uint8Array, out: T[]): number {
+  #completePartial<T>(framing: Framing<T>, chunk: Uint8Array, chunkLength: number, out: T[]): number {
     const header = framing.header;
     let buf = this.#partial!;
     let have = this.#partialLength;
     let c = 0;
     if (have < header) {
-      c = Math.min(header - have, chunk.length);
+      c = Math.min(header - have, chunkLength);
       buf.set(chunk.subarray(0, c), have);
       have += c;
       if (have < header) {
@@ -361,7 +383,7 @@ export class BaselineDecoder implements PgoutputDecoder {
     }
     // The unfinished frame starts the call's input: offset 0, message index 0 (checked again, it is cheap).
     const total = header + framing.body(buf, 0, 0, 0);
-    const n = Math.min(total - have, chunk.length - c);
+    const n = Math.min(total - have, chunkLength - c);
     if (buf.length < have + n) {
       // Doubling, capped at the frame: a large frame arriving in small chunks is copied O(1) times per byte,
       // and a corrupt length costs memory only in proportion to the bytes that arrived.
@@ -384,11 +406,11 @@ export class BaselineDecoder implements PgoutputDecoder {
     return c;
   }
 
-  /** Copies the unfinished frame at data[p..] (the caller may reuse its chunk). */
-  #keepPartial(data: Uint8Array, p: number): void {
-    const rest = data.length - p;
+  /** Copies the unfinished frame at data[p, n) (the input copy is reused at the next call). */
+  #keepPartial(data: Uint8Array, p: number, n: number): void {
+    const rest = n - p;
     const buf = new Uint8Array(Math.max(8, rest));
-    buf.set(data.subarray(p));
+    buf.set(data.subarray(p, n));
     this.#partial = buf;
     this.#partialLength = rest;
   }

@@ -9,7 +9,7 @@ import { readString } from "../utf8.ts";
 import type { ParseContext } from "./context.ts";
 import type { Reader } from "./reader.ts";
 import { type Lease, MessageView } from "./view.ts";
-import { copyBytes } from "./bytes.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 const REPLICA_DEFAULT = 0x64; // d
 const REPLICA_NOTHING = 0x6e; // n

@@ -13,7 +13,7 @@ import { PgoutputError } from "../errors.ts";
 import { readString } from "../utf8.ts";
 import type { Reader } from "./reader.ts";
 import { type Lease, staleView } from "./view.ts";
-import { copyBytes } from "./bytes.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 const KIND_NULL = 0x6e; // n
 const KIND_UNCHANGED = 0x75; // u

@@ -7,7 +7,7 @@ import type { PgoutputMessage } from "../messages.ts";
 import { PgoutputError } from "../errors.ts";
 import { materializeMessage, messageToJSON } from "../materialize.ts";
 import { readString } from "../utf8.ts";
-import { copyBytes } from "./bytes.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 /** One decode call's views are valid while its lease is live. */
 export class Lease {

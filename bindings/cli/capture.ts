@@ -19,6 +19,7 @@ import type { PgoutputMessage } from "../messages.ts";
 import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine, formatBytes } from "./status.ts";
 import { Interrupted, SOURCE_OPTIONS, openSource, positiveInt, sourceSettings, type Source, type SourceFlags } from "./source.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 export const CAPTURE_USAGE = `usage: pgoutput-wasm capture FILE|- [options]
 

@@ -224,16 +224,26 @@ export function binaryArrayParser(elementType: number, element: Parse | undefine
     if (ndim < 0 || ndim > 6 || len < 12 + 8 * ndim) throw invalid("array", b, off, len, "bad dimensions");
     const oid = uint32(b, off + 8);
     const parse = element !== undefined && oid === elementType ? element : resolve(oid);
+    const end = off + len;
+    let p = off + 12 + 8 * ndim;
+    // Every element takes at least its 4-byte length: the declared sizes are checked against the
+    // bytes present before anything is allocated, so a corrupt count cannot balloon memory.
+    const room = (end - p) >>> 2;
     let count = 1;
     for (let i = 0; i < ndim; i++) {
       const n = int32(b, off + 12 + 8 * i);
       if (n < 0) throw invalid("array", b, off, len, "negative dimension");
-      count *= n;
+      // Capped just past the room, so the product stays exact (< 2^53) and a 0 dimension still makes it 0.
+      count = Math.min(count * n, room + 1);
+    }
+    if (count > room) throw invalid("array", b, off, len, `dimensions declare more elements than its ${len} bytes hold`);
+    // As array_recv: no elements is the empty array, whatever the dimensions (which then bound nothing).
+    if (count === 0) {
+      if (p !== end) throw invalid("array", b, off, len, "bytes after the last element");
+      return [];
     }
     // The elements, in row-major order, into one flat list; nested afterwards for N-D.
     const flat: unknown[] = new Array(count);
-    const end = off + len;
-    let p = off + 12 + 8 * ndim;
     for (let i = 0; i < count; i++) {
       if (p + 4 > end) throw invalid("array", b, off, len, "truncated");
       const size = int32(b, p);

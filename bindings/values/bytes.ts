@@ -126,12 +126,13 @@ export function invalid(typeName: string, b: Uint8Array, offset: number, length:
   });
 }
 
-/** The error for a value given as text. */
-export function invalidText(typeName: string, text: string, why?: string): PgoutputError {
+/** The error for a value given as text; `cause`: what rejected it (JSON.parse's SyntaxError). */
+export function invalidText(typeName: string, text: string, why?: string, cause?: unknown): PgoutputError {
   const shown = JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
   return new PgoutputError(`invalid ${typeName} value ${shown}${why ? `: ${why}` : ""}`, {
     code: "INVALID_VALUE",
     field: `value(${typeName})`,
+    cause,
   });
 }
 

@@ -1,11 +1,13 @@
 /**
  * One column's value, as both backends' tuples compute it: by the column's
  * type from the relation (unknown without one: text stays a string, binary
- * stays bytes), straight from the bytes in place, without a copy.
+ * stays bytes), straight from the bytes in place, without a copy. Errors
+ * are `PgoutputError`s naming the column, its type OID and format.
  */
 import type { Relation } from "../relation.ts";
 import { unchangedToast } from "../tuple.ts";
 import type { ValueDecoder } from "./decoder.ts";
+import { inColumn } from "./failure.ts";
 
 const KIND_T = 0x74;
 const KIND_B = 0x62;
@@ -20,9 +22,14 @@ export function columnValue(
     const column = relation?.columns[index];
     const typeId = column?.typeId ?? 0;
     const typeModifier = column?.typeModifier ?? -1;
-    return kind === KIND_T
-      ? values.text(typeId, bytes, offset, length, typeModifier)
-      : values.binary(typeId, bytes, offset, length, typeModifier);
+    try {
+      return kind === KIND_T
+        ? values.text(typeId, bytes, offset, length, typeModifier)
+        : values.binary(typeId, bytes, offset, length, typeModifier);
+    } catch (e) {
+      // The value decoder made it a PgoutputError with the type; the column is known only here.
+      throw inColumn(e, relation, index, typeId, kind === KIND_T ? "text" : "binary");
+    }
   }
   return kind === KIND_U ? unchangedToast : null;
 }

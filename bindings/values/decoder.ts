@@ -25,6 +25,8 @@ import type { Parse } from "./bytes.ts";
 import { arrayDelimiter, arrayElement, FIRST_NORMAL_OID, Oid } from "./oids.ts";
 import { resolveOptions, type ResolvedOptions, type TypeKnowledge, type TypeOverride, type ValueOptions } from "./options.ts";
 import { builtinParsers, fallback, type Accelerators, type FormatParsers } from "./registry.ts";
+import { valueFailure } from "./failure.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 export type Format = "text" | "binary";
 
@@ -59,16 +61,28 @@ export class ValueDecoder {
     this.#getTypeParser = g;
   }
 
-  /** The value of a text-format (`t`) column: bytes[offset, offset+length). */
+  /**
+   * The value of a text-format (`t`) column: bytes[offset, offset+length).
+   * Throws only `PgoutputError` (INVALID_VALUE with `typeId`, `format`, and
+   * as `cause` what a parser threw that was not one).
+   */
   text(typeId: number, bytes: Uint8Array, offset: number, length: number, typeModifier = -1): unknown {
-    const p = (typeId < FIRST_NORMAL_OID ? this.#text[typeId] : this.#textHigh.get(typeId)) ?? this.textParser(typeId);
-    return p(bytes, offset, length, typeModifier);
+    try {
+      const p = (typeId < FIRST_NORMAL_OID ? this.#text[typeId] : this.#textHigh.get(typeId)) ?? this.textParser(typeId);
+      return p(bytes, offset, length, typeModifier);
+    } catch (e) {
+      throw valueFailure(e, typeId >>> 0, "text");
+    }
   }
 
-  /** The value of a binary-format (`b`) column: bytes[offset, offset+length). */
+  /** The value of a binary-format (`b`) column: bytes[offset, offset+length). Throws as `text` does. */
   binary(typeId: number, bytes: Uint8Array, offset: number, length: number, typeModifier = -1): unknown {
-    const p = (typeId < FIRST_NORMAL_OID ? this.#binary[typeId] : this.#binaryHigh.get(typeId)) ?? this.binaryParser(typeId);
-    return p(bytes, offset, length, typeModifier);
+    try {
+      const p = (typeId < FIRST_NORMAL_OID ? this.#binary[typeId] : this.#binaryHigh.get(typeId)) ?? this.binaryParser(typeId);
+      return p(bytes, offset, length, typeModifier);
+    } catch (e) {
+      throw valueFailure(e, typeId >>> 0, "binary");
+    }
   }
 
   /** The value of a column from its text (a convenience for strings already decoded). */
@@ -183,7 +197,7 @@ export class ValueDecoder {
     if (format === "text") return (b, off, len) => f(readString(b, off, len));
     const B = (globalThis as { Buffer?: BufferLike }).Buffer;
     if (B !== undefined) return (b, off, len) => f(B.from(b.subarray(off, off + len)));
-    return (b, off, len) => f(b.slice(off, off + len));
+    return (b, off, len) => f(copyBytes(b, off, off + len));
   }
 }
 
@@ -194,5 +208,5 @@ function fromString(f: (text: string) => unknown): Parse {
 }
 
 function fromCopy(f: (bytes: Uint8Array) => unknown): Parse {
-  return (b, off, len) => f(b.slice(off, off + len));
+  return (b, off, len) => f(copyBytes(b, off, off + len));
 }

@@ -25,7 +25,7 @@ import {
   textBool, textFloat4, textFloat8, textInt, textInt8, textInt8Number, textInt8String, textMoney, textNumeric,
   textUint32, textUint64,
 } from "./text/numbers.ts";
-import { textBytea, textJson, textString } from "./text/strings.ts";
+import { parseJson, textBytea, textJson, textJsonb, textString } from "./text/strings.ts";
 
 export interface FormatParsers {
   text?: Parse;
@@ -81,8 +81,8 @@ export function builtinParsers(o: ResolvedOptions, accel?: Accelerators): Map<nu
 
   const json = o.json;
   if (json === "parsed") {
-    set(Oid.json, textJson, (b, p, n) => JSON.parse(binaryString(b, p, n)));
-    set(Oid.jsonb, textJson, (b, p, n) => JSON.parse(binaryJsonbText(b, p, n)));
+    set(Oid.json, textJson, (b, p, n) => parseJson(binaryString(b, p, n), "json"));
+    set(Oid.jsonb, textJsonb, (b, p, n) => parseJson(binaryJsonbText(b, p, n), "jsonb"));
   } else if (json === "raw") {
     set(Oid.json, textString, binaryString);
     set(Oid.jsonb, textString, binaryJsonbText);

@@ -23,7 +23,11 @@
  */
 import { PgoutputError } from "../errors.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
+import { columnValue } from "./column.ts";
 import type { ValueDecoder } from "./decoder.ts";
+
+const KIND_T = 0x74;
+const KIND_B = 0x62;
 
 /** Produces the value of column `index` of a tuple: `null`, `unchangedToast`, or the parsed value. */
 export type ColumnReader = (tuple: Tuple, index: number) => unknown;
@@ -34,13 +38,9 @@ export function columnReader(values: ValueDecoder): ColumnReader {
     const kind = t.kind(i);
     if (kind === "null") return null;
     if (kind === "unchanged") return unchangedToast;
-    const column = t.relation?.columns[i];
-    const typeId = column?.typeId ?? 0;
-    const typeModifier = column?.typeModifier ?? -1;
     const bytes = t.bytes(i) as Uint8Array;
-    return kind === "text"
-      ? values.text(typeId, bytes, 0, bytes.length, typeModifier)
-      : values.binary(typeId, bytes, 0, bytes.length, typeModifier);
+    // The tuples' own dispatch, so errors name the column the same way.
+    return columnValue(values, t.relation, i, kind === "text" ? KIND_T : KIND_B, bytes, 0, bytes.length);
   };
 }
 

@@ -24,6 +24,7 @@ import { checkMaxMessageSize } from "../limits.ts";
 import { ValueDecoder } from "../values/decoder.ts";
 import { instantiate, kernelModule, kernelModuleAsync, type KernelExports } from "./module.ts";
 import { WasmBatch, type Clock, type RelationDefinition } from "./batch.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 const PAGE = 65536;
 /** The kernel's textTimestamp() answer for text it leaves to the JS parser (assembly/values.ts). */
@@ -205,7 +206,7 @@ export class WasmDecoder implements PgoutputDecoder {
   #begin(keep: number): void {
     this.#clock.generation++;
     if (this.#u8.buffer.byteLength > SHRINK_ABOVE && keep < SHRINK_ABOVE >> 2) {
-      const saved = this.#u8.slice(this.#pendingFrom, this.#pendingFrom + keep);
+      const saved = copyBytes(this.#u8, this.#pendingFrom, this.#pendingFrom + keep);
       this.#start();
       this.#reserve(keep, 0);
       this.#u8.set(saved, this.#input);
@@ -409,7 +410,7 @@ function relationAt(u8: Uint8Array, t: Int32Array, off: number, length: number, 
   }
   const nameOffset = t[body + 2]! - off;
   const nameLength = t[body + 3]!;
-  const bytes = u8.slice(off, off + length);
+  const bytes = copyBytes(u8, off, off + length);
   return new Relation(bytes, {
     relationId,
     namespaceOffset: t[body]! - off,

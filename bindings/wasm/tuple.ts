@@ -14,6 +14,7 @@ import { readString } from "../utf8.ts";
 import { columnValue } from "../values/column.ts";
 import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
 import type { WasmBatch } from "./batch.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 const KIND_T = 0x74;
 const KIND_B = 0x62;
@@ -68,7 +69,7 @@ export class WasmTuple implements Tuple {
     const p = this.#pos(column);
     const b = this.b;
     const k = b.u8[p]!;
-    if (k === KIND_T || k === KIND_B) return b.u8.slice(p + 5, p + 5 + b.dv.getInt32(p + 1));
+    if (k === KIND_T || k === KIND_B) return copyBytes(b.u8, p + 5, p + 5 + b.dv.getInt32(p + 1));
     return k === KIND_U ? unchangedToast : null;
   }
 

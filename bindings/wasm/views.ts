@@ -24,6 +24,7 @@ import { readString } from "../utf8.ts";
 import { BackendMessage, PrimaryKeepalive, type WalMessage } from "../walsender.ts";
 import type { WasmBatch } from "./batch.ts";
 import { WasmTuple } from "./tuple.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 // Tags, as the getters switch on them.
 const B = 0x42, C = 0x43, O = 0x4f, MSG = 0x4d, R = 0x52, Y = 0x59, I = 0x49, U = 0x55, D = 0x44, T = 0x54;
@@ -171,7 +172,7 @@ export class MessageView {
   get content(): Uint8Array | undefined {
     if (this.tag !== MSG) return undefined;
     const o = this.body(2);
-    return this.b.u8.slice(o, o + this.body(3));
+    return copyBytes(this.b.u8, o, o + this.body(3));
   }
   get contentText(): string | undefined {
     return this.tag === MSG ? this.str(2) : undefined;
@@ -307,7 +308,7 @@ export class MessageView {
     const b = this.b;
     b.live();
     const o = b.t[this.r + H_OFFSET]!;
-    return b.u8.slice(o, o + b.t[this.r + H_LENGTH]!);
+    return copyBytes(b.u8, o, o + b.t[this.r + H_LENGTH]!);
   }
   materialize(): Record<string, unknown> {
     this.b.live();
@@ -334,5 +335,5 @@ function plainMessage(b: WasmBatch, r: number, head: number): WalMessage {
     return new PrimaryKeepalive(b.dv.getBigUint64(o + 1), fromPostgresTimestamp(b.dv.getBigInt64(o + 9)), b.u8[o + 17] !== 0); // any non-zero byte asks, as walreceiver.c reads it
   }
   // A backend message record spans the whole frame: type byte, Int32 length, body.
-  return new BackendMessage(String.fromCharCode(head & 0xff), b.u8.slice(o + 5, o + b.t[r + H_LENGTH]!));
+  return new BackendMessage(String.fromCharCode(head & 0xff), copyBytes(b.u8, o + 5, o + b.t[r + H_LENGTH]!));
 }

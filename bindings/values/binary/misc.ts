@@ -59,6 +59,8 @@ function vector(b: Uint8Array, off: number, len: number, width: 2 | 4, typeName:
   if (ndim === 0) return [];
   if (ndim !== 1 || len < 20) throw invalid(typeName, b, off, len);
   const n = int32(b, off + 12);
+  // The declared count must be what the bytes hold (checked before allocating for it).
+  if (n < 0 || n !== (len - 20) / (4 + width)) throw invalid(typeName, b, off, len, `declares ${n} elements, its ${len} bytes hold ${Math.floor((len - 20) / (4 + width))}`);
   const out = new Array<number>(n);
   let p = off + 20;
   for (let i = 0; i < n; i++) {

@@ -64,6 +64,7 @@ const NUMERIC_NEG = 0x4000;
 const NUMERIC_NAN = 0xc000;
 const NUMERIC_PINF = 0xd000;
 const NUMERIC_NINF = 0xf000;
+const NUMERIC_DSCALE_MAX = 0x3fff;
 
 function group4(d: number): string {
   return d >= 1000 ? `${d}` : d >= 100 ? `0${d}` : d >= 10 ? `00${d}` : `000${d}`;
@@ -85,7 +86,13 @@ export function binaryNumeric(b: Uint8Array, off: number, len: number): string {
   if (sign === NUMERIC_PINF) return "Infinity";
   if (sign === NUMERIC_NINF) return "-Infinity";
   if (sign !== NUMERIC_POS && sign !== NUMERIC_NEG) throw invalid("numeric", b, off, len, "bad sign");
+  // As numeric_recv: a 14-bit display scale, base-10000 digits (anything else would print as wrong digits).
+  if (dscale > NUMERIC_DSCALE_MAX) throw invalid("numeric", b, off, len, "bad display scale");
   const d0 = off + 8;
+  for (let k = 0; k < ndigits; k++) {
+    const d = int16(b, d0 + 2 * k);
+    if (d < 0 || d > 9999) throw invalid("numeric", b, off, len, "bad digit");
+  }
   let s = sign === NUMERIC_NEG ? "-" : "";
   if (weight < 0) s += "0";
   else {

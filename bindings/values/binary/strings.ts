@@ -5,6 +5,7 @@
  */
 import { readString } from "../../utf8.ts";
 import { HEX, invalid } from "../bytes.ts";
+import { copyBytes } from "../../copy-bytes.ts";
 
 /** text, varchar, bpchar, name, unknown, xml, json, enum labels: the UTF-8 text. */
 export function binaryString(b: Uint8Array, off: number, len: number): string {
@@ -47,7 +48,7 @@ export function binaryJsonbText(b: Uint8Array, off: number, len: number): string
   return readString(b, off + 1, len - 1);
 }
 
-/** bytea, and the fallback for a binary value with no parser: a copy of the bytes. */
+/** bytea, and the fallback for a binary value with no parser: a copy of the bytes (the value outlives the input). */
 export function binaryBytes(b: Uint8Array, off: number, len: number): Uint8Array {
-  return b.slice(off, off + len);
+  return copyBytes(b, off, off + len);
 }

@@ -3,7 +3,8 @@
  * xml, and the fallback for unknown types), bytea, and json/jsonb.
  */
 import { readString } from "../../utf8.ts";
-import { HEX_VALUE, invalid } from "../bytes.ts";
+import { HEX_VALUE, invalid, invalidText } from "../bytes.ts";
+import { copyBytes } from "../../copy-bytes.ts";
 
 /** UTF-8 text as a string. */
 export function textString(b: Uint8Array, off: number, len: number): string {
@@ -44,14 +45,29 @@ function escapedBytea(b: Uint8Array, off: number, len: number): Uint8Array {
       p += 4;
     } else throw invalid("bytea", b, off, len, "bad escape");
   }
-  return n === len ? out : out.slice(0, n);
+  // A copy rather than a view: the value should not keep the longer scratch alive.
+  return n === len ? out : copyBytes(out, 0, n);
 }
 
 function isOctal(c: number): boolean {
   return c >= 0x30 && c <= 0x37;
 }
 
-/** json, jsonb: the text through `JSON.parse`. */
+/** json: the text through `JSON.parse`. */
 export function textJson(b: Uint8Array, off: number, len: number): unknown {
-  return JSON.parse(readString(b, off, len));
+  return parseJson(readString(b, off, len), "json");
+}
+
+/** jsonb: the text through `JSON.parse`. */
+export function textJsonb(b: Uint8Array, off: number, len: number): unknown {
+  return parseJson(readString(b, off, len), "jsonb");
+}
+
+/** `JSON.parse`, its SyntaxError as the type's INVALID_VALUE (PostgreSQL never sends invalid JSON; a corrupt stream may). */
+export function parseJson(text: string, typeName: "json" | "jsonb"): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw invalidText(typeName, text, (e as Error).message, e);
+  }
 }

@@ -1,0 +1,15 @@
+/**
+ * The one way this package copies bytes out: a real copy whatever the
+ * input's class. Node's `Buffer#slice` returns a view, not a copy (unlike
+ * `Uint8Array#slice`), inputs are often Buffers, and `pg` reuses its parser
+ * buffer for later socket reads; so a `.slice(` on bytes would keep a window
+ * onto memory the caller rewrites. test/no-buffer-slice.test.ts holds every
+ * library file to this helper.
+ */
+
+/** A copy of `bytes[start, end)` as a plain `Uint8Array` (never a Buffer, never a view). */
+export function copyBytes(bytes: Uint8Array, start: number, end: number): Uint8Array {
+  const out = new Uint8Array(end - start);
+  out.set(bytes.subarray(start, end));
+  return out;
+}
