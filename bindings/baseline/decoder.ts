@@ -58,6 +58,9 @@ import { BaselineBatch } from "./batch.ts";
 import { copyBytes } from "../copy-bytes.ts";
 import type { ParseContext } from "./context.ts";
 import { InputBuffer } from "./input.ts";
+import { framedCopyLength, WALK_ABOVE } from "../frame-walk.ts";
+
+const EMPTY = new Uint8Array(0);
 import { parseMessage } from "./parse.ts";
 import { Reader } from "./reader.ts";
 import { ColumnTable } from "./tuple.ts";
@@ -215,7 +218,9 @@ export class BaselineDecoder implements PgoutputDecoder {
     this.#renew();
     const out: PgoutputMessage[] = [];
     try {
-      const consumed = this.#frames(this.#lengthFraming, this.#input.copy(bytes), 0, bytes.length, 0, out);
+      // A large input is copied only up to the header of a frame that is refused (frame-walk.ts).
+      const n = bytes.length > WALK_ABOVE ? framedCopyLength(EMPTY, bytes, 4, this.#maxMessageSize) : bytes.length;
+      const consumed = this.#frames(this.#lengthFraming, this.#input.copy(bytes.subarray(0, n)), 0, n, 0, out);
       return new BaselineBatch(this.#ctx.lease, out, consumed);
     } catch (e) {
       throw withDecoded(e, out);
@@ -314,8 +319,15 @@ export class BaselineDecoder implements PgoutputDecoder {
   /** push() and pushBackend(): the unfinished frame, then the chunk's whole frames; keeps an unfinished last frame. */
   #push<T extends { kind: string; materialize(): Record<string, unknown> }>(framing: Framing<T>, input: Uint8Array): Batch<T> {
     this.#renew();
-    const n = input.length;
-    const chunk = this.#input.copy(input);
+    const pending = this.#partialLength;
+    let n = input.length;
+    if (pending + n > WALK_ABOVE) {
+      // Copy only up to the header of a refused frame; the walk starts at the unfinished frame's header.
+      const limit = framing.header === 5 ? this.#maxMessageSize + 1 + XLOGDATA_HEADER : this.#maxMessageSize;
+      const head = this.#partial === null ? EMPTY : this.#partial.subarray(0, pending);
+      n = Math.max(0, framedCopyLength(head, input, framing.header as 4 | 5, limit) - pending);
+    }
+    const chunk = this.#input.copy(input.subarray(0, n));
     const out: T[] = [];
     this.#partialHeader = framing.header;
     let from = 0;

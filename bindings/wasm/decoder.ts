@@ -25,12 +25,16 @@ import { ValueDecoder } from "../values/decoder.ts";
 import { instantiate, kernelModule, kernelModuleAsync, type KernelExports } from "./module.ts";
 import { WasmBatch, type Clock, type RelationDefinition } from "./batch.ts";
 import { copyBytes } from "../copy-bytes.ts";
+import { ADDRESSABLE, grownTape, layoutEnd, planCapacities, unaddressable } from "./capacity.ts";
+import { framedCopyLength, WALK_ABOVE } from "../frame-walk.ts";
 
 const PAGE = 65536;
 /** The kernel's textTimestamp() answer for text it leaves to the JS parser (assembly/values.ts). */
 const NOT_PARSED = -0x7fff_ffff_ffff_ffffn;
 /** Above this much memory, a call that needs far less starts a fresh instance so a peak is not kept forever. */
 const SHRINK_ABOVE = 64 << 20;
+
+const EMPTY = new Uint8Array(0);
 
 const TAG_RELATION = 0x52;
 const TAG_TYPE = 0x59;
@@ -140,9 +144,11 @@ export class WasmDecoder implements PgoutputDecoder {
 
   decodeFramed(bytes: Uint8Array): Batch {
     this.#begin(0);
-    this.#reserve(bytes.length, 0);
-    this.#u8.set(bytes, this.#input);
-    return this.#run(FRAMING_LENGTH, this.#input, bytes.length) as Batch;
+    // A large input is copied only up to the header of a frame the kernel refuses (see frames.ts).
+    const n = bytes.length > WALK_ABOVE ? framedCopyLength(EMPTY, bytes, 4, this.#maxMessage) : bytes.length;
+    this.#reserve(n, 0);
+    this.#u8.set(n < bytes.length ? bytes.subarray(0, n) : bytes, this.#input);
+    return this.#run(FRAMING_LENGTH, this.#input, n) as Batch;
   }
 
   push(chunk: Uint8Array): Batch {
@@ -161,19 +167,30 @@ export class WasmDecoder implements PgoutputDecoder {
   /** Appends a chunk to the unfinished frame of the previous push and decodes every whole frame. */
   #push(chunk: Uint8Array, framing: number): WasmBatch {
     const pending = this.#pendingLength;
-    this.#pendingHeader = framing === FRAMING_BACKEND ? 5 : 4;
+    const header = framing === FRAMING_BACKEND ? 5 : 4;
+    this.#pendingHeader = header;
     // Move the unfinished frame to the start of the input region; the views that pointed there are stale now.
     this.#begin(pending);
     this.#u8.copyWithin(this.#input, this.#pendingFrom, this.#pendingFrom + pending);
-    this.#reserve(pending + chunk.length, 0);
-    this.#u8.set(chunk, this.#input + pending);
-    const end = this.#input + pending + chunk.length;
+    this.#pendingFrom = this.#input;
+    // A large input is copied only up to the header of a frame the kernel refuses; the walk starts at the
+    // unfinished frame's header, which may be split between the pending bytes and the chunk (see frames.ts).
+    let n = pending + chunk.length;
+    if (n > WALK_ABOVE) {
+      const limit = framing === FRAMING_BACKEND ? this.#maxMessage + 1 + XLOGDATA_HEADER : this.#maxMessage;
+      n = Math.max(pending, framedCopyLength(this.#u8.subarray(this.#input, this.#input + pending), chunk, header, limit));
+    }
+    let end = this.#input + pending;
     try {
-      const batch = this.#run(framing, this.#input, pending + chunk.length);
+      this.#reserve(n, 0);
+      this.#u8.set(n - pending < chunk.length ? chunk.subarray(0, n - pending) : chunk, this.#input + pending);
+      end = this.#input + n;
+      const batch = this.#run(framing, this.#input, n);
       this.#pendingFrom = this.#input + batch.consumed;
       return batch;
     } catch (e) {
-      // The framing after a bad message cannot be trusted: the next push starts a new stream.
+      // The framing after a bad message cannot be trusted (and an input refused as too large for memory is
+      // dropped with its partial frame): the next push starts a new stream.
       this.#pendingFrom = end;
       throw e;
     } finally {
@@ -231,14 +248,15 @@ export class WasmDecoder implements PgoutputDecoder {
     this.#layout(this.#inputCapacity, this.#tapeCapacity, tableCapacityFor(widths.length >> 1), widths);
   }
 
-  /** Makes room for `bytes` of input and `words` of tape (tape sized from input when 0). */
+  /** Makes room for `bytes` of input and `words` of tape (tape sized from input when 0); OUT_OF_MEMORY beyond what the kernel addresses. */
   #reserve(bytes: number, words: number): void {
-    const tapeWords = Math.max(words, (bytes >> 2) + 1024);
-    if (bytes <= this.#inputCapacity && tapeWords <= this.#tapeCapacity) return;
-    // Round up generously: a stream's chunks vary in size.
-    const inputCapacity = Math.max(this.#inputCapacity, roundUp(bytes + (bytes >> 3), PAGE));
-    const tapeCapacity = Math.max(this.#tapeCapacity, roundUp(tapeWords, PAGE >> 2));
-    this.#layout(inputCapacity, tapeCapacity);
+    const current = { input: this.#inputCapacity, tape: this.#tapeCapacity };
+    const plan = planCapacities(this.#input, bytes, words, current, this.#tableBytes());
+    if (plan !== undefined) this.#layout(plan.input, plan.tape);
+  }
+
+  #tableBytes(capacity = this.#tableCapacity): number {
+    return (TABLE_HEADER_WORDS + 2 * capacity) * 4;
   }
 
   /**
@@ -247,16 +265,18 @@ export class WasmDecoder implements PgoutputDecoder {
    * (or `widths`, pairs of OID and column count, when given).
    */
   #layout(inputCapacity: number, tapeCapacity: number, tableCapacity = this.#tableCapacity, widths?: number[]): void {
-    const entries = widths ?? this.#readTable();
     const tape = roundUp(this.#input + inputCapacity, 16);
     const table = tape + tapeCapacity * 4;
-    const needed = table + (TABLE_HEADER_WORDS + 2 * tableCapacity) * 4;
+    const needed = layoutEnd(this.#input, { input: inputCapacity, tape: tapeCapacity }, this.#tableBytes(tableCapacity));
+    // Checked before anything changes, so a refused layout leaves the decoder as it was.
+    if (needed > ADDRESSABLE) throw unaddressable(inputCapacity, needed);
+    const entries = widths ?? this.#readTable();
     const memory = this.#k.memory;
     if (needed > memory.buffer.byteLength) {
       try {
         memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE));
       } catch (cause) {
-        throw new PgoutputError(`cannot grow wasm memory to ${needed} bytes`, { code: "OUT_OF_MEMORY" });
+        throw new PgoutputError(`cannot grow wasm memory to ${needed} bytes`, { code: "OUT_OF_MEMORY", offset: 0 });
       }
     }
     this.#inputCapacity = inputCapacity;
@@ -333,7 +353,10 @@ export class WasmDecoder implements PgoutputDecoder {
           tapeUsed = res[r + R_TAPE_USED]!;
           state = res[r + R_STATE]!;
         }
-        if (status === STATUS_TAPE_FULL) this.#layout(this.#inputCapacity, this.#tapeCapacity * 2);
+        if (status === STATUS_TAPE_FULL) {
+          const capacities = { input: this.#inputCapacity, tape: this.#tapeCapacity };
+          this.#layout(this.#inputCapacity, grownTape(this.#input, capacities, this.#tableBytes(), length));
+        }
         else this.#layout(this.#inputCapacity, this.#tapeCapacity, this.#tableCapacity * 2);
         continue;
       }
