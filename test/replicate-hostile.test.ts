@@ -14,7 +14,9 @@ import * as vm from "node:vm";
 import type { ClientConfig } from "pg";
 import { replicate, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
-import { backend, wal } from "./support/walsender-encoder.ts";
+import { backend, backendStream, wal } from "./support/walsender-encoder.ts";
+import { aliasStream, walPayloads } from "./support/alias-stream.ts";
+import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import { copyDataHeader, startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
 
 const MIB = 1 << 20;
@@ -176,4 +178,31 @@ describe("a hostile or stalled walsender", () => {
     expect(growth).toBeLessThan(48 * MIB);
     console.info(`300k keepalives, server not reading: ${s.stats.statusUpdates} status updates written, at most ${maxPending} bytes waiting, live memory growth ${(growth / MIB).toFixed(1)} MiB`);
   });
+
+  for (const decoder of ["wasm", "baseline"] as const) {
+    it(`${decoder}: socket chunks that are views of one pooled Buffer, overwritten after each: what the consumer keeps never changes`, async () => {
+      // The frames of a realistic stream (text and binary bytea/json/int8/numeric, TOAST, messages, a streamed block).
+      const bytes = backendStream(walPayloads(aliasStream()).map((p) => backend.copyData(p.bytes)));
+      const reference = new WasmDecoder().pushBackend(bytes.slice()).materialize().filter((m) => m.kind !== "PrimaryKeepalive");
+      fake = await startFakeWalsender(() => {});
+      const { s, client } = await connect(fake, { decoder, receiveTimeoutMs: 0 });
+      const socket = (client() as unknown as { connection: { stream: net.Socket } }).connection.stream;
+      // As pg's parser buffer: one Buffer, each chunk a view of it, rewritten after every 'data' event.
+      const pool = Buffer.allocUnsafe(4096);
+      for (let at = 0, k = 0; at < bytes.length; k++) {
+        const n = Math.min(bytes.length - at, 1 + ((k * 977) % 700));
+        pool.set(bytes.subarray(at, at + n));
+        socket.emit("data", pool.subarray(0, n));
+        pool.fill(0xff);
+        at += n;
+      }
+      const kept: Record<string, unknown>[] = [];
+      for await (const m of s) {
+        kept.push(m.materialize());
+        pool.fill(0x00); // and again while the consumer reads
+        if (kept.length === reference.length) break;
+      }
+      expect(kept).toEqual(reference);
+    });
+  }
 });
