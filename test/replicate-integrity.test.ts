@@ -82,8 +82,8 @@ for (const major of MAJORS) {
           const before = live();
           const s: ReplicationStream = await replicate({ ...options, decoder });
           try {
-            await sql(`INSERT INTO ${table} VALUES (0, ${BIG_SQL})`);
-            await sql(`INSERT INTO ${table} SELECT g, 'row ' || g || ' ' || repeat('abcdefghij', 1 + g % 7) FROM generate_series(1, 3000) g`);
+            // One transaction: the large row, then 3,000 small ones in a continuous stream of CopyData.
+            await sql(`INSERT INTO ${table} VALUES (0, ${BIG_SQL}); INSERT INTO ${table} SELECT g, 'row ' || g || ' ' || repeat('abcdefghij', 1 + g % 7) FROM generate_series(1, 3000) g`);
             await sleep(500); // pg and the socket deliver while nobody reads
             let seen = 0;
             for await (const m of s) {

@@ -1,0 +1,72 @@
+/**
+ * End to end: `replicate()` draining a backlog from a real walsender, no
+ * values touched (each message's kind read, as a consumer must at least do).
+ *
+ *   node build/bench/bench/replicate.bench.js [--rows N] [--rounds R] [--major 15|18]
+ *
+ * A throwaway PostgreSQL (15 by default) gets one slot per round, then a
+ * backlog of N rows (~260 bytes of pgoutput each, in transactions of 1,000),
+ * so every round decodes the same WAL. Each round opens a stream on its own
+ * slot and iterates until the last Commit. Reported per round and as
+ * medians: wall time, consumer CPU (process.cpuUsage, user + system),
+ * socket MB received, MB/s, rows/s and CPU seconds per GB of messages.
+ * Rounds alternate the wasm and baseline backends.
+ */
+import pg from "pg";
+import { replicate } from "../bindings/pg/index.ts";
+import { startCluster, type PgMajor } from "../test/support/cluster.ts";
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+const rows = arg("rows", 300_000);
+const rounds = arg("rounds", 6);
+const major = arg("major", 15) as PgMajor;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const cluster = await startCluster(major);
+try {
+  const client = new pg.Client({ host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database });
+  await client.connect();
+  await client.query("CREATE TABLE e2e (id int PRIMARY KEY, a int, b text, c timestamptz, d numeric)");
+  await client.query("CREATE PUBLICATION e2e_pub FOR TABLE e2e");
+  for (let r = 0; r < rounds; r++) await client.query(`SELECT pg_create_logical_replication_slot('e2e_${r}', 'pgoutput')`);
+  for (let from = 1; from <= rows; from += 1000) {
+    await client.query(
+      `INSERT INTO e2e SELECT g, g * 7, repeat(md5(g::text), 6), now(), g * 1.25 FROM generate_series(${from}, ${Math.min(rows, from + 999)}) g`,
+    );
+  }
+  await client.end();
+
+  const results: Record<string, { wall: number[]; cpu: number[]; mb: number[] }> = {};
+  for (let r = 0; r < rounds; r++) {
+    const decoder = r % 2 === 0 ? "wasm" : "baseline";
+    const s = await replicate({ connection: cluster.connectionString, slot: `e2e_${r}`, publications: "e2e_pub", decoder });
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    let inserts = 0;
+    for await (const m of s) {
+      if (m.kind === "Insert") inserts++;
+      else if (m.kind === "Commit" && inserts >= rows) break;
+    }
+    const wall = (performance.now() - t0) / 1000;
+    const c = process.cpuUsage(cpu0);
+    const cpu = (c.user + c.system) / 1e6;
+    const mb = s.stats.bytes / 1e6;
+    await s.stop();
+    (results[decoder] ??= { wall: [], cpu: [], mb: [] }).wall.push(wall);
+    results[decoder].cpu.push(cpu);
+    results[decoder].mb.push(mb);
+    console.log(`round ${r} ${decoder}: ${inserts} rows, ${mb.toFixed(1)} MB in ${wall.toFixed(2)} s (${(mb / wall).toFixed(1)} MB/s, ${Math.round(inserts / wall)} rows/s), consumer CPU ${cpu.toFixed(2)} s = ${((cpu / mb) * 1000).toFixed(1)} CPU s/GB`);
+  }
+  for (const [decoder, r] of Object.entries(results)) {
+    const wall = median(r.wall);
+    const cpu = median(r.cpu);
+    const mb = median(r.mb);
+    console.log(`${decoder}: median ${(mb / wall).toFixed(1)} MB/s, ${Math.round(rows / wall)} rows/s, consumer CPU ${((cpu / mb) * 1000).toFixed(1)} s/GB (${(100 * cpu / wall).toFixed(0)}% of a core); wall ${Math.min(...r.wall).toFixed(2)}-${Math.max(...r.wall).toFixed(2)} s`);
+  }
+} finally {
+  await cluster.stop();
+}
