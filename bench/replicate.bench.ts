@@ -43,7 +43,14 @@ try {
   const results: Record<string, { wall: number[]; cpu: number[]; mb: number[] }> = {};
   for (let r = 0; r < rounds; r++) {
     const decoder = r % 2 === 0 ? "wasm" : "baseline";
-    const s = await replicate({ connection: cluster.connectionString, slot: `e2e_${r}`, publications: "e2e_pub", decoder });
+    let client: pg.Client | undefined;
+    const s = await replicate({
+      connection: () => (client = new pg.Client({ connectionString: cluster.connectionString, replication: "database" } as pg.ClientConfig)),
+      slot: `e2e_${r}`, publications: "e2e_pub", decoder,
+    });
+    // Socket reads: what the operating system hands over per read decides much of the cost.
+    let reads = 0;
+    (client as unknown as { connection: { stream: { on(e: "data", f: () => void): void } } }).connection.stream.on("data", () => reads++);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let inserts = 0;
@@ -54,6 +61,7 @@ try {
     const wall = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(cpu0);
     const cpu = (c.user + c.system) / 1e6;
+    if (process.env.CPU_SPLIT) console.log(`  user ${(c.user / 1e6).toFixed(2)} s, system ${(c.system / 1e6).toFixed(2)} s, ${reads} socket reads (${Math.round(s.stats.bytes / reads)} B each), ${s.stats.batches} decode calls`);
     const mb = s.stats.bytes / 1e6;
     await s.stop();
     (results[decoder] ??= { wall: [], cpu: [], mb: [] }).wall.push(wall);
