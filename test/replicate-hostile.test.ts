@@ -103,6 +103,7 @@ describe("a hostile or stalled walsender", () => {
 
   it("silence after CopyBothResponse: a status update asking for a reply at half the receive timeout, a retryable RECEIVE_TIMEOUT at all of it", async () => {
     fake = await startFakeWalsender(() => {}); // says nothing, reads everything
+    const before = live();
     const { s } = await connect(fake, { receiveTimeoutMs: 800 });
     const t0 = Date.now();
     const { error } = await drain(s);
@@ -114,6 +115,7 @@ describe("a hostile or stalled walsender", () => {
     expect(pings.length).toBe(1);
     expect(pings[0]!.at - t0).toBeGreaterThanOrEqual(350);
     expect(await s.closed).toBe(error);
+    expect(live() - before).toBeLessThan(48 * MIB);
   });
 
   it("a server that answers the ping keeps the stream alive through several receive timeouts", async () => {
@@ -205,4 +207,18 @@ describe("a hostile or stalled walsender", () => {
       expect(kept).toEqual(reference);
     });
   }
+
+  it("a rejected frame after valid ones in the same socket chunk: the valid messages first, then DECODE_ERROR", async () => {
+    const good = walPayloads(aliasStream()).slice(0, 8);
+    const bad = wal.xlogData(new Uint8Array([0x3f, 1, 2, 3]), { walStart: 1n, walEnd: 1n, sendTime: 0n }); // '?': no such message
+    const expected = good.filter((p) => p.message !== undefined).length;
+    fake = await startFakeWalsender(async (socket) => {
+      await send(socket, backendStream([...good.map((p) => backend.copyData(p.bytes)), backend.copyData(bad)]));
+    });
+    const { s } = await connect(fake, { receiveTimeoutMs: 0 });
+    const { error, items } = await drain(s);
+    expect(items).toBe(expected);
+    expect(error).toMatchObject({ name: "ReplicationError", code: "DECODE_ERROR" });
+    expect(isPgoutputError((error as { cause: unknown }).cause) && (error as { cause: { code: string } }).cause.code).toBe("UNKNOWN_MESSAGE");
+  });
 });

@@ -105,6 +105,7 @@ for (const major of MAJORS) {
 
     it("baseline: a consumer that awaits between messages while more arrives reads every value exactly", async () => {
       const { sql, options, table } = await setup(major);
+      const before = live();
       const s = await replicate({ ...options, decoder: "baseline", highWaterMark: 256 << 10 });
       try {
         const writer = (async () => {
@@ -124,6 +125,8 @@ for (const major of MAJORS) {
         }
         await writer;
         expect(seen).toBe(5000);
+        held.length = 0;
+        expect(live() - before).toBeLessThan(48 * MIB);
       } finally {
         await s.stop();
       }
@@ -132,6 +135,7 @@ for (const major of MAJORS) {
     it("a stalled walsender (SIGSTOP) is a retryable RECEIVE_TIMEOUT; resuming delivers what was written meanwhile", async () => {
       const { sql, options, table } = await setup(major);
       const opts = { ...options, receiveTimeoutMs: 1200 };
+      const before = live();
       let s = await replicate(opts);
       const [{ pid }] = (await sql(`SELECT active_pid AS pid FROM pg_replication_slots WHERE slot_name = '${(options.slot as { name: string }).name}'`)) as { pid: number }[];
       expect(pid).toBeGreaterThan(0);
@@ -155,6 +159,7 @@ for (const major of MAJORS) {
       expect(error).toMatchObject({ name: "ReplicationError", code: "RECEIVE_TIMEOUT", retryable: true });
       expect(Date.now() - t0).toBeLessThan(10_000);
       expect(ids).toEqual([1]);
+      expect(live() - before).toBeLessThan(48 * MIB);
       // The stopped walsender still holds the slot until it notices the closed socket.
       const deadline = Date.now() + 20_000;
       for (;;) {
