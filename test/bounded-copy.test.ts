@@ -12,11 +12,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
-import { isPgoutputError, type PgoutputError } from "../bindings/errors.ts";
+import type { PgoutputError } from "../bindings/errors.ts";
 import { backends } from "./support/backends.ts";
 import { encode, frame } from "./support/encoder.ts";
 import { trackWasmMemory } from "./support/fuzz.ts";
 import { backend as be, wal } from "./support/walsender-encoder.ts";
+import { errorOf } from "./support/error-of.ts";
 
 const MiB = 2 ** 20;
 const LIMIT = 1024;
@@ -40,15 +41,6 @@ beforeAll(() => {
 });
 afterAll(() => memory.restore());
 
-function errorOf(fn: () => unknown): PgoutputError {
-  try {
-    fn();
-  } catch (e) {
-    if (isPgoutputError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 /** Fills the chunk's start with `count` copies of `frameBytes`, then `header`; returns where the header starts. */
 function layOut(frameBytes: Uint8Array, count: number, header: Uint8Array): number {

@@ -10,11 +10,11 @@
  */
 import { describe, expect, it } from "vitest";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
-import { isPgoutputError, type PgoutputError } from "../bindings/errors.ts";
 import type { Insert } from "../bindings/messages.ts";
 import { backends, type Backend } from "./support/backends.ts";
 import { encode, frame } from "./support/encoder.ts";
 import { backendFrame, backendStream, wal } from "./support/walsender-encoder.ts";
+import { errorOf } from "./support/error-of.ts";
 
 const relA = { relationId: 100, namespace: "a", relationName: "ta", columns: [{ name: "id", typeId: 23 }, { name: "v", typeId: 25 }] };
 const relB = { relationId: 100, namespace: "b", relationName: "tb", columns: [{ name: "k", typeId: 25 }] };
@@ -25,15 +25,6 @@ const insB = (i: number) => encode.insert({ relation: relB, newTuple: [`b${i}`] 
 const XID = 4242;
 const H = { walStart: 10n, walEnd: 20n, sendTime: 30n };
 
-function errorOf(fn: () => unknown): PgoutputError {
-  try {
-    fn();
-  } catch (e) {
-    if (isPgoutputError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 const pairs: [Backend, Backend][] = [
   [backends[0]!, backends[0]!],

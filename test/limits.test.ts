@@ -17,13 +17,14 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
-import { isPgoutputError, type PgoutputError } from "../bindings/errors.ts";
+import type { PgoutputError } from "../bindings/errors.ts";
 import { MAX_MESSAGE_SIZE } from "../bindings/limits.ts";
 import type { Insert, Update } from "../bindings/messages.ts";
 import { backends } from "./support/backends.ts";
 import { deepEqual, encode, frame, type Encoded, type RelationDesc } from "./support/encoder.ts";
 import { trackWasmMemory } from "./support/fuzz.ts";
 import { backend as be, backendFrame, backendStream, wal } from "./support/walsender-encoder.ts";
+import { errorOf } from "./support/error-of.ts";
 
 const MiB = 2 ** 20;
 const H = { walStart: 1n, walEnd: 2n, sendTime: 3n };
@@ -44,15 +45,6 @@ const gc: (() => void) | undefined = (() => {
   }
 })();
 
-function errorOf(fn: () => unknown): PgoutputError {
-  try {
-    fn();
-  } catch (e) {
-    if (isPgoutputError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 function shape(e: PgoutputError) {
   return { code: e.code, offset: e.offset, field: e.field, messageIndex: e.messageIndex, incomplete: e.incomplete };

@@ -9,8 +9,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import pg from "pg";
 import type * as net from "node:net";
-import * as v8 from "node:v8";
-import * as vm from "node:vm";
 import type { ClientConfig } from "pg";
 import { replicate, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
@@ -18,18 +16,9 @@ import { backend, backendStream, wal } from "./support/walsender-encoder.ts";
 import { aliasStream, walPayloads } from "./support/alias-stream.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import { copyDataHeader, startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
+import { liveBytes } from "./support/memory.ts";
 
 const MIB = 1 << 20;
-const gc: () => void = (() => {
-  v8.setFlagsFromString("--expose-gc");
-  return vm.runInNewContext("gc") as () => void;
-})();
-/** Live memory: JS heap plus ArrayBuffers (what the client could have buffered). */
-function live(): number {
-  gc();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let fake: FakeWalsender | undefined;
@@ -87,10 +76,10 @@ describe("a hostile or stalled walsender", () => {
         const junk = new Uint8Array(MIB).fill(0x77);
         for (let i = 0; i < 256 && (await send(socket, junk)); i++) sent += junk.length;
       });
-      const before = live();
+      const before = liveBytes();
       const { s } = await connect(fake, { maxMessageSize: limit, receiveTimeoutMs: 5000 });
       const { error } = await drain(s);
-      const growth = live() - before;
+      const growth = liveBytes() - before;
       expect(error).toMatchObject({ name: "ReplicationError", code: "DECODE_ERROR", retryable: false });
       const cause = (error as { cause: unknown }).cause;
       expect(isPgoutputError(cause) && cause.code).toBe("MESSAGE_TOO_LARGE");
@@ -103,7 +92,7 @@ describe("a hostile or stalled walsender", () => {
 
   it("silence after CopyBothResponse: a status update asking for a reply at half the receive timeout, a retryable RECEIVE_TIMEOUT at all of it", async () => {
     fake = await startFakeWalsender(() => {}); // says nothing, reads everything
-    const before = live();
+    const before = liveBytes();
     const { s } = await connect(fake, { receiveTimeoutMs: 800 });
     const t0 = Date.now();
     const { error } = await drain(s);
@@ -115,7 +104,7 @@ describe("a hostile or stalled walsender", () => {
     expect(pings.length).toBe(1);
     expect(pings[0]!.at - t0).toBeGreaterThanOrEqual(350);
     expect(await s.closed).toBe(error);
-    expect(live() - before).toBeLessThan(48 * MIB);
+    expect(liveBytes() - before).toBeLessThan(48 * MIB);
   });
 
   it("a server that answers the ping keeps the stream alive through several receive timeouts", async () => {
@@ -164,7 +153,7 @@ describe("a hostile or stalled walsender", () => {
       }
       sentAll = true;
     });
-    const before = live();
+    const before = liveBytes();
     const { s, client } = await connect(fake, { keepalives: true, receiveTimeoutMs: 0, stopTimeoutMs: 200 });
     const socket = (client() as unknown as { connection: { stream: net.Socket } }).connection.stream;
     let maxPending = 0;
@@ -173,7 +162,7 @@ describe("a hostile or stalled walsender", () => {
       if (++items % 1000 === 0) maxPending = Math.max(maxPending, socket.writableLength);
       if (items >= N) break;
     }
-    const growth = live() - before;
+    const growth = liveBytes() - before;
     expect(sentAll).toBe(true);
     expect(items).toBe(N);
     expect(maxPending).toBeLessThanOrEqual(39); // one CopyData status update

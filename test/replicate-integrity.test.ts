@@ -11,13 +11,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
-import * as v8 from "node:v8";
-import * as vm from "node:vm";
 import { createHash } from "node:crypto";
 import type { ClientConfig } from "pg";
 import { replicate, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
 import { startCluster, type Cluster, type PgMajor } from "./support/cluster.ts";
+import { liveBytes } from "./support/memory.ts";
 
 const MAJORS: PgMajor[] = [15, 18];
 const MIB = 1 << 20;
@@ -41,15 +40,6 @@ afterAll(async () => {
   }
 });
 
-const gc: () => void = (() => {
-  v8.setFlagsFromString("--expose-gc");
-  return vm.runInNewContext("gc") as () => void;
-})();
-function live(): number {
-  gc();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -79,7 +69,7 @@ for (const major of MAJORS) {
         const expectedBig = sha(bigValue());
         for (let run = 0; run < 3; run++) {
           const { sql, options, table } = await setup(major);
-          const before = live();
+          const before = liveBytes();
           const s: ReplicationStream = await replicate({ ...options, decoder });
           try {
             // One transaction: the large row, then 3,000 small ones in a continuous stream of CopyData.
@@ -95,7 +85,7 @@ for (const major of MAJORS) {
               if (++seen === 3001) break;
             }
             expect(seen).toBe(3001);
-            expect(live() - before).toBeLessThan(48 * MIB);
+            expect(liveBytes() - before).toBeLessThan(48 * MIB);
           } finally {
             await s.stop();
           }
@@ -105,7 +95,7 @@ for (const major of MAJORS) {
 
     it("baseline: a consumer that awaits between messages while more arrives reads every value exactly", async () => {
       const { sql, options, table } = await setup(major);
-      const before = live();
+      const before = liveBytes();
       const s = await replicate({ ...options, decoder: "baseline", highWaterMark: 256 << 10 });
       try {
         const writer = (async () => {
@@ -126,7 +116,7 @@ for (const major of MAJORS) {
         await writer;
         expect(seen).toBe(5000);
         held.length = 0;
-        expect(live() - before).toBeLessThan(48 * MIB);
+        expect(liveBytes() - before).toBeLessThan(48 * MIB);
       } finally {
         await s.stop();
       }
@@ -135,7 +125,7 @@ for (const major of MAJORS) {
     it("a stalled walsender (SIGSTOP) is a retryable RECEIVE_TIMEOUT; resuming delivers what was written meanwhile", async () => {
       const { sql, options, table } = await setup(major);
       const opts = { ...options, receiveTimeoutMs: 1200 };
-      const before = live();
+      const before = liveBytes();
       let s = await replicate(opts);
       const [{ pid }] = (await sql(`SELECT active_pid AS pid FROM pg_replication_slots WHERE slot_name = '${(options.slot as { name: string }).name}'`)) as { pid: number }[];
       expect(pid).toBeGreaterThan(0);
@@ -159,7 +149,7 @@ for (const major of MAJORS) {
       expect(error).toMatchObject({ name: "ReplicationError", code: "RECEIVE_TIMEOUT", retryable: true });
       expect(Date.now() - t0).toBeLessThan(10_000);
       expect(ids).toEqual([1]);
-      expect(live() - before).toBeLessThan(48 * MIB);
+      expect(liveBytes() - before).toBeLessThan(48 * MIB);
       // The stopped walsender still holds the slot until it notices the closed socket.
       const deadline = Date.now() + 20_000;
       for (;;) {

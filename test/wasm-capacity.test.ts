@@ -9,11 +9,11 @@
  * decodeCopyData one 64 MiB array many times over.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isPgoutputError, type PgoutputError } from "../bindings/errors.ts";
 import { ADDRESSABLE, grownTape, layoutEnd, planCapacities } from "../bindings/wasm/capacity.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import { encode, frame } from "./support/encoder.ts";
 import { trackWasmMemory } from "./support/fuzz.ts";
+import { errorOf } from "./support/error-of.ts";
 
 const MiB = 2 ** 20;
 const PAGE = 65536;
@@ -21,15 +21,6 @@ const START = 1088; // an input region's address, as after the kernel's heap bas
 const TABLE = (4 + 2 * 1024) * 4;
 const NONE = { input: 0, tape: 0 };
 
-function errorOf(fn: () => unknown): PgoutputError {
-  try {
-    fn();
-  } catch (e) {
-    if (isPgoutputError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 describe("planCapacities", () => {
   it("a 64 KB chunk gets the generous layout (1/8 input slack, a tape of a word per 4 bytes)", () => {
