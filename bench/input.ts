@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { gunzipSync } from "node:zlib";
-import type { CorpusInfo } from "./corpus.ts";
+import type { CorpusInfo } from "../devkit/capture/corpus.ts";
 
 export const CHUNK = 64 * 1024;
 

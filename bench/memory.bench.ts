@@ -327,7 +327,7 @@ async function parent(): Promise<void> {
   const quick = args.quick!;
   let files = positionals;
   if (files.length === 0) {
-    const { ensureCorpus } = await import("./corpus.ts");
+    const { ensureCorpus } = await import("../devkit/capture/corpus.ts");
     const variants = (args.variants ?? "proto1-text").split(",");
     files = [];
     for (const v of variants) files.push(await ensureCorpus(v as Parameters<typeof ensureCorpus>[0], { scale: args.scale ?? (quick ? "small" : "default") }));

@@ -74,7 +74,7 @@ async function run(c: CaseName, competitor: string, file: string | undefined, pa
 
 async function corpusOf(file: string | undefined): Promise<string> {
   if (file !== undefined) return file;
-  const { ensureCorpus } = await import("./corpus.ts");
+  const { ensureCorpus } = await import("../devkit/capture/corpus.ts");
   return ensureCorpus("proto1-text", { scale: "default" });
 }
 

@@ -56,7 +56,7 @@ function section(): string {
   const lines: string[] = [
     "## Benchmarks",
     "",
-    "Throughput of decoding real pgoutput streams captured from PostgreSQL (`bench/corpus.ts`: OLTP single-row",
+    "Throughput of decoding real pgoutput streams captured from PostgreSQL (`devkit/capture/corpus.ts`: OLTP single-row",
     "transactions, bulk inserts into a 20-column table of mixed types, 10-100 KB documents with TOAST and",
     "unchanged-TOAST updates, a REPLICA IDENTITY FULL table, truncates and logical messages; about 190 MB of messages",
     "per corpus). Every competitor runs in the same process and the same Benchmark.js run; one op decodes the whole",

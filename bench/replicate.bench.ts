@@ -14,7 +14,7 @@
  */
 import pg from "pg";
 import { replicate } from "../bindings/pg/index.ts";
-import { startCluster, type PgMajor } from "../test/support/cluster.ts";
+import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);

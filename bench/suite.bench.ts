@@ -55,7 +55,7 @@ Benchmark.options.maxTime = maxTime;
 
 async function corpusFiles(): Promise<string[]> {
   if (positionals.length > 0) return positionals;
-  const { ensureCorpus } = await import("./corpus.ts");
+  const { ensureCorpus } = await import("../devkit/capture/corpus.ts");
   const files: string[] = [];
   for (const v of variants) files.push(await ensureCorpus(v as Parameters<typeof ensureCorpus>[0], { scale }));
   return files;

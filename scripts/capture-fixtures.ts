@@ -1,4 +1,4 @@
-// Captures every scenario of test/support/scenarios.ts on PostgreSQL 15 and
+// Captures every scenario of devkit/capture/scenarios.ts on PostgreSQL 15 and
 // 18 into test/fixtures/:
 //   pg<major>-<scenario>.bin.gz  gzipped capture ([uint32 BE length][message]...)
 //   index.json                   what each file holds, with the scenario's
@@ -11,9 +11,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { startCluster, type Cluster, type PgMajor } from "../test/support/cluster.ts";
-import { decodeCapture, encodeCapture } from "../test/support/slot.ts";
-import { scenarios } from "../test/support/scenarios.ts";
+import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { decodeCapture, encodeCapture } from "../devkit/capture/slot.ts";
+import { scenarios } from "../devkit/capture/scenarios.ts";
 
 const MAJORS: PgMajor[] = [15, 18];
 const fixturesDir = fileURLToPath(new URL("../test/fixtures/", import.meta.url));
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   }
 
   const index: FixtureIndex = {
-    format: "gzip of repeated [uint32 big-endian length][pgoutput message]; read with decodeCapture() from test/support/slot.ts",
+    format: "gzip of repeated [uint32 big-endian length][pgoutput message]; read with decodeCapture() from devkit/capture/slot.ts",
     generatedBy: "npx tsx scripts/capture-fixtures.ts",
     fixtures: entries,
   };

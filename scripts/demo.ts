@@ -13,8 +13,8 @@
 import { parseArgs } from "node:util";
 import { writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import { startCluster, type PgMajor } from "../test/support/cluster.ts";
-import { createSlot, encodeCapture, getChanges } from "../test/support/slot.ts";
+import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { createSlot, encodeCapture, getChanges } from "../devkit/capture/slot.ts";
 import { createDecoder, formatLsn, timestampToISO, unchangedToast } from "../bindings/index.ts";
 import type { PgoutputMessage, Tuple } from "../bindings/index.ts";
 

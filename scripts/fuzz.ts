@@ -4,7 +4,7 @@
  *                  [--corpus FILE|none] [--out test/fuzz-regressions] [--keep 3] [--hang-ms 20000]`
  *
  * Mutation fuzzing of the golden captures and the small bench corpus
- * (test/support/fuzz.ts): every case runs through the wasm decoder and the
+ * (devkit/fuzz/fuzz.ts): every case runs through the wasm decoder and the
  * baseline, which must agree exactly, throw nothing but PgoutputError, stay
  * within memory and time, and keep decoding afterwards.
  *
@@ -33,7 +33,7 @@ import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import {
   describeCase, FORMS, FuzzRunner, generateCase, loadCaptureSource, loadGoldenSources, minimize, saveCase, trackWasmMemory,
   type Failure, type Form, type Source,
-} from "../test/support/fuzz.ts";
+} from "../devkit/fuzz/fuzz.ts";
 
 /** The repository root: the first folder up from this file (scripts/, or build/scripts/scripts/ for the tsc output) with a package.json. */
 const ROOT = (() => {
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
   if (values.corpus !== "none") {
     if (values.corpus !== undefined) corpus = resolve(values.corpus);
     else {
-      const { ensureCorpus } = await import("../bench/corpus.ts");
+      const { ensureCorpus } = await import("../devkit/capture/corpus.ts");
       corpus = await ensureCorpus("proto1-text", { scale: "small" });
     }
   }

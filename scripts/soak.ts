@@ -106,7 +106,7 @@ function touch(m: PgoutputMessage): number {
 async function corpusBytes(): Promise<{ path: string; bytes: Uint8Array }> {
   let path = values.corpus;
   if (path === undefined) {
-    const { ensureCorpus } = await import("../bench/corpus.ts");
+    const { ensureCorpus } = await import("../devkit/capture/corpus.ts");
     path = await ensureCorpus("proto1-text", { scale: "small" });
   }
   let bytes: Uint8Array = readFileSync(path);
@@ -204,7 +204,7 @@ if (values.child) {
   if (!which.every((b) => b === "wasm" || b === "baseline")) throw new Error("--backend wasm|baseline|both");
   if (values.corpus === undefined) {
     // Generate the corpus (if missing) once, before the children need it.
-    const { ensureCorpus } = await import("../bench/corpus.ts");
+    const { ensureCorpus } = await import("../devkit/capture/corpus.ts");
     values.corpus = await ensureCorpus("proto1-text", { scale: "small" });
   }
   const reports: Report[] = [];

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { AckTracker, type AckMessage } from "../bindings/ack.ts";
-import { Random } from "./support/random.ts";
+import { Random } from "../devkit/fuzz/random.ts";
 
 const begin = (): AckMessage => ({ kind: "Begin" });
 const insert = (xid?: number): AckMessage => ({ kind: "Insert", xid });

@@ -29,7 +29,7 @@ import type { MaterializedColumn, Tuple } from "../bindings/tuple.ts";
 import type { WalMessage } from "../bindings/walsender.ts";
 import { aliasStream, backendBytes, walPayloads, MOOD, SHAPE, type StreamMessage, type WalItem } from "./support/alias-stream.ts";
 import { backends } from "./support/backends.ts";
-import { encode, frame } from "./support/encoder.ts";
+import { encode, frame } from "../devkit/encoder/encoder.ts";
 import { Keeper, type Kept } from "./support/keeper.ts";
 import { Pool } from "./support/pooled.ts";
 

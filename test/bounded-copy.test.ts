@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import type { PgoutputError } from "../bindings/errors.ts";
 import { backends } from "./support/backends.ts";
-import { encode, frame } from "./support/encoder.ts";
-import { trackWasmMemory } from "./support/fuzz.ts";
-import { backend as be, wal } from "./support/walsender-encoder.ts";
+import { encode, frame } from "../devkit/encoder/encoder.ts";
+import { trackWasmMemory } from "../devkit/fuzz/fuzz.ts";
+import { backend as be, wal } from "../devkit/encoder/walsender-encoder.ts";
 import { errorOf } from "./support/error-of.ts";
 
 const MiB = 2 ** 20;

@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "pg";
 import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
-import { startCluster, type Cluster } from "./support/cluster.ts";
-import { decodeCapture, peekChanges } from "./support/slot.ts";
+import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
+import { decodeCapture, peekChanges } from "../devkit/capture/slot.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-capture");

@@ -14,7 +14,7 @@ import * as net from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCluster, type Cluster } from "./support/cluster.ts";
+import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-secrets");

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "pg";
-import { startCluster, type Cluster, type PgMajor } from "./support/cluster.ts";
+import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-tail");
@@ -551,7 +551,7 @@ describe("no arguments: the embedded demo", () => {
     expect(col(lines[0], "balance")).toBe("123456789012345678901234567890.0123456789");
 
     // --follow keeps streaming after the demo; --progress shows the notes and the summary; afterwards the server is gone.
-    const f = new Cli(["tail", "--pg", "15", "--follow", "--progress", "--tables", "demo.account"]);
+    const f = new Cli(["tail", "--pg", "18", "--follow", "--progress", "--tables", "demo.account"]);
     cleanup.push(async () => f.child.kill("SIGKILL"));
     await f.until(() => /demo workload done/.test(f.stderr));
     const port = Number(/127\.0\.0\.1:(\d+)/.exec(f.stderr)?.[1]);

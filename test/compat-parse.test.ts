@@ -23,8 +23,8 @@ import pg from "pg";
 import { parse as parseBackendStream } from "pg-protocol";
 import { describe, expect, it } from "vitest";
 import { PgoutputWasmPlugin, startReplicationCommand, type AnyMessage } from "../bindings/compat/index.ts";
-import { encode, PG_EPOCH_UNIX_US } from "./support/encoder.ts";
-import { decodeCapture } from "./support/slot.ts";
+import { encode, PG_EPOCH_UNIX_US } from "../devkit/encoder/encoder.ts";
+import { decodeCapture } from "../devkit/capture/slot.ts";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url);
 const index = JSON.parse(readFileSync(new URL("index.json", FIXTURES), "utf8")) as {

@@ -25,7 +25,7 @@ import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replicatio
 import type { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgoutputWasmPlugin, type AnyMessage, type MessageInsert } from "../bindings/compat/index.ts";
-import { startCluster, type Cluster } from "./support/cluster.ts";
+import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 
 interface DataEvent {
   lsn: string;

@@ -10,8 +10,8 @@ import { backends } from "./support/backends.ts";
 import {
   deepEqual, encode, fixtureRelations, fixtures, frame, framedOffset, hex, LSN_2_63, MAX_LSN, MAX_U32, UNCHANGED,
   type Encoded, type Fixture, type RelationDesc,
-} from "./support/encoder.ts";
-import { Random, randomSplits, randomStream } from "./support/random.ts";
+} from "../devkit/encoder/encoder.ts";
+import { Random, randomSplits, randomStream } from "../devkit/fuzz/random.ts";
 import type { Batch, PgoutputDecoder } from "../bindings/decoder.ts";
 import type { Insert, PgoutputMessage, RelationMessage, Truncate, Update } from "../bindings/messages.ts";
 import { isPgoutputError, type PgoutputErrorCode } from "../bindings/errors.ts";

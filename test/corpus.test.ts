@@ -1,5 +1,5 @@
 /**
- * The benchmark corpus generator (bench/corpus.ts): generates the small
+ * The benchmark corpus generator (devkit/capture/corpus.ts): generates the small
  * proto1-text corpus from PostgreSQL 15 into a temporary folder and checks
  * the capture file against its sidecar and the workload mix it promises.
  */
@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureCorpus, sidecarPath, type CorpusInfo } from "../bench/corpus.ts";
+import { ensureCorpus, sidecarPath, type CorpusInfo } from "../devkit/capture/corpus.ts";
 
 interface Walk {
   messages: number;

@@ -11,9 +11,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
 import { Differences, outcome, type Outcome } from "./support/differences.ts";
-import { deepEqual, hex } from "./support/encoder.ts";
-import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "./support/random.ts";
-import { backend, backendStream, wal, type BackendEncoded, type WalEncoded } from "./support/walsender-encoder.ts";
+import { deepEqual, hex } from "../devkit/encoder/encoder.ts";
+import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "../devkit/fuzz/random.ts";
+import { backend, backendStream, wal, type BackendEncoded, type WalEncoded } from "../devkit/encoder/walsender-encoder.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 
 const SEEDS = [11, 12, 0xfeedface, 31337, 20250101];

@@ -8,8 +8,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
 import { Differences, outcome, type Outcome } from "./support/differences.ts";
-import { deepEqual, frame, hex, type Encoded } from "./support/encoder.ts";
-import { Random, randomSplits, randomStream } from "./support/random.ts";
+import { deepEqual, frame, hex, type Encoded } from "../devkit/encoder/encoder.ts";
+import { Random, randomSplits, randomStream } from "../devkit/fuzz/random.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 
 /** toEqual, with a fast check first (big arrays of messages). */

@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
-import { deepEqual, encodeValue, hex } from "./support/encoder.ts";
+import { deepEqual, encodeValue, hex } from "../devkit/encoder/encoder.ts";
 
 const dir = new URL("./fixtures/", import.meta.url);
 const index = JSON.parse(fs.readFileSync(new URL("index.json", dir), "utf8")) as { fixtures: { file: string }[] };

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
-import { encode, fixtureRelations, fixtures, frame, framedOffset, hex, type Encoded } from "./support/encoder.ts";
+import { encode, fixtureRelations, fixtures, frame, framedOffset, hex, type Encoded } from "../devkit/encoder/encoder.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import { isPgoutputError, PgoutputError, type PgoutputErrorCode } from "../bindings/errors.ts";
 

@@ -4,7 +4,7 @@
 // the whole file goes through decodeFramed(), is pushed in 64 KB or in 7-byte
 // chunks, or its messages go through decodeBatch(); the message count and
 // kinds are index.json's; and the content is what the capture recorded in
-// index.json's `expected` (test/support/expect-scenario.ts).
+// index.json's `expected` (devkit/capture/expect-scenario.ts).
 
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -13,8 +13,8 @@ import { describe, expect, it } from "vitest";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
 import { backends } from "./support/backends.ts";
-import { checkScenario } from "./support/expect-scenario.ts";
-import { decodeCapture } from "./support/slot.ts";
+import { checkScenario } from "../devkit/capture/expect-scenario.ts";
+import { decodeCapture } from "../devkit/capture/slot.ts";
 
 interface FixtureEntry {
   file: string;

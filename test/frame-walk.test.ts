@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { framedCopyLength } from "../bindings/frame-walk.ts";
-import { concat, encode, frame } from "./support/encoder.ts";
-import { backendFrame } from "./support/walsender-encoder.ts";
+import { concat, encode, frame } from "../devkit/encoder/encoder.ts";
+import { backendFrame } from "../devkit/encoder/walsender-encoder.ts";
 
 const LIMIT = 100;
 const A = encode.begin({ finalLsn: 1n, commitTime: 2n, xid: 3 });

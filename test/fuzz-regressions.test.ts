@@ -1,7 +1,7 @@
 /**
  * Replays every fuzz case saved under test/fuzz-regressions/ (by
  * `npm run fuzz`, or FUZZ_SAVE=1 with test/fuzz.test.ts): each must now pass
- * every check of the fuzzer (test/support/fuzz.ts) — a saved case fails here
+ * every check of the fuzzer (devkit/fuzz/fuzz.ts) — a saved case fails here
  * until the bug it found is fixed. Also runs a fixed sample of fresh cases
  * over the golden captures, and checks that a case survives saving and
  * loading unchanged.
@@ -14,7 +14,7 @@ import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import {
   describeCase, FORMS, FuzzRunner, generateCase, loadCase, loadGoldenSources, runForm, saveCase, trackWasmMemory,
   type SavedCase,
-} from "./support/fuzz.ts";
+} from "../devkit/fuzz/fuzz.ts";
 
 const dir = fileURLToPath(new URL("./fuzz-regressions/", import.meta.url));
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));

@@ -1,5 +1,5 @@
 /**
- * Mutation fuzzing in CI (test/support/fuzz.ts): ≥ 100,000 mutated inputs
+ * Mutation fuzzing in CI (devkit/fuzz/fuzz.ts): ≥ 100,000 mutated inputs
  * made from the golden captures and the small bench corpus, split evenly
  * over the six input forms (decode per message, decodeBatch, decodeFramed,
  * push in random chunks, decodeCopyData of XLogData payloads, pushBackend of
@@ -18,11 +18,11 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
-import { ensureCorpus } from "../bench/corpus.ts";
+import { ensureCorpus } from "../devkit/capture/corpus.ts";
 import {
   describeCase, FORMS, FuzzRunner, generateCase, loadCaptureSource, loadGoldenSources, saveCase, trackWasmMemory,
   type Source,
-} from "./support/fuzz.ts";
+} from "../devkit/fuzz/fuzz.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261129) >>> 0;
 const CASES = Number(process.env.FUZZ_CASES ?? 102_000);

@@ -1,12 +1,12 @@
-// Proves the real-PostgreSQL harness (test/support/*) without any decoder:
+// Proves the real-PostgreSQL harness (devkit/cluster, devkit/capture) without any decoder:
 // the captured pgoutput messages have the expected tags in the expected order,
 // and a few fixed-offset fields hold what the scenario says.
 
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCluster, type Cluster, type PgMajor } from "./support/cluster.ts";
-import { decodeCapture, encodeCapture, type SlotRow } from "./support/slot.ts";
-import { scenarioByName, scenarios, type ScenarioResult } from "./support/scenarios.ts";
+import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { decodeCapture, encodeCapture, type SlotRow } from "../devkit/capture/slot.ts";
+import { scenarioByName, scenarios, type ScenarioResult } from "../devkit/capture/scenarios.ts";
 
 const MAJORS: PgMajor[] = [15, 18];
 const clusters = new Map<PgMajor, Cluster>();

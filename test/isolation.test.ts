@@ -12,8 +12,8 @@ import { describe, expect, it } from "vitest";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import type { Insert } from "../bindings/messages.ts";
 import { backends, type Backend } from "./support/backends.ts";
-import { encode, frame } from "./support/encoder.ts";
-import { backendFrame, backendStream, wal } from "./support/walsender-encoder.ts";
+import { encode, frame } from "../devkit/encoder/encoder.ts";
+import { backendFrame, backendStream, wal } from "../devkit/encoder/walsender-encoder.ts";
 import { errorOf } from "./support/error-of.ts";
 
 const relA = { relationId: 100, namespace: "a", relationName: "ta", columns: [{ name: "id", typeId: 23 }, { name: "v", typeId: 25 }] };

@@ -6,9 +6,9 @@ import { describe, expect, it } from "vitest";
 import { textTimestamp, textTimestamptz } from "../bindings/values/text/datetime.ts";
 import { Oid } from "../bindings/values/oids.ts";
 import { instantiate, kernelModule } from "../bindings/wasm/module.ts";
-import { printTimestamp } from "./support/values-print.ts";
+import { printTimestamp } from "../devkit/encoder/values-print.ts";
 import { backends } from "./support/backends.ts";
-import { encode } from "./support/encoder.ts";
+import { encode } from "../devkit/encoder/encoder.ts";
 
 const NOT_PARSED = -(2n ** 63n) + 1n;
 const k = instantiate(kernelModule());

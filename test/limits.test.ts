@@ -21,9 +21,9 @@ import type { PgoutputError } from "../bindings/errors.ts";
 import { MAX_MESSAGE_SIZE } from "../bindings/limits.ts";
 import type { Insert, Update } from "../bindings/messages.ts";
 import { backends } from "./support/backends.ts";
-import { deepEqual, encode, frame, type Encoded, type RelationDesc } from "./support/encoder.ts";
-import { trackWasmMemory } from "./support/fuzz.ts";
-import { backend as be, backendFrame, backendStream, wal } from "./support/walsender-encoder.ts";
+import { deepEqual, encode, frame, type Encoded, type RelationDesc } from "../devkit/encoder/encoder.ts";
+import { trackWasmMemory } from "../devkit/fuzz/fuzz.ts";
+import { backend as be, backendFrame, backendStream, wal } from "../devkit/encoder/walsender-encoder.ts";
 import { errorOf } from "./support/error-of.ts";
 
 const MiB = 2 ** 20;

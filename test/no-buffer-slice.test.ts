@@ -23,9 +23,6 @@ const ALLOWED: { file: string; receiver: string; count: number; why: string }[] 
   { file: "bindings/values/binary/numbers.ts", receiver: "frac", count: 1, why: "a string of fraction digits" },
   { file: "bindings/values/binary/numbers.ts", receiver: "digits", count: 2, why: "String(bigint)" },
   { file: "bindings/values/binary/numbers.ts", receiver: "int", count: 2, why: "a string (digits.slice)" },
-  { file: "bindings/cli/cluster.ts", receiver: "runAs.prefix", count: 1, why: "a string[] (command prefix)" },
-  { file: "bindings/cli/cluster.ts", receiver: "createHash(…).update(…).digest(…)", count: 2, why: "digest(\"hex\"): a string" },
-  { file: "bindings/cli/cluster.ts", receiver: "Math.random(…).toString(…)", count: 2, why: "a string" },
 ];
 
 function sources(dir: string): string[] {

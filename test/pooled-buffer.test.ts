@@ -14,8 +14,8 @@ import { isPgoutputError } from "../bindings/errors.ts";
 import type { Insert, PgoutputMessage } from "../bindings/messages.ts";
 import { Oid } from "../bindings/values/index.ts";
 import { backends } from "./support/backends.ts";
-import { encode, frame, type RelationDesc } from "./support/encoder.ts";
-import { backend as backendFrames, backendStream, wal } from "./support/walsender-encoder.ts";
+import { encode, frame, type RelationDesc } from "../devkit/encoder/encoder.ts";
+import { backend as backendFrames, backendStream, wal } from "../devkit/encoder/walsender-encoder.ts";
 
 const REL = 16600;
 const relation: RelationDesc = {

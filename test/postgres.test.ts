@@ -1,10 +1,10 @@
 // End to end against real PostgreSQL 15 and 18: every capture scenario
-// (test/support/scenarios.ts) is run once per server, and its captured
+// (devkit/capture/scenarios.ts) is run once per server, and its captured
 // messages are decoded by each backend twice — one message at a time with
 // decode() and all at once with decodeBatch() — and the decoded content is
 // checked against what the scenario recorded from the server (relations
 // against pg_class, column values against SELECT ...::text, xids, LSNs,
-// commit times, ...; see test/support/expect-scenario.ts). Both paths must
+// commit times, ...; see devkit/capture/expect-scenario.ts). Both paths must
 // materialize to the same objects, and both backends to the same objects and
 // the same JSON.
 
@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
 import { backends, type Backend } from "./support/backends.ts";
-import { startCluster, type Cluster, type PgMajor } from "./support/cluster.ts";
-import { ScenarioChecker } from "./support/expect-scenario.ts";
-import { scenarios, type ScenarioResult } from "./support/scenarios.ts";
+import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { ScenarioChecker } from "../devkit/capture/expect-scenario.ts";
+import { scenarios, type ScenarioResult } from "../devkit/capture/scenarios.ts";
 
 const MAJORS: PgMajor[] = [15, 18];
 const clusters = new Map<PgMajor, Cluster>();

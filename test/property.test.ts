@@ -18,8 +18,8 @@ import { backends } from "./support/backends.ts";
 import {
   deepEqual, encode, frame, MAX_LSN, MAX_U32, TIME_NEG_INFINITY, TIME_POS_INFINITY, UNCHANGED,
   type ColumnDesc, type Encoded, type RelationDesc,
-} from "./support/encoder.ts";
-import { wal } from "./support/walsender-encoder.ts";
+} from "../devkit/encoder/encoder.ts";
+import { wal } from "../devkit/encoder/walsender-encoder.ts";
 
 const RUNS = Number(process.env.FC_RUNS ?? 80);
 const SEED = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);

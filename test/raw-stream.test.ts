@@ -14,8 +14,8 @@ import type { Client } from "pg";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import type { WalMessage } from "../bindings/walsender.ts";
 import { backends } from "./support/backends.ts";
-import { startCluster, type Cluster } from "./support/cluster.ts";
-import { Random } from "./support/random.ts";
+import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
+import { Random } from "../devkit/fuzz/random.ts";
 
 interface Recording {
   /** The socket bytes, as the reads came. */

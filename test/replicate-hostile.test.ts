@@ -12,7 +12,7 @@ import type * as net from "node:net";
 import type { ClientConfig } from "pg";
 import { replicate, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
-import { backend, backendStream, wal } from "./support/walsender-encoder.ts";
+import { backend, backendStream, wal } from "../devkit/encoder/walsender-encoder.ts";
 import { aliasStream, walPayloads } from "./support/alias-stream.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import { copyDataHeader, startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";

@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import type { ClientConfig } from "pg";
 import { replicate, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
-import { startCluster, type Cluster, type PgMajor } from "./support/cluster.ts";
+import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { liveBytes } from "./support/memory.ts";
 
 const MAJORS: PgMajor[] = [15, 18];

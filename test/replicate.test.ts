@@ -26,9 +26,9 @@ import {
 } from "../bindings/pg/index.ts";
 import { normalizeOptions } from "../bindings/pg/options.ts";
 import { ByteQueue } from "../bindings/pg/queue.ts";
-import { startCluster, type Cluster, type PgMajor } from "./support/cluster.ts";
-import { restartCluster } from "./support/restart.ts";
-import { encode } from "./support/encoder.ts";
+import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { restartCluster } from "../devkit/cluster/restart.ts";
+import { encode } from "../devkit/encoder/encoder.ts";
 
 // ------------------------------------------------------------------ sans-IO
 

@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
-import { deepEqual, encode, fixtureRelations, fixtures, frame, framedOffset, hex, type Encoded, type Fixture } from "./support/encoder.ts";
-import { randomStream } from "./support/random.ts";
+import { deepEqual, encode, fixtureRelations, fixtures, frame, framedOffset, hex, type Encoded, type Fixture } from "../devkit/encoder/encoder.ts";
+import { randomStream } from "../devkit/fuzz/random.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
 

@@ -11,8 +11,8 @@ import { isPgoutputError, type PgoutputError } from "../bindings/errors.ts";
 import type { Insert } from "../bindings/messages.ts";
 import { Oid, ValueDecoder, type ValueOptions } from "../bindings/values/index.ts";
 import { backends } from "./support/backends.ts";
-import { encode, type ColumnDesc, type RelationDesc } from "./support/encoder.ts";
-import { utf8, Writer } from "./support/values-print.ts";
+import { encode, type ColumnDesc, type RelationDesc } from "../devkit/encoder/encoder.ts";
+import { utf8, Writer } from "../devkit/encoder/values-print.ts";
 
 const CUSTOM = 70001;
 

@@ -17,11 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinTypes, columnReader, Oid, TYPES_QUERY, tupleValues, typesFromCatalog, unchangedColumnNames, unchangedToast, ValueDecoder } from "../bindings/values/index.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
 import { backends } from "./support/backends.ts";
-import { startCluster, type Cluster } from "./support/cluster.ts";
-import { createSlot, dropSlot, getChanges, peekChanges } from "./support/slot.ts";
+import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
+import { createSlot, dropSlot, getChanges, peekChanges } from "../devkit/capture/slot.ts";
 import { GENERATORS } from "./support/values-arbitraries.ts";
 import { CASES, SETUP_SQL, type ValueCase } from "./support/values-cases.ts";
-import { utf8 } from "./support/values-print.ts";
+import { utf8 } from "../devkit/encoder/values-print.ts";
 
 const RANDOM_PER_TYPE = Number(process.env.VALUES_PG_RANDOM ?? 150);
 

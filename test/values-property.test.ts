@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Oid, ValueDecoder } from "../bindings/values/index.ts";
 import { GENERATORS, timestamptzAtOffset, type Sample } from "./support/values-arbitraries.ts";
-import { printByteaEscape, utf8 } from "./support/values-print.ts";
+import { printByteaEscape, utf8 } from "../devkit/encoder/values-print.ts";
 
 const values = new ValueDecoder();
 const RUNS = Number(process.env.VALUES_PROPERTY_RUNS ?? 300);

@@ -1,7 +1,7 @@
 /**
  * bindings/values: every type in both formats, edge values, and both formats
  * giving the same JS value. Binary inputs are written by
- * test/support/values-print.ts as PostgreSQL's send functions write them
+ * devkit/encoder/values-print.ts as PostgreSQL's send functions write them
  * (values-pg.test.ts checks the same against a real server).
  */
 import fc from "fast-check";
@@ -16,7 +16,7 @@ import { isPgoutputError } from "../bindings/errors.ts";
 import {
   printByteaEscape, printByteaHex, printFloat4, sendArray, sendBool, sendDate, sendFloat4, sendFloat8, sendInt2, sendInt4,
   sendInt8, sendInterval, sendNumeric, sendTime, sendTimestamp, sendTimetz, sendUuid, utf8, Writer,
-} from "./support/values-print.ts";
+} from "../devkit/encoder/values-print.ts";
 
 const values = new ValueDecoder();
 

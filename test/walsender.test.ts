@@ -15,12 +15,12 @@ import { backends } from "./support/backends.ts";
 import {
   concat, deepEqual, encode, fixtureRelations, fixtures, hex, LSN_2_63, MAX_LSN, PG_EPOCH_UNIX_US, TIME_NEG_INFINITY,
   TIME_POS_INFINITY, type Encoded,
-} from "./support/encoder.ts";
-import { Random, randomLsn, randomStream, randomTime } from "./support/random.ts";
+} from "../devkit/encoder/encoder.ts";
+import { Random, randomLsn, randomStream, randomTime } from "../devkit/fuzz/random.ts";
 import {
   backend, backendFrame, backendOffset, backendStream, KEEPALIVE_LENGTH, wal, XLOGDATA_PREFIX,
   type BackendEncoded, type WalEncoded, type XLogHeader,
-} from "./support/walsender-encoder.ts";
+} from "../devkit/encoder/walsender-encoder.ts";
 import type { Batch, PgoutputDecoder } from "../bindings/decoder.ts";
 import type { Insert, PgoutputMessage } from "../bindings/messages.ts";
 import { BackendMessage, PrimaryKeepalive, type WalMessage } from "../bindings/walsender.ts";

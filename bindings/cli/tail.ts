@@ -23,10 +23,10 @@ Streams changes from a logical replication slot as JSON Lines on stdout, one
 line per change (shape: docs/cli-output.md, after wal2json's format-version 2).
 
 Without --connection (and no PG* variables): starts a throwaway PostgreSQL 18
-(embedded; --pg 15 uses Debian's postgresql-15), creates a demo schema,
-publication and slot, runs a demo workload while streaming it, and exits by
-itself once the workload has been printed (--follow keeps it running until
-Ctrl-C). Nothing is left behind.
+(the npm embedded build), creates a demo schema, publication and slot, runs
+a demo workload while streaming it, and exits by itself once the workload
+has been printed (--follow keeps it running until Ctrl-C). Nothing is left
+behind.
 
 connection:
   -c, --connection STR   postgres://user:password@host:port/database, or keyword/value
@@ -43,7 +43,7 @@ connection:
   --binary               values in binary format
   --messages             include logical decoding messages (pg_logical_emit_message)
   --two-phase            decode prepared transactions at PREPARE (P, K, R lines)
-  --pg 15|18             the embedded PostgreSQL's version (default 18)
+  --pg 18                the embedded PostgreSQL's version (the only one it ships)
 
 output:
   --tables LIST          only these tables: schema.table or table; repeat or comma-separate

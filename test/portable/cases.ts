@@ -18,7 +18,7 @@ import { kernelModule } from "../../bindings/wasm/module.ts";
 import { wasmBase64 } from "../../bindings/wasm-inline.ts";
 import {
   encode, fixtureRelations, fixtures, frame, framedOffset, MAX_LSN, MAX_U32, UNCHANGED, type Encoded, type Fixture,
-} from "../support/encoder.ts";
+} from "../../devkit/encoder/encoder.ts";
 import { eq, ok, throws, type Case, type Cases } from "./harness.ts";
 
 type Backend = "wasm" | "baseline";

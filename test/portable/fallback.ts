@@ -5,7 +5,7 @@
  * backend, the fallback reason and a decoded message in `window.__results`.
  */
 import { createDecoder, wasmSupport } from "../../bindings/index.ts";
-import { encode } from "../support/encoder.ts";
+import { encode } from "../../devkit/encoder/encoder.ts";
 
 const reasons: string[] = [];
 let result: Record<string, unknown>;

@@ -3,7 +3,7 @@
  * through Deno's Node compatibility) reads pgoutput messages with
  * pg_logical_slot_get_binary_changes, and both backends decode them.
  *
- * The cluster comes from test/support/cluster.ts, which runs under Deno too;
+ * The cluster comes from devkit/cluster/cluster.ts, which runs under Deno too;
  * set PGOUTPUT_PG_URL (postgres://…, a superuser on a server with
  * wal_level = logical) to use a running server instead.
  *
@@ -13,8 +13,8 @@
  * exercised here.
  */
 import pg from "pg";
-import { startCluster, type Cluster } from "../support/cluster.ts";
-import { getChanges, type SlotRow } from "../support/slot.ts";
+import { startCluster, type Cluster } from "../../devkit/cluster/cluster.ts";
+import { getChanges, type SlotRow } from "../../devkit/capture/slot.ts";
 import {
   BaselineDecoder, WasmDecoder, createDecoder, formatLsn, parseLsn, type PgoutputDecoder,
 } from "../../bindings/index.ts";

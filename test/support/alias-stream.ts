@@ -9,8 +9,8 @@
  * tuples must give, written out by hand.
  */
 import { unchangedToast } from "../../bindings/tuple.ts";
-import { encode, UNCHANGED, type ColumnDesc, type Encoded, type RelationDesc } from "./encoder.ts";
-import { backend as be, backendStream, wal } from "./walsender-encoder.ts";
+import { encode, UNCHANGED, type ColumnDesc, type Encoded, type RelationDesc } from "../../devkit/encoder/encoder.ts";
+import { backend as be, backendStream, wal } from "../../devkit/encoder/walsender-encoder.ts";
 
 const utf8 = new TextEncoder();
 

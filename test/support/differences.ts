@@ -6,7 +6,7 @@
  */
 import { expect } from "vitest";
 import { isPgoutputError } from "../../bindings/errors.ts";
-import { deepEqual } from "./encoder.ts";
+import { deepEqual } from "../../devkit/encoder/encoder.ts";
 
 export type Outcome =
   | { ok: true; value: unknown; consumed?: number }

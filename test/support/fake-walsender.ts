@@ -11,7 +11,7 @@
  * the test asks it to send.
  */
 import * as net from "node:net";
-import { backend, backendFrame } from "./walsender-encoder.ts";
+import { backend, backendFrame } from "../../devkit/encoder/walsender-encoder.ts";
 
 const utf8 = new TextEncoder();
 

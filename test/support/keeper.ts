@@ -5,7 +5,7 @@
  * thing that changed (instead of stopping at the first).
  */
 import { isPgoutputError } from "../../bindings/errors.ts";
-import { deepEqual } from "./encoder.ts";
+import { deepEqual } from "../../devkit/encoder/encoder.ts";
 
 /** A value kept from a call; `got` is read when compared (so a lazy getter is first touched then). */
 export interface Kept {

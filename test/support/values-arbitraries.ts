@@ -11,7 +11,7 @@ import {
   printArray, printByteaHex, printDate, printFloat4, printFloat8, printInterval, printMoney, printTime, printTimestamp,
   printTimetz, sendArray, sendBool, sendDate, sendFloat4, sendFloat8, sendInt2, sendInt4, sendInt8, sendInterval,
   sendNumeric, sendTime, sendTimestamp, sendTimetz, sendUuid, utf8, Writer, type TextTree,
-} from "./values-print.ts";
+} from "../../devkit/encoder/values-print.ts";
 
 export interface Sample {
   /** The JS value the default ValueDecoder must give. */

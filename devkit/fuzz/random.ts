@@ -13,7 +13,7 @@ import type { OldTupleType, ReplicaIdentity } from "../../bindings/messages.ts";
 import {
   encode, MAX_LSN, MAX_U32, PG_EPOCH_UNIX_US, TIME_NEG_INFINITY, TIME_POS_INFINITY, UNCHANGED,
   type ColumnDesc, type Encoded, type RelationDesc,
-} from "./encoder.ts";
+} from "../encoder/encoder.ts";
 
 /** A seeded 32-bit PRNG (the "mulberry32" construction: a Weyl sequence through an avalanching mix). */
 export class Random {

@@ -1,4 +1,4 @@
-// SQL workloads for the benchmark corpora (see bench/corpus.ts).
+// SQL workloads for the benchmark corpora (see devkit/capture/corpus.ts).
 //
 // Four workloads, each run on its own connection, concurrently within a
 // round (so that, as on a busy server, small transactions commit between the
@@ -28,7 +28,7 @@
 //
 // A workload's size in a round is given in "units" (wide: inserted rows,
 // oltp: transactions, docs: inserted documents, misc: ledger operations);
-// bench/corpus.ts measures the bytes each workload produced per unit and
+// devkit/capture/corpus.ts measures the bytes each workload produced per unit and
 // sizes the next round to keep the byte mix near MIX.
 
 export type WorkloadName = "wide" | "oltp" | "docs" | "misc";

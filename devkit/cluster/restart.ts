@@ -4,17 +4,17 @@
 // It works from what a running cluster tells about itself, so cluster.ts
 // needs no change: the data directory (SHOW data_directory), the postmaster's
 // PID (postmaster.pid) and its executable (/proc/<pid>/exe, whose directory
-// also holds pg_ctl). As in cluster.ts, when we are root the server runs as
-// PG_OS_USER, and so does pg_ctl.
+// also holds pg_ctl). pg_ctl runs as the server's OS user, as in
+// bindings/cli/run-as.ts.
 //
 // Note: the cluster's shared connection (cluster.query) does not survive a
 // restart. After restartCluster(), use cluster.connect() or a pg.Pool.
 
-import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import pg from "pg";
-import { PG_OS_USER, type Cluster } from "./cluster.ts";
+import { getRunAs, runAsUser } from "../../bindings/cli/run-as.ts";
+import type { Cluster } from "./cluster.ts";
 
 export interface RestartOptions {
   /**
@@ -24,26 +24,6 @@ export interface RestartOptions {
   mode?: "fast" | "immediate";
   /** Seconds pg_ctl waits for the stop and for the start. Default 60. */
   timeoutSeconds?: number;
-}
-
-function env(): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith("PG") || k.startsWith("LC_") || k === "LANG" || k === "LANGUAGE") continue;
-    out[k] = v;
-  }
-  out.LC_ALL = "C";
-  out.PATH = [out.PATH ?? "", "/usr/sbin", "/sbin", "/usr/bin", "/bin"].filter(Boolean).join(path.delimiter);
-  return out;
-}
-
-function run(file: string, args: string[], timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(file, args, { env: env(), timeout: timeoutMs }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${file} ${args.join(" ")} failed: ${err.message}\n${stderr}${stdout}`));
-      else resolve();
-    });
-  });
 }
 
 /** Where a running cluster lives: its data directory and its binaries. */
@@ -57,7 +37,7 @@ export async function clusterPaths(cluster: Cluster): Promise<{ dataDir: string;
   }
   const pid = Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
   const binDir = path.dirname(fs.readlinkSync(`/proc/${pid}/exe`));
-  // cluster.ts starts the server with its log beside the data directory.
+  // bindings/cli/server.ts starts the server with its log beside the data directory.
   return { dataDir, binDir, logFile: path.join(path.dirname(dataDir), "server.log") };
 }
 
@@ -70,8 +50,7 @@ export async function restartCluster(cluster: Cluster, options: RestartOptions =
   const t = options.timeoutSeconds ?? 60;
   const args = ["restart", "-D", dataDir, "-m", options.mode ?? "fast", "-w", "-t", String(t), "-l", logFile, "-s"];
   const pgCtl = path.join(binDir, "pg_ctl");
-  if (process.getuid?.() === 0) await run("runuser", ["-u", PG_OS_USER, "--", pgCtl, ...args], 2 * t * 1000 + 10_000);
-  else await run(pgCtl, args, 2 * t * 1000 + 10_000);
+  await runAsUser(await getRunAs(), pgCtl, args, 2 * t * 1000 + 10_000);
   // pg_ctl -w waits for the server to accept connections; make sure with a real one.
   const deadline = Date.now() + t * 1000;
   for (;;) {

@@ -1,12 +1,12 @@
 /**
  * Benchmark corpora: pgoutput streams captured from a real PostgreSQL.
  *
- *   npx tsx bench/corpus.ts [--scale default|small|<MB>] [--pg 15|18]
+ *   npx tsx devkit/capture/corpus.ts [--scale default|small|<MB>] [--pg 15|18]
  *       [--variant proto1-text|proto2-stream|binary|proto4-parallel|all]
  *       [--out bench/corpus] [--force] [--quiet]
  *
- * Starts a throw-away cluster (test/support/cluster.ts), runs the workloads
- * of bench/corpus-workloads.ts in rounds, and after each round drains the
+ * Starts a throw-away cluster (devkit/cluster/cluster.ts), runs the workloads
+ * of corpus-workloads.ts in rounds, and after each round drains the
  * slot with pg_logical_slot_get_binary_changes and appends the messages to
  * the output, so memory stays bounded by one round. Stops once the message
  * bytes (sum of message lengths, without the 4-byte frame lengths) reach the
@@ -27,8 +27,8 @@ import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import type { Client } from "pg";
-import { startCluster, type Cluster, type PgMajor } from "../test/support/cluster.ts";
-import { createSlot, encodeCapture, getChanges, type SlotRow } from "../test/support/slot.ts";
+import { startCluster, type Cluster, type PgMajor } from "../cluster/cluster.ts";
+import { createSlot, encodeCapture, getChanges, type SlotRow } from "./slot.ts";
 import {
   INITIAL_BYTES_PER_UNIT,
   MIX,
@@ -57,7 +57,7 @@ export interface CorpusOptions {
   scale?: CorpusScale;
   /** PostgreSQL major version; default 15, 18 for proto4-parallel. */
   major?: PgMajor;
-  /** Output folder; default bench/corpus next to this file. */
+  /** Output folder; default bench/corpus of the repository. */
   out?: string;
   /** Regenerate even if the corpus exists. */
   force?: boolean;
@@ -72,7 +72,7 @@ export interface CorpusInfo {
   serverVersion: string;
   /** Options given to pg_logical_slot_get_binary_changes. */
   options: Record<string, string>;
-  /** Extra server settings the cluster ran with (beyond test/support/cluster.ts's defaults). */
+  /** Extra server settings the cluster ran with (beyond bindings/cli/server.ts's defaults). */
   settings: Record<string, string>;
   scale: string;
   targetBytes: number;
@@ -420,7 +420,7 @@ async function main(argv: string[]): Promise<void> {
   });
   if (values.help) {
     process.stdout.write(
-      "usage: npx tsx bench/corpus.ts [--scale default|small|<MB>] [--pg 15|18]\n" +
+      "usage: npx tsx devkit/capture/corpus.ts [--scale default|small|<MB>] [--pg 15|18]\n" +
         "         [--variant proto1-text|proto2-stream|binary|proto4-parallel|all] [--out bench/corpus] [--force] [--quiet]\n",
     );
     return;
@@ -450,7 +450,7 @@ async function main(argv: string[]): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   main(process.argv.slice(2)).catch((err: unknown) => {
-    process.stderr.write(`bench/corpus.ts: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`devkit/capture/corpus.ts: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });
 }

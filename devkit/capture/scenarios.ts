@@ -21,7 +21,7 @@
 
 import { createHash } from "node:crypto";
 import type { Client } from "pg";
-import type { Cluster, PgMajor } from "./cluster.ts";
+import type { Cluster, PgMajor } from "../cluster/cluster.ts";
 import { createSlot, dropSlot, getChanges, type SlotRow } from "./slot.ts";
 
 // ------------------------------------------------------------------ types

@@ -1,5 +1,5 @@
 // Checks decoded pgoutput messages against what a capture scenario
-// (test/support/scenarios.ts) recorded in its `expected` — the same object the
+// (devkit/capture/scenarios.ts) recorded in its `expected` — the same object the
 // live tests get from a scenario run and test/fixtures/index.json stores for
 // each golden capture.
 //
@@ -126,7 +126,7 @@ interface Row {
 }
 
 export interface CheckOptions {
-  /** Scenario name (test/support/scenarios.ts). */
+  /** Scenario name (devkit/capture/scenarios.ts). */
   scenario: string;
   major: number;
   /** The scenario's `expected`. */

@@ -5,7 +5,7 @@
 // [uint32 big-endian length][message bytes]; optionally gzipped as a whole.
 
 import { gunzipSync } from "node:zlib";
-import type { Cluster } from "./cluster.ts";
+import type { Cluster } from "../cluster/cluster.ts";
 
 export interface SlotRow {
   /** LSN of the message as PostgreSQL prints it, e.g. "0/17864C0". */

@@ -25,10 +25,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { PgoutputDecoder } from "../../bindings/decoder.ts";
 import { isPgoutputError } from "../../bindings/errors.ts";
-import { deepEqual, encode, frame, hex } from "./encoder.ts";
+import { deepEqual, encode, frame, hex } from "../encoder/encoder.ts";
 import { Random } from "./random.ts";
-import { decodeCapture } from "./slot.ts";
-import { backendFrame, backendStream, wal } from "./walsender-encoder.ts";
+import { decodeCapture } from "../capture/slot.ts";
+import { backendFrame, backendStream, wal } from "../encoder/walsender-encoder.ts";
 
 // ---------------------------------------------------------------------------
 // Sources

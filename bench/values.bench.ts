@@ -3,15 +3,15 @@
  * few types, with pg-types (what `pg` users get: decode the string, then its
  * parser) in the same run for scale. Seeded data, one process.
  *
- *   npx tsx test/support/values-bench.ts        (VALUES_BENCH_MS=300 per case by default)
+ *   npx tsx bench/values.bench.ts        (VALUES_BENCH_MS=300 per case by default)
  */
 import pg from "pg";
-import { Oid, ValueDecoder } from "../../bindings/values/index.ts";
-import { readString } from "../../bindings/utf8.ts";
+import { Oid, ValueDecoder } from "../bindings/values/index.ts";
+import { readString } from "../bindings/utf8.ts";
 import {
   printArray, printTimestamp, sendArray, sendDate, sendFloat8, sendInt4, sendInt8, sendInterval, sendNumeric, sendTimestamp, sendUuid, printDate,
   printInterval, utf8,
-} from "./values-print.ts";
+} from "../devkit/encoder/values-print.ts";
 
 const N = 4096;
 const MS = Number(process.env.VALUES_BENCH_MS ?? 300);

@@ -1,1 +1,0 @@
-export * from "../../bindings/cli/cluster.ts";
