@@ -1,6 +1,8 @@
 // Packs the package the way `npm publish` would and proves the tarball works:
 //   1. builds dist/ fresh (tsc -p tsconfig.build.json; build/release.wasm must exist: npm run build:wasm),
 //   2. `npm pack`, then checks the file list (dist .js/.d.ts, release.wasm, README; nothing else),
+//      that no development tooling came along (devkit/, test/, bench/ files; the test cluster
+//      harness's Debian paths, template cache and user management outside bindings/cli/run-as.ts),
 //      package.json (no runtime dependencies, every `exports` target present), and that the core
 //      entry dist/index.js imports nothing outside the package (no bare or node: specifiers),
 //   3. installs the tarball offline into an empty temporary project (test/consumer/) and runs
@@ -88,6 +90,24 @@ try {
     const stray = files.filter((f) => !/^dist\/.+\.(js|d\.ts)$/.test(f) && !["build/release.wasm", "README.md", "package.json", "LICENSE"].includes(f));
     assert(stray.length === 0, `unexpected files: ${stray.join(", ")}`);
     for (const f of ["dist/index.js", "dist/index.d.ts", "build/release.wasm", "package.json"]) assert(files.includes(f), `missing ${f}`);
+  });
+
+  await step("no development tooling: no devkit/test/bench file, no cluster-harness code", () => {
+    const tooling = files.filter((f) => /(^|\/)(devkit|test|tests|bench|scripts|fixtures)\//.test(f) || /\.(test|bench)\.(js|d\.ts)$/.test(f));
+    assert(tooling.length === 0, `tooling files packed: ${tooling.join(", ")}`);
+    // Strings that only the development harness (devkit/cluster/) or test libraries have. The
+    // shipped embedded default runs PostgreSQL as an unprivileged user when root, so user
+    // management may appear, but only in the one module that does it.
+    const everywhere = ["/usr/lib/postgresql", "pgoutputwasm-template", "startCluster", "vitest", "fast-check"];
+    const onlyIn = { runuser: "dist/cli/run-as.js", useradd: "dist/cli/run-as.js", setpriv: "dist/cli/run-as.js" };
+    const found = [];
+    for (const f of files.filter((f) => f.startsWith("dist/"))) {
+      const text = readFileSync(join(root, f), "utf8");
+      for (const word of everywhere) if (text.includes(word)) found.push(`${f}: ${word}`);
+      for (const [word, home] of Object.entries(onlyIn)) if (f !== home && text.includes(word)) found.push(`${f}: ${word} (only ${home} may)`);
+    }
+    assert(found.length === 0, `harness code packed:\n${found.join("\n")}`);
+    return `${files.length} files scanned`;
   });
 
   await step("package.json: no runtime dependencies; every exports target is in the tarball", () => {
