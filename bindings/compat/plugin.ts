@@ -14,9 +14,7 @@
  * stays an optional peer.
  */
 import type { PgoutputDecoder } from "../decoder.ts";
-import { BaselineDecoder } from "../baseline/decoder.ts";
-import { WasmDecoder } from "../wasm/decoder.ts";
-import { wasmSupport } from "../runtime.ts";
+import { createDecoderSync } from "../create-decoder.ts";
 import { CompatConverter } from "./convert.ts";
 import { pgTypes, type TypeParserSource } from "./type-parsers.ts";
 import type { AnyMessage, Options } from "./types.ts";
@@ -60,7 +58,7 @@ export class PgoutputWasmPlugin {
 
   /** The decoder doing the work (made on first use). */
   get decoder(): PgoutputDecoder {
-    return (this.#decoder ??= makeDecoder(this.options.backend ?? "auto"));
+    return (this.#decoder ??= createDecoderSync({ backend: this.options.backend ?? "auto" }));
   }
 
   /**
@@ -77,17 +75,6 @@ export class PgoutputWasmPlugin {
   /** Decodes one pgoutput message into a plain object in pg-logical-replication's shape. */
   parse(buffer: Uint8Array): AnyMessage {
     return this.#converter.convert(this.decoder.decode(buffer));
-  }
-}
-
-function makeDecoder(backend: "wasm" | "baseline" | "auto"): PgoutputDecoder {
-  if (backend === "baseline") return new BaselineDecoder();
-  if (backend === "wasm") return new WasmDecoder();
-  if (!wasmSupport().supported) return new BaselineDecoder();
-  try {
-    return new WasmDecoder();
-  } catch {
-    return new BaselineDecoder(); // e.g. a host that refuses to compile wasm
   }
 }
 
