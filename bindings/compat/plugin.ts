@@ -15,6 +15,7 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoderSync } from "../create-decoder.ts";
+import { startReplicationCommand as pgStartReplicationCommand } from "../pg/commands.ts";
 import { CompatConverter } from "./convert.ts";
 import { pgTypes, type TypeParserSource } from "./type-parsers.ts";
 import type { AnyMessage, Options } from "./types.ts";
@@ -36,8 +37,6 @@ export interface PgoutputWasmPluginOptions extends Options {
 export interface ReplicationQueryable {
   query(sql: string): Promise<unknown>;
 }
-
-const LSN_TEXT = /^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/;
 
 export class PgoutputWasmPlugin {
   readonly options: PgoutputWasmPluginOptions;
@@ -78,17 +77,12 @@ export class PgoutputWasmPlugin {
   }
 }
 
-function quoteIdentifier(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-function quoteLiteral(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
-}
-
-/** The START_REPLICATION command for a slot, start LSN (`X/Y`) and options. */
+/**
+ * The START_REPLICATION command for a slot, start LSN (`X/Y`) and options, as
+ * pg-logical-replication's PgoutputPlugin writes it: its option order,
+ * explicit `false` values, publication names joined as given (unquoted).
+ */
 export function startReplicationCommand(slotName: string, lastLsn: string, options: Options): string {
-  if (!LSN_TEXT.test(lastLsn)) throw new Error(`not an LSN: ${JSON.stringify(lastLsn)}`);
   const proto = options.protoVersion;
   if (!Number.isInteger(proto) || proto < 1) throw new Error(`bad protoVersion: ${String(proto)}`);
   const params: [string, string][] = [
@@ -103,6 +97,5 @@ export function startReplicationCommand(slotName: string, lastLsn: string, optio
   }
   if (options.twoPhase !== undefined) params.push(["two_phase", String(options.twoPhase)]);
   if (options.origin !== undefined) params.push(["origin", options.origin]);
-  const list = params.map(([k, v]) => `${k} ${quoteLiteral(v)}`).join(", ");
-  return `START_REPLICATION SLOT ${quoteIdentifier(slotName)} LOGICAL ${lastLsn} (${list})`;
+  return pgStartReplicationCommand(slotName, lastLsn, params);
 }
