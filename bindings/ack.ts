@@ -59,6 +59,15 @@ export interface AckMessage {
   readonly walStart?: bigint;
 }
 
+/**
+ * Where a StreamAbort of a whole transaction is, for acknowledging: its
+ * `abortLsn` (protocol 4), else the start of the XLogData it came in (0, as
+ * in a capture without XLogData headers, is no position).
+ */
+export function streamAbortLsn(msg: Pick<AckMessage, "abortLsn" | "walStart">): bigint | undefined {
+  return msg.abortLsn ?? (msg.walStart !== undefined && msg.walStart > 0n ? msg.walStart : undefined);
+}
+
 /** The positions of a standby status update. */
 export interface AckPositions {
   written: bigint;
@@ -157,7 +166,7 @@ export class AckTracker {
         // A subtransaction's abort leaves the transaction open.
         if (msg.subXid !== msg.xid) return;
         if (msg.xid !== undefined) this.#openStreams.delete(msg.xid);
-        end = msg.abortLsn ?? (msg.walStart !== undefined && msg.walStart > 0n ? msg.walStart : undefined);
+        end = streamAbortLsn(msg);
         break;
       case "CommitPrepared":
         end = msg.endLsn;

@@ -1,5 +1,5 @@
 // The worked example of bindings/tape.ts, run through the real kernel, and
-// the boundary rules of the wasm module (design.md).
+// the boundary rules of the wasm module (bindings/tape.ts is the spec).
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import * as T from "../bindings/tape.ts";
@@ -22,6 +22,7 @@ describe("tape", () => {
     const words = new Int32Array(k.memory.buffer, result, T.RESULT_WORDS);
     expect(words[T.R_COUNT]).toBe(2);
     expect(words[T.R_CONSUMED]).toBe(input.length);
+    expect(words[T.R_STATE]).toBe(0);
     expect([...new Int32Array(k.memory.buffer, tapeAt, words[T.R_TAPE_USED])]).toEqual([66, 4, 4, 21, 73, 6, 29, 15, 1, 37]);
   });
 

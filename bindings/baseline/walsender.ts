@@ -19,7 +19,7 @@ export const TAG_KEEPALIVE = 0x6b; // 'k'
 /** Bytes before the pgoutput message of an XLogData: 'w', start LSN, end of WAL, send time. */
 export const XLOGDATA_PREFIX = 25;
 /** The XLogData header after its tag: what a payload may exceed `maxMessageSize` by. */
-export const XLOGDATA_HEADER = 24;
+export { XLOGDATA_HEADER } from "../tape.ts";
 
 /**
  * Reads the payload the reader points at. `message` decodes the pgoutput

@@ -20,6 +20,7 @@ import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine, formatBytes } from "./status.ts";
 import { Interrupted, SOURCE_OPTIONS, openSource, positiveInt, sourceSettings, type Source, type SourceFlags } from "./source.ts";
 import { copyBytes } from "../copy-bytes.ts";
+import { streamAbortLsn } from "../ack.ts";
 
 export const CAPTURE_USAGE = `usage: pgoutput-wasm capture FILE|- [options]
 
@@ -53,7 +54,7 @@ function endOf(msg: PgoutputMessage): bigint | undefined {
       return msg.rollbackEndLsn;
     case "StreamAbort":
       if (msg.subXid !== msg.xid) return undefined;
-      return msg.abortLsn ?? (msg.walStart !== undefined && msg.walStart > 0n ? msg.walStart : undefined);
+      return streamAbortLsn(msg);
     default:
       return undefined;
   }

@@ -15,7 +15,7 @@ import { createReadStream } from "node:fs";
 import { createGunzip } from "node:zlib";
 import { parseArgs } from "node:util";
 import type { Readable } from "node:stream";
-import { createDecoder } from "../index.ts";
+import { createDecoder } from "../create-decoder.ts";
 import { PgoutputError, isPgoutputError } from "../errors.ts";
 import type { MessageKind, PgoutputMessage } from "../messages.ts";
 import type { Tuple } from "../tuple.ts";

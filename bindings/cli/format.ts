@@ -9,7 +9,8 @@
  * returns the lines each one completes and, for the end of a transaction, the
  * position that may be acknowledged once those lines are written. Plain
  * transactions are printed as they arrive (their Begin carries the commit
- * time); a streamed one is held (as text) until its StreamCommit, without
+ * time); a streamed one is held (as text, in the `StreamedTransactions`
+ * `TransactionAssembler` uses too) until its StreamCommit, without
  * the changes of subtransactions a StreamAbort rolled back.
  *
  * Values are typed (`tuple.values()` of a decoder made with
@@ -23,6 +24,8 @@ import type { Relation } from "../relation.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
 import type { TypeKnowledge, ValueOptions } from "../values/options.ts";
 import { formatLsn } from "../lsn.ts";
+import { streamAbortLsn } from "../ack.ts";
+import { StreamedTransactions } from "../streamed-transactions.ts";
 import { timestampToISO } from "../time.ts";
 import { toBase64 } from "../utf8.ts";
 
@@ -235,13 +238,6 @@ interface OpenTxn {
   printed: boolean;
 }
 
-interface Pending {
-  /** The subtransaction that made it (changes of a streamed block carry it). */
-  sub: number | undefined;
-  /** The line, with `\0` where the commit time goes. */
-  line: string;
-}
-
 /** Where a streamed transaction's commit time goes in its held lines (no JSON text contains a raw NUL). */
 const TIME_SLOT = "\u0000";
 const NONE: FormatOutput = Object.freeze({ lines: Object.freeze([]) as unknown as string[], changes: 0 });
@@ -256,10 +252,10 @@ export class ChangeFormatter {
   readonly #filter: { qualified: Set<string>; bare: Set<string> } | undefined;
   readonly #relationInfo = new WeakMap<Relation, { wanted: boolean; types: string[] }>();
   #open: OpenTxn | undefined;
-  /** Top-level xid of the streamed block being read. */
-  #blockXid: number | undefined;
+  /** Lines of streamed transactions, rendered as they arrive with `\0` where the commit time goes. */
+  readonly #streamed = new StreamedTransactions<string>();
+  /** The origin named in the block being read: its lines carry it. */
   #blockOrigin: string | undefined;
-  readonly #streams = new Map<number, { pending: Pending[]; origin: string | undefined }>();
 
   constructor(options: FormatOptions = {}) {
     this.#transactions = options.transactions === true;
@@ -276,7 +272,7 @@ export class ChangeFormatter {
 
   /** Streamed transactions being held. */
   get heldTransactions(): number {
-    return this.#streams.size;
+    return this.#streamed.size;
   }
 
   /** Feeds one message (in stream order); returns what it completes. */
@@ -297,11 +293,8 @@ export class ChangeFormatter {
         };
         return NONE;
       case "Origin":
-        if (this.#blockXid !== undefined) {
-          this.#blockOrigin = msg.name;
-          const s = this.#streams.get(this.#blockXid);
-          if (s) s.origin = msg.name;
-        } else if (this.#open) this.#open.origin = msg.name;
+        if (this.#streamed.blockXid !== undefined) this.#blockOrigin = msg.name;
+        else if (this.#open) this.#open.origin = msg.name;
         return NONE;
       case "Commit": {
         const xid = this.#open?.xid ?? 0;
@@ -326,36 +319,29 @@ export class ChangeFormatter {
         return { lines: [line], ack: msg.rollbackEndLsn, changes: 0 };
       }
       case "StreamStart":
-        this.#blockXid = msg.xid;
+        this.#streamed.start(msg.xid, msg.firstSegment);
         this.#blockOrigin = undefined;
-        if (!this.#streams.has(msg.xid)) this.#streams.set(msg.xid, { pending: [], origin: undefined });
         return NONE;
       case "StreamStop":
-        this.#blockXid = undefined;
+        this.#streamed.stop();
         return NONE;
       case "StreamAbort": {
-        const s = this.#streams.get(msg.xid);
-        if (msg.subXid === msg.xid) {
-          this.#streams.delete(msg.xid);
-          const at = msg.abortLsn ?? (msg.walStart !== undefined && msg.walStart > 0n ? msg.walStart : undefined);
-          return at === undefined ? NONE : { lines: [], ack: at, changes: 0 };
-        }
-        if (s) s.pending = s.pending.filter((p) => p.sub !== msg.subXid);
-        return NONE;
+        this.#streamed.abort(msg.xid, msg.subXid);
+        const at = msg.subXid === msg.xid ? streamAbortLsn(msg) : undefined;
+        return at === undefined ? NONE : { lines: [], ack: at, changes: 0 };
       }
       case "StreamCommit":
       case "StreamPrepare": {
-        const s = this.#streams.get(msg.xid);
-        this.#streams.delete(msg.xid);
+        const held = this.#streamed.take(msg.xid)?.items ?? [];
         const commit = msg.kind === "StreamCommit";
         const time = commit ? msg.commitTime : msg.prepareTime;
         const lsn = formatLsn(commit ? msg.commitLsn : msg.prepareLsn);
         const ts = this.#time(time);
         const lines: string[] = [];
         const gid = commit ? undefined : msg.gid;
-        const changes = s?.pending.length ?? 0;
+        const changes = held.length;
         if (this.#transactions && changes > 0) lines.push(this.#text({ action: "B", xid: msg.xid, lsn, timestamp: timestampToISO(time), gid, streamed: true }));
-        for (const p of s?.pending ?? []) lines.push(p.line.replace(TIME_SLOT, ts));
+        for (const line of held) lines.push(line.replace(TIME_SLOT, ts));
         if (commit) {
           if (this.#transactions && changes > 0) lines.push(this.#text({ action: "C", xid: msg.xid, lsn, nextlsn: formatLsn(msg.endLsn), timestamp: timestampToISO(time), streamed: true }));
           return { lines, ack: msg.endLsn, committed: msg.xid, changes };
@@ -383,8 +369,7 @@ export class ChangeFormatter {
   /** Forgets transactions in progress (e.g. when a stream starts over). */
   reset(): void {
     this.#open = undefined;
-    this.#blockXid = undefined;
-    this.#streams.clear();
+    this.#streamed.reset();
   }
 
   #text(obj: Record<string, unknown>): string {
@@ -397,23 +382,23 @@ export class ChangeFormatter {
 
   /** The top-level xid of the change being read. */
   #xid(): number | undefined {
-    return this.#blockXid ?? this.#open?.xid;
+    return this.#streamed.blockXid ?? this.#open?.xid;
   }
 
   /** The commit time's JSON text, or the slot to fill in at StreamCommit. */
   #timeSlot(): RawJson {
-    return new RawJson(this.#blockXid !== undefined ? TIME_SLOT : (this.#open?.time ?? "null"), "json");
+    return new RawJson(this.#streamed.blockXid !== undefined ? TIME_SLOT : (this.#open?.time ?? "null"), "json");
   }
 
   #origin(): string | undefined {
-    return this.#blockXid !== undefined ? this.#blockOrigin : this.#open?.origin;
+    return this.#streamed.blockXid !== undefined ? this.#blockOrigin : this.#open?.origin;
   }
 
   /** Lines of changes: printed now, or held for their streamed transaction. */
   #change(objs: Record<string, unknown>[]): FormatOutput {
     if (objs.length === 0) return NONE;
     const lines = objs.map((o) => this.#text(o));
-    if (this.#blockXid === undefined) {
+    if (this.#streamed.blockXid === undefined) {
       const open = this.#open;
       if (open !== undefined) {
         open.printed = true;
@@ -425,8 +410,7 @@ export class ChangeFormatter {
       }
       return { lines, changes: lines.length };
     }
-    const s = this.#streams.get(this.#blockXid);
-    if (s) for (let i = 0; i < lines.length; i++) s.pending.push({ sub: objs[i]!.__sub as number | undefined, line: lines[i]! });
+    for (let i = 0; i < lines.length; i++) this.#streamed.add(lines[i]!, objs[i]!.__sub as number | undefined);
     return NONE;
   }
 

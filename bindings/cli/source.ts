@@ -16,7 +16,7 @@
 import type { Client, ClientConfig } from "pg";
 import type { PgoutputDecoder } from "../decoder.ts";
 import type { ValueOptions } from "../values/options.ts";
-import { createDecoder } from "../index.ts";
+import { createDecoder } from "../create-decoder.ts";
 import { formatLsn, parseLsn } from "../lsn.ts";
 import { replicate } from "../pg/replicate.ts";
 import type { ReplicationStream } from "../pg/stream.ts";

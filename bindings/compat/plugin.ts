@@ -14,9 +14,8 @@
  * stays an optional peer.
  */
 import type { PgoutputDecoder } from "../decoder.ts";
-import { BaselineDecoder } from "../baseline/decoder.ts";
-import { WasmDecoder } from "../wasm/decoder.ts";
-import { wasmSupport } from "../runtime.ts";
+import { createDecoderSync } from "../create-decoder.ts";
+import { startReplicationCommand as pgStartReplicationCommand } from "../pg/commands.ts";
 import { CompatConverter } from "./convert.ts";
 import { pgTypes, type TypeParserSource } from "./type-parsers.ts";
 import type { AnyMessage, Options } from "./types.ts";
@@ -39,8 +38,6 @@ export interface ReplicationQueryable {
   query(sql: string): Promise<unknown>;
 }
 
-const LSN_TEXT = /^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/;
-
 export class PgoutputWasmPlugin {
   readonly options: PgoutputWasmPluginOptions;
   readonly #converter: CompatConverter;
@@ -60,7 +57,7 @@ export class PgoutputWasmPlugin {
 
   /** The decoder doing the work (made on first use). */
   get decoder(): PgoutputDecoder {
-    return (this.#decoder ??= makeDecoder(this.options.backend ?? "auto"));
+    return (this.#decoder ??= createDecoderSync({ backend: this.options.backend ?? "auto" }));
   }
 
   /**
@@ -80,28 +77,12 @@ export class PgoutputWasmPlugin {
   }
 }
 
-function makeDecoder(backend: "wasm" | "baseline" | "auto"): PgoutputDecoder {
-  if (backend === "baseline") return new BaselineDecoder();
-  if (backend === "wasm") return new WasmDecoder();
-  if (!wasmSupport().supported) return new BaselineDecoder();
-  try {
-    return new WasmDecoder();
-  } catch {
-    return new BaselineDecoder(); // e.g. a host that refuses to compile wasm
-  }
-}
-
-function quoteIdentifier(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-function quoteLiteral(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
-}
-
-/** The START_REPLICATION command for a slot, start LSN (`X/Y`) and options. */
+/**
+ * The START_REPLICATION command for a slot, start LSN (`X/Y`) and options, as
+ * pg-logical-replication's PgoutputPlugin writes it: its option order,
+ * explicit `false` values, publication names joined as given (unquoted).
+ */
 export function startReplicationCommand(slotName: string, lastLsn: string, options: Options): string {
-  if (!LSN_TEXT.test(lastLsn)) throw new Error(`not an LSN: ${JSON.stringify(lastLsn)}`);
   const proto = options.protoVersion;
   if (!Number.isInteger(proto) || proto < 1) throw new Error(`bad protoVersion: ${String(proto)}`);
   const params: [string, string][] = [
@@ -116,6 +97,5 @@ export function startReplicationCommand(slotName: string, lastLsn: string, optio
   }
   if (options.twoPhase !== undefined) params.push(["two_phase", String(options.twoPhase)]);
   if (options.origin !== undefined) params.push(["origin", options.origin]);
-  const list = params.map(([k, v]) => `${k} ${quoteLiteral(v)}`).join(", ");
-  return `START_REPLICATION SLOT ${quoteIdentifier(slotName)} LOGICAL ${lastLsn} (${list})`;
+  return pgStartReplicationCommand(slotName, lastLsn, params);
 }

@@ -8,7 +8,9 @@
  *   list (`NOEXPORT_SNAPSHOT TWO_PHASE`), 10-13 no TWO_PHASE at all.
  * - START_REPLICATION SLOT name LOGICAL X/Y (option 'value', ...): the
  *   pgoutput options; `publication_names` is a comma-separated list of
- *   (quoted) identifiers inside one string literal.
+ *   (quoted) identifiers inside one string literal. The compat plugin
+ *   builds its own option list (pg-logical-replication's spelling) and
+ *   sends it through the same function.
  */
 import { formatLsn } from "../lsn.ts";
 import type { NormalizedOptions } from "./options.ts";
@@ -54,10 +56,33 @@ export function pgoutputOptions(o: Pick<NormalizedOptions, "protoVersion" | "pub
   return out;
 }
 
-/** `START_REPLICATION SLOT "name" LOGICAL X/Y (...)`. */
-export function startReplicationCommand(slot: string, startLsn: bigint, options: Parameters<typeof pgoutputOptions>[0]): string {
-  const list = pgoutputOptions(options).map(([k, v]) => `${k} ${quoteLiteral(v)}`).join(", ");
-  return `START_REPLICATION SLOT ${quoteIdent(slot)} LOGICAL ${formatLsn(startLsn)} (${list})`;
+/** A pgoutput option list, in the order sent: [name, value] (values are quoted here). */
+export type PgoutputParams = readonly (readonly [name: string, value: string])[];
+
+const LSN_TEXT = /^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/;
+
+/**
+ * `START_REPLICATION SLOT "name" LOGICAL X/Y (...)`: the one place its syntax
+ * is written. `startLsn` as text is sent as given (pg-logical-replication's
+ * plugin passes `0/00000000` and its output is matched byte for byte), after
+ * checking it is an LSN, since it goes into the command unquoted. `options`:
+ * replicate()'s normalized options, or a ready list (the compat plugin's
+ * order and spelling).
+ */
+export function startReplicationCommand(
+  slot: string,
+  startLsn: bigint | string,
+  options: Parameters<typeof pgoutputOptions>[0] | PgoutputParams,
+): string {
+  if (typeof startLsn === "string" && !LSN_TEXT.test(startLsn)) throw new Error(`not an LSN: ${JSON.stringify(startLsn)}`);
+  const lsn = typeof startLsn === "bigint" ? formatLsn(startLsn) : startLsn;
+  const params = isParams(options) ? options : pgoutputOptions(options);
+  const list = params.map(([k, v]) => `${k} ${quoteLiteral(v)}`).join(", ");
+  return `START_REPLICATION SLOT ${quoteIdent(slot)} LOGICAL ${lsn} (${list})`;
+}
+
+function isParams(options: Parameters<typeof pgoutputOptions>[0] | PgoutputParams): options is PgoutputParams {
+  return Array.isArray(options);
 }
 
 /** SQL (allowed on a `replication=database` connection) reading a slot's plugin, kind and confirmed position. */

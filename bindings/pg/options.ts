@@ -3,7 +3,7 @@
  * in, LSNs parsed, combinations checked before anything touches the network.
  */
 import type { Client, ClientConfig } from "pg";
-import type { PgoutputDecoder } from "../decoder.ts";
+import type { BackendChoice } from "../create-decoder.ts";
 import type { StandbyStatus } from "../walsender.ts";
 import type { AckMode } from "../ack.ts";
 import { parseLsn } from "../lsn.ts";
@@ -84,8 +84,8 @@ export interface ReplicateOptions {
   lowWaterMark?: number;
   /** Also yield `PrimaryKeepalive` objects from the message iteration. Default false. */
   keepalives?: boolean;
-  /** The decoder: `wasm` (default), `baseline`, or an instance (it is reset; use one per stream). */
-  decoder?: "wasm" | "baseline" | PgoutputDecoder;
+  /** The decoder: `wasm` (default), `baseline`, `auto` (wasm where it runs), or an instance (it is reset; use one per stream). */
+  decoder?: BackendChoice;
   /**
    * Like PostgreSQL's `wal_receiver_timeout`: after half of it with nothing
    * received, a status update asking for a reply is sent; after all of it,

@@ -39,8 +39,7 @@
  */
 import type { Client } from "pg";
 import type { PgoutputDecoder } from "../decoder.ts";
-import { BaselineDecoder } from "../baseline/decoder.ts";
-import { WasmDecoder } from "../wasm/decoder.ts";
+import { createDecoder, isBackendChoice } from "../create-decoder.ts";
 import { parseLsn } from "../lsn.ts";
 import { openClient, resolveConnection } from "./client.ts";
 import { createSlotCommand, slotQuery, startReplicationCommand } from "./commands.ts";
@@ -49,13 +48,12 @@ import { normalizeOptions, type ReplicateOptions } from "./options.ts";
 import { ReplicationStream } from "./stream.ts";
 
 async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {
-  if (choice === undefined || choice === "wasm") return WasmDecoder.create({ maxMessageSize });
-  if (choice === "baseline") return new BaselineDecoder({ maxMessageSize });
-  if (typeof choice === "object" && typeof choice.decodeCopyData === "function") {
-    choice.reset(); // a new connection: the server sends every Relation again
-    return choice;
+  if (!isBackendChoice(choice ?? "wasm")) {
+    throw new ReplicationError(`decoder must be "wasm", "baseline", "auto" or a decoder, not ${String(choice)}`, { code: "INVALID_OPTION" });
   }
-  throw new ReplicationError(`decoder must be "wasm", "baseline" or a decoder, not ${String(choice)}`, { code: "INVALID_OPTION" });
+  const decoder = await createDecoder({ backend: choice ?? "wasm", maxMessageSize });
+  if (decoder === choice) decoder.reset(); // a new connection: the server sends every Relation again
+  return decoder;
 }
 
 interface SlotRow {

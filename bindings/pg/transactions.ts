@@ -30,6 +30,8 @@
  * ```
  */
 import type { PgoutputMessage } from "../messages.ts";
+import { streamAbortLsn } from "../ack.ts";
+import { StreamedTransactions } from "../streamed-transactions.ts";
 
 /** A materialized message (see `materialize()`): plain fields, bigints kept. */
 export type MaterializedMessage = Record<string, unknown>;
@@ -121,12 +123,8 @@ export class TransactionAssembler {
   readonly streams: "assemble" | "passthrough";
   /** The plain or prepared transaction between Begin/BeginPrepare and Commit/Prepare. */
   #open: Open | undefined;
-  /** assemble: streamed transactions by top-level xid. */
-  readonly #streamed = new Map<number, Open>();
-  /** The top-level xid of the block being read, if inside one. */
-  #blockXid: number | undefined;
-  /** passthrough: the block being read. */
-  #block: { xid: number; firstSegment: boolean; origin: Open["origin"]; messages: MaterializedMessage[] } | undefined;
+  /** Streamed transactions by top-level xid; passthrough holds only the block being read (taken at its StreamStop). */
+  readonly #streamed = new StreamedTransactions<MaterializedMessage>();
 
   constructor(options: AssemblerOptions = {}) {
     this.streams = options.streams ?? "assemble";
@@ -143,9 +141,7 @@ export class TransactionAssembler {
   /** Forgets everything partial (e.g. after a reconnect, when the server starts over). */
   reset(): void {
     this.#open = undefined;
-    this.#streamed.clear();
-    this.#blockXid = undefined;
-    this.#block = undefined;
+    this.#streamed.reset();
   }
 
   /** Feeds one message; returns the item it completes, if any. */
@@ -159,10 +155,9 @@ export class TransactionAssembler {
         return undefined;
       case "Origin": {
         const origin = { name: msg.name, lsn: msg.originLsn };
-        if (this.#blockXid !== undefined) {
-          if (this.#block) this.#block.origin = origin;
-          else { const s = this.#streamed.get(this.#blockXid); if (s) s.origin = origin; }
-        } else if (this.#open) this.#open.origin = origin;
+        const held = this.#streamed.current;
+        if (held !== undefined) held.origin = origin;
+        else if (this.#streamed.blockXid === undefined && this.#open) this.#open.origin = origin;
         return undefined;
       }
       case "Commit":
@@ -182,20 +177,16 @@ export class TransactionAssembler {
           ? transaction("commitPrepared", decision, false, msg.commitLsn, msg.endLsn, msg.commitTime, msg.materialize())
           : transaction("rollbackPrepared", decision, false, msg.prepareEndLsn, msg.rollbackEndLsn, msg.rollbackTime, msg.materialize());
       }
-      case "StreamStart": {
-        this.#blockXid = msg.xid;
-        if (this.streams === "passthrough") {
-          this.#block = { xid: msg.xid, firstSegment: msg.firstSegment, origin: undefined, messages: [] };
-        } else if (msg.firstSegment || !this.#streamed.has(msg.xid)) {
-          this.#streamed.set(msg.xid, { begin: undefined, xid: msg.xid, gid: undefined, origin: undefined, messages: [] });
-        }
+      case "StreamStart":
+        // passthrough takes each block at its StreamStop, so every block opens an entry of its own.
+        this.#streamed.start(msg.xid, msg.firstSegment);
         return undefined;
-      }
       case "StreamStop": {
-        this.#blockXid = undefined;
-        const block = this.#block;
-        this.#block = undefined;
-        return block === undefined ? undefined : { kind: "streamBlock", ...block };
+        const xid = this.#streamed.blockXid;
+        this.#streamed.stop();
+        if (this.streams !== "passthrough" || xid === undefined) return undefined;
+        const block = this.#streamed.take(xid)!;
+        return { kind: "streamBlock", xid, firstSegment: block.firstSegment, origin: block.origin, messages: block.items };
       }
       case "StreamCommit":
       case "StreamPrepare": {
@@ -203,24 +194,17 @@ export class TransactionAssembler {
         if (this.streams === "passthrough") {
           return { kind: msg.kind === "StreamCommit" ? "streamCommit" : "streamPrepare", xid: msg.xid, subXid: undefined, endLsn: msg.endLsn, end };
         }
-        const open = this.#streamed.get(msg.xid) ?? { begin: undefined, xid: msg.xid, gid: undefined, origin: undefined, messages: [] };
-        this.#streamed.delete(msg.xid);
+        const held = this.#streamed.take(msg.xid);
+        const open: Open = { begin: undefined, xid: msg.xid, gid: undefined, origin: held?.origin, messages: held?.items ?? [] };
         return msg.kind === "StreamCommit"
           ? transaction("commit", open, true, msg.commitLsn, msg.endLsn, msg.commitTime, end)
           : transaction("prepare", { ...open, gid: msg.gid }, true, msg.prepareLsn, msg.endLsn, msg.prepareTime, end);
       }
       case "StreamAbort": {
         if (this.streams === "passthrough") {
-          // Where the abort is, as AckTracker counts it: abortLsn (protocol 4), else the XLogData start.
-          const at = msg.abortLsn ?? (msg.walStart !== undefined && msg.walStart > 0n ? msg.walStart : undefined);
-          return { kind: "streamAbort", xid: msg.xid, subXid: msg.subXid, endLsn: at, end: msg.materialize() };
+          return { kind: "streamAbort", xid: msg.xid, subXid: msg.subXid, endLsn: streamAbortLsn(msg), end: msg.materialize() };
         }
-        if (msg.subXid === msg.xid) {
-          this.#streamed.delete(msg.xid);
-        } else {
-          const open = this.#streamed.get(msg.xid);
-          if (open) open.messages = open.messages.filter((m) => !(CHANGE_KINDS.has(m.kind as string) && m.xid === msg.subXid));
-        }
+        this.#streamed.abort(msg.xid, msg.subXid);
         return undefined;
       }
       case "Message":
@@ -237,9 +221,9 @@ export class TransactionAssembler {
   }
 
   #add(msg: PgoutputMessage): void {
-    if (this.#blockXid !== undefined) {
-      if (this.#block) this.#block.messages.push(msg.materialize());
-      else this.#streamed.get(this.#blockXid)?.messages.push(msg.materialize());
+    if (this.#streamed.blockXid !== undefined) {
+      // A change belongs to the (sub)transaction in its xid; a Relation or Type no abort removes.
+      this.#streamed.add(msg.materialize(), CHANGE_KINDS.has(msg.kind) ? (msg as { xid?: number }).xid : undefined);
     } else if (this.#open) {
       this.#open.messages.push(msg.materialize());
     }
