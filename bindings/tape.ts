@@ -64,7 +64,10 @@
  * (test/tape.test.ts decodes exactly this input and checks this tape.)
  *
  * ## Result
- * `decode` returns a STATUS and fills RESULT_WORDS i32 at `result`.
+ * `decode` returns a STATUS and fills RESULT_WORDS i32 at `result`. The
+ * error words are reset on every call (code 0, offset 0, field 0, column -1,
+ * tuple 0) so the words depend on the call alone; R_ERROR_TAG and
+ * R_ERROR_START are written only with STATUS_ERROR.
  *
  * ## Relation width table
  * A last argument points to the relation width table (below): the kernel

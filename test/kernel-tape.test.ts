@@ -11,6 +11,7 @@
 import { describe, expect, it } from "vitest";
 import * as T from "../bindings/tape.ts";
 import { createKernel } from "../bindings/baseline/kernel.ts";
+import { instantiate, kernelModule } from "../bindings/wasm/module.ts";
 import { twinKernel, twinStats, TwinDecoder, KernelMismatch } from "./support/twin-kernel.ts";
 import { Random, randomSplits, randomStream } from "./support/random.ts";
 import { encode, frame } from "./support/encoder.ts";
@@ -105,6 +106,20 @@ describe("the TS kernel writes the wasm kernel's tape, word for word", () => {
     expect(() => k.decode(base + 64, 0, 5, T.FRAMING_LENGTH, base + 256, 0, 64, 0, 1 << 30, base, 0)).toThrow(/tape word 3: wasm 1, ts 2/);
     // A misaligned tape the TS kernel refuses (RangeError) rather than writing elsewhere.
     expect(() => twinKernel().decode(base + 64, 0, 5, T.FRAMING_LENGTH, base + 258, 0, 64, 0, 1 << 30, base, 0)).toThrow(RangeError);
+  });
+
+  it("the result words depend on the call alone, not on an earlier call's error (both kernels)", () => {
+    for (const k of [instantiate(kernelModule()), createKernel()]) {
+      const base = k.heapBase();
+      const u8 = new Uint8Array(k.memory.buffer);
+      u8.set([0, 0, 0, 3, 0x42, 1, 2], base + 64); // a Begin cut short: INCOMPLETE at offset 5
+      expect(k.decode(base + 64, 0, 7, T.FRAMING_LENGTH, base + 256, 0, 64, 0, 1 << 30, base, 0)).toBe(T.STATUS_ERROR);
+      const words = new Int32Array(k.memory.buffer, base, T.RESULT_WORDS);
+      expect([words[T.R_ERROR_CODE], words[T.R_ERROR_OFFSET], words[T.R_ERROR_FIELD]]).toEqual([T.E_INCOMPLETE, 5, T.F_LSN]);
+      u8.set([0, 0, 0, 1, 0x45], base + 64); // a Stream Stop
+      expect(k.decode(base + 64, 0, 5, T.FRAMING_LENGTH, base + 256, 0, 64, 0, 1 << 30, base, 0)).toBe(T.STATUS_OK);
+      expect([T.R_ERROR_CODE, T.R_ERROR_OFFSET, T.R_ERROR_FIELD, T.R_ERROR_COLUMN, T.R_ERROR_TUPLE].map((i) => words[i])).toEqual([0, 0, 0, -1, 0]);
+    }
   });
 
   for (const seed of SEEDS) {
