@@ -490,7 +490,10 @@ export function decode(
   tapeCap = tapeCapacity;
   inStream = (state & STATE_IN_STREAM) != 0;
   frameFlags = 0;
+  // Every error word is reset, so the result words depend on this call alone (not on an earlier one's error).
   eCode = 0;
+  eOffset = 0;
+  eField = 0;
   eColumn = -1;
   eTuple = 0;
   curStart = from;

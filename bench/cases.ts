@@ -3,8 +3,9 @@
  * benchmark op is one pass over the whole corpus.
  *
  * - `kernel`: decode only. Ours: `push()` each 64 KB chunk, count messages
- *   (the wasm kernel call and its tape walk; the baseline's structural
- *   parse). pg-logical-replication has no lazy form: its `parse()` is all
+ *   (the kernel call and its tape walk: the wasm kernel, or for the
+ *   baseline its TS port writing the same tape, so the two differ only in
+ *   the language of the same algorithm). pg-logical-replication has no lazy form: its `parse()` is all
  *   of its work, so its figure is the same work in every case. `js-walk`:
  *   the floor (walk.ts).
  * - `lazy`: per message its kind; per change also its relation's name and

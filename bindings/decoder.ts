@@ -8,6 +8,35 @@
  * is inside a Stream Start / Stream Stop block (where change messages carry
  * an extra xid). Views it returns are valid until its next decode call.
  *
+ * ## Errors
+ * (Both backends report them from the same kernel checks: assembly/index.ts,
+ * and its TS port bindings/baseline/kernel.ts.) Validation is sequential:
+ * the first field that is missing or invalid is reported, at the offset
+ * where that field starts; a tuple's column count is compared with its
+ * relation only once the whole message was read (so a truncated message is
+ * INCOMPLETE even if its count is also wrong). Offsets are byte offsets in
+ * the input of the call:
+ * - `decode`: in the message;
+ * - `decodeFramed`: in the framed bytes;
+ * - `decodeBatch`: in the capture-format form of the list, as if every
+ *   message were preceded by its 4-byte length (message i starts at
+ *   4 * (i + 1) + the lengths of messages 0 .. i-1);
+ * - `push`: in what the previous push left unfinished followed by this chunk;
+ * - `decodeCopyData`: like `decodeBatch` (each payload counted as preceded by
+ *   its 4-byte length); the pgoutput message of an XLogData starts 25 bytes
+ *   after its payload's `w`;
+ * - `pushBackend`: like `push`, in backend-protocol frames
+ *   (`[type byte][Int32 length counting itself][body]`).
+ * Frame-level errors: a declared length above `maxMessageSize` is
+ * MESSAGE_TOO_LARGE at the length prefix (field `frameLength`); a length of
+ * 0 is an INCOMPLETE message (field `tag`) at the offset where its tag would
+ * be. Walsender payloads may exceed `maxMessageSize` by the 24-byte XLogData
+ * header; a backend frame length below 4 is INVALID_LENGTH at the length
+ * field. In a batch the messages before the failing one have updated the
+ * decoder's state (and are on the error's `decoded`). A failing push also
+ * drops everything after the fault (frame boundaries after it cannot be
+ * trusted): the next push starts a new stream.
+ *
  * @example
  * ```ts
  * const decoder = await createDecoder();

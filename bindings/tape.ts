@@ -135,7 +135,10 @@
  * `decode` returns a STATUS and fills the result words at `result` (R_*):
  * R_CONSUMED (end of the last whole decoded frame), R_TAPE_USED (the tape
  * cursor: tapeFrom + words written), R_COUNT, R_STATE, and on STATUS_ERROR
- * the code, offset, field, column, tuple, tag and start of the fault.
+ * the code, offset, field, column, tuple, tag and start of the fault. The
+ * error words are reset on every call (code 0, offset 0, field 0, column -1,
+ * tuple 0) so the words depend on the call alone; R_ERROR_TAG and
+ * R_ERROR_START are written only with STATUS_ERROR.
  *   Why a result block, not return values: the export stays one i32 in, one
  *   i32 out on every host; each word is one Int32Array read.
  *   Why errors as numbers: the binding builds the PgoutputError (message,

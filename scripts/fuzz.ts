@@ -5,7 +5,9 @@
  *
  * Mutation fuzzing of the golden captures and the small bench corpus
  * (devkit/fuzz/fuzz.ts): every case runs through the wasm decoder and the
- * baseline, which must agree exactly, throw nothing but PgoutputError, stay
+ * baseline, which must agree exactly, and through the twin kernel (the wasm
+ * kernel and its TS port compared word for word on every call,
+ * test/support/twin-kernel.ts), throw nothing but PgoutputError, stay
  * within memory and time, and keep decoding afterwards.
  *
  * Runs as tsc output under plain node (see the `fuzz` script in package.json),
@@ -30,6 +32,7 @@ import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
+import { TwinDecoder } from "../test/support/twin-kernel.ts";
 import {
   describeCase, FORMS, FuzzRunner, generateCase, loadCaptureSource, loadGoldenSources, minimize, saveCase, trackWasmMemory,
   type Failure, type Form, type Source,
@@ -83,6 +86,7 @@ if (!isMainThread) {
   const runner = new FuzzRunner(new WasmDecoder(), new BaselineDecoder(), {
     wasmMemory: memory.takePeak,
     limited: (maxMessageSize) => [new WasmDecoder({ maxMessageSize }), new BaselineDecoder({ maxMessageSize })],
+    twin: (maxMessageSize) => new TwinDecoder({ maxMessageSize }),
   });
   const port = parentPort!;
   /** Failures minimized so far, per signature and form: only the first --keep are (the rest are not saved). */

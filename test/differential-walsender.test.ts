@@ -6,10 +6,15 @@
  * random keepalives, and for raw bytes other backend messages), and the same
  * errors (code, offset, incomplete, message index, kind, field) for randomly
  * corrupted copies, with the same decoder state afterwards. Every failure
- * names its seed so it can be replayed.
+ * names its seed so it can be replayed. *
+ * Every call also runs on a third decoder over the twin kernel
+ * (support/twin-kernel.ts): the wasm kernel and the baseline's TS port on
+ * one memory image, whose status, result words, tape and width table must
+ * be equal word for word; its outcome must be the wasm decoder's.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
+import { TwinDecoder } from "./support/twin-kernel.ts";
 import { Differences, outcome, type Outcome } from "./support/differences.ts";
 import { deepEqual, hex } from "../devkit/encoder/encoder.ts";
 import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "../devkit/fuzz/random.ts";
@@ -99,11 +104,14 @@ const baselineBackend = backends.find((b) => b.name === "baseline")!;
 describe("wasm and baseline agree on walsender streams", () => {
   let wasm: PgoutputDecoder;
   let baseline: PgoutputDecoder;
+  /** The wasm kernel and its TS port on one memory image, compared word for word on every call (support/twin-kernel.ts). */
+  let twin: PgoutputDecoder;
   const sessions = new Map<number, { payloads: WalEncoded[]; frames: BackendEncoded[]; raw: Uint8Array }>();
 
   beforeAll(async () => {
     wasm = await wasmBackend.create();
     baseline = await baselineBackend.create();
+    twin = new TwinDecoder();
     for (const seed of SEEDS) {
       const payloads = walPayloads(seed);
       const frames = rawSession(seed, payloads);
@@ -111,7 +119,13 @@ describe("wasm and baseline agree on walsender streams", () => {
     }
   });
 
-  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => [outcome(() => fn(wasm)), outcome(() => fn(baseline))];
+  /** The wasm and the baseline outcome; the twin kernel's must be the wasm one (and its kernels agreed on every call). */
+  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => {
+    const w = outcome(() => fn(wasm));
+    const t = outcome(() => fn(twin));
+    if (!deepEqual(t, w)) expect(t, "the twin kernel's outcome (word-for-word kernel comparison)").toEqual(w);
+    return [w, outcome(() => fn(baseline))];
+  };
 
   /** Whole-batch results with consumed. */
   const copyData = (list: readonly Uint8Array[]) => (d: PgoutputDecoder) => {
@@ -126,7 +140,7 @@ describe("wasm and baseline agree on walsender streams", () => {
   /** Both decoders in the same state: reset, then the payloads before `start` decoded. */
   const prime = (payloads: readonly WalEncoded[], start: number) => {
     const prefix = payloads.slice(0, start).map((p) => p.bytes);
-    for (const d of [wasm, baseline]) {
+    for (const d of [wasm, twin, baseline]) {
       d.reset();
       d.decodeCopyData(prefix);
     }
@@ -138,6 +152,7 @@ describe("wasm and baseline agree on walsender streams", () => {
         const { payloads } = sessions.get(seed)!;
         const expected = payloads.map((p) => p.expected);
         wasm.reset();
+        twin.reset();
         baseline.reset();
         const [w, b] = both((d) => d.decodeCopyData(payloads.map((p) => p.bytes)).materialize());
         if (!w.ok || !b.ok || !deepEqual(w.value, expected) || !deepEqual(b.value, expected)) {
@@ -147,6 +162,7 @@ describe("wasm and baseline agree on walsender streams", () => {
           });
         }
         wasm.reset();
+        twin.reset();
         baseline.reset();
         const diffs = new Differences(`seed ${seed}`);
         for (let i = 0; i < payloads.length; i++) {
@@ -167,6 +183,7 @@ describe("wasm and baseline agree on walsender streams", () => {
         const cuts = randomSplits(r, raw.length);
         const diffs = new Differences(`seed ${seed}`);
         wasm.reset();
+        twin.reset();
         baseline.reset();
         const got: unknown[] = [];
         let p = 0;
@@ -187,6 +204,7 @@ describe("wasm and baseline agree on walsender streams", () => {
         const r = new Random(seed ^ 0x1234567);
         const diffs = new Differences(`seed ${seed}`);
         wasm.reset();
+        twin.reset();
         baseline.reset();
         let corrupted = 0;
         for (let i = 0; i < payloads.length; i++) {
@@ -201,6 +219,7 @@ describe("wasm and baseline agree on walsender streams", () => {
             if (wasm.inStream !== baseline.inStream) {
               diffs.add(`payload ${i} (${p.kind}) ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
               baseline.inStream = wasm.inStream;
+              twin.inStream = wasm.inStream;
             }
           }
           const [w, b] = both(copyData([p.bytes]));
@@ -239,6 +258,7 @@ describe("wasm and baseline agree on walsender streams", () => {
             if (wasm.inStream !== baseline.inStream) {
               diffs.add(`${where}, pushBackend of bytes ${p}..${cut}, ${c.how}: stream state differs`, "inStream");
               baseline.inStream = wasm.inStream;
+              twin.inStream = wasm.inStream;
             }
             p = cut;
           }
@@ -254,6 +274,7 @@ describe("wasm and baseline agree on walsender streams", () => {
     const r = new Random(4243);
     const diffs = new Differences("seed 4243");
     wasm.reset();
+    twin.reset();
     baseline.reset();
     for (let i = 0; i < 3000; i++) {
       const n = r.int(0, 60);
@@ -262,6 +283,7 @@ describe("wasm and baseline agree on walsender streams", () => {
       if (n > 25 && r.chance(0.6)) bytes[25] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
       const inStream = r.chance(0.5);
       wasm.inStream = inStream;
+      twin.inStream = inStream;
       baseline.inStream = inStream;
       const [w, b] = both(copyData([bytes]));
       diffs.check(`garbage #${i} (inStream ${inStream}): ${hex(bytes)}`, w, b);
@@ -274,6 +296,7 @@ describe("wasm and baseline agree on walsender streams", () => {
     const diffs = new Differences("seed 4244");
     for (let i = 0; i < 2000; i++) {
       wasm.reset();
+      twin.reset();
       baseline.reset();
       const parts: Uint8Array[] = [];
       for (let f = r.int(1, 6); f > 0; f--) {

@@ -3,10 +3,15 @@
  * exactly — the same materialized values for seeded random valid streams, and
  * the same errors (code, offset, incomplete, message index, kind, field) for randomly
  * corrupted copies (bit flips, truncation, garbage, forged lengths). Every
- * failure names its seed so it can be replayed.
+ * failure names its seed so it can be replayed. *
+ * Every call also runs on a third decoder over the twin kernel
+ * (support/twin-kernel.ts): the wasm kernel and the baseline's TS port on
+ * one memory image, whose status, result words, tape and width table must
+ * be equal word for word; its outcome must be the wasm decoder's.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
+import { TwinDecoder } from "./support/twin-kernel.ts";
 import { Differences, outcome, type Outcome } from "./support/differences.ts";
 import { deepEqual, frame, hex, type Encoded } from "../devkit/encoder/encoder.ts";
 import { Random, randomSplits, randomStream } from "../devkit/fuzz/random.ts";
@@ -71,21 +76,31 @@ const baselineBackend = backends.find((b) => b.name === "baseline")!;
 describe("wasm and baseline agree", () => {
   let wasm: PgoutputDecoder;
   let baseline: PgoutputDecoder;
+  /** The wasm kernel and its TS port on one memory image, compared word for word on every call (support/twin-kernel.ts). */
+  let twin: PgoutputDecoder;
   const streams = new Map<number, Encoded[]>();
 
   beforeAll(async () => {
     wasm = await wasmBackend.create();
     baseline = await baselineBackend.create();
+    twin = new TwinDecoder();
     for (const seed of SEEDS) streams.set(seed, randomStream(seed, { messages: MESSAGES }));
   });
 
-  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => [outcome(() => fn(wasm)), outcome(() => fn(baseline))];
+  /** The wasm and the baseline outcome; the twin kernel's must be the wasm one (and its kernels agreed on every call). */
+  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => {
+    const w = outcome(() => fn(wasm));
+    const t = outcome(() => fn(twin));
+    if (!deepEqual(t, w)) expect(t, "the twin kernel's outcome (word-for-word kernel comparison)").toEqual(w);
+    return [w, outcome(() => fn(baseline))];
+  };
 
   for (const seed of SEEDS) {
     describe(`seed ${seed}`, () => {
       it("valid stream, one message at a time", () => {
         const stream = streams.get(seed)!;
         wasm.reset();
+        twin.reset();
         baseline.reset();
         for (let i = 0; i < stream.length; i++) {
           const m = stream[i]!;
@@ -103,12 +118,14 @@ describe("wasm and baseline agree", () => {
         const stream = streams.get(seed)!;
         const framed = frame(stream);
         wasm.reset();
+        twin.reset();
         baseline.reset();
         const [w, b] = both((d) => d.decodeFramed(framed).materialize());
         expect(w.ok && b.ok && deepEqual(w.value, b.value), `seed ${seed}: decodeFramed differs`).toBe(true);
         const r = new Random(seed ^ 0x5a5a5a5a);
         const cuts = randomSplits(r, framed.length);
         wasm.reset();
+        twin.reset();
         baseline.reset();
         let p = 0;
         for (const c of [...cuts, framed.length]) {
@@ -124,6 +141,7 @@ describe("wasm and baseline agree", () => {
         const r = new Random(seed ^ 0x1234567);
         const diffs = new Differences(`seed ${seed}`);
         wasm.reset();
+        twin.reset();
         baseline.reset();
         let corrupted = 0;
         for (let i = 0; i < stream.length; i++) {
@@ -136,6 +154,7 @@ describe("wasm and baseline agree", () => {
             if (wasm.inStream !== baseline.inStream) {
               diffs.add(`message ${i} (${m.kind}) ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
               baseline.inStream = wasm.inStream;
+              twin.inStream = wasm.inStream;
             }
           }
           const [w, b] = both((d) => d.decode(m.bytes).materialize());
@@ -179,6 +198,7 @@ describe("wasm and baseline agree", () => {
           // the corrupted framed bytes pushed in random chunks, until the first error
           const cuts = randomSplits(r, c.bytes.length);
           prime(wasm);
+          prime(twin);
           prime(baseline);
           let p = 0;
           for (const cut of [...cuts, c.bytes.length]) {
@@ -197,6 +217,7 @@ describe("wasm and baseline agree", () => {
     const r = new Random(4242);
     const diffs = new Differences("seed 4242");
     wasm.reset();
+    twin.reset();
     baseline.reset();
     for (let i = 0; i < 3000; i++) {
       const n = r.int(0, 40);
@@ -206,6 +227,7 @@ describe("wasm and baseline agree", () => {
       const [w, b] = both((d) => d.decode(bytes, { inStream }).materialize());
       diffs.check(`garbage #${i} (inStream ${inStream}): ${hex(bytes)}`, w, b);
       baseline.inStream = wasm.inStream;
+      twin.inStream = wasm.inStream;
     }
     diffs.report();
   });

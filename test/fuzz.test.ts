@@ -7,7 +7,10 @@
  * (values or PgoutputError code, offset, incomplete, index, kind, field; then
  * caches and stream state), nothing else is thrown, no case takes long, the
  * wasm memory stays bounded, and both decoders still decode a known-good
- * probe afterwards.
+ * probe afterwards. Each case also runs on the twin kernel
+ * (support/twin-kernel.ts): the wasm kernel and its TS port on one memory
+ * image, whose status, result words, tape and width table must be equal
+ * word for word on every kernel call.
  *
  * FUZZ_SEED and FUZZ_CASES override the seed and the case count; with
  * FUZZ_SAVE=1 failing cases are written to test/fuzz-regressions/ as
@@ -18,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
+import { TwinDecoder, twinStats } from "./support/twin-kernel.ts";
 import { ensureCorpus } from "../devkit/capture/corpus.ts";
 import {
   describeCase, FORMS, FuzzRunner, generateCase, loadCaptureSource, loadGoldenSources, saveCase, trackWasmMemory,
@@ -43,6 +47,7 @@ describe(`mutation fuzzing (seed ${SEED}, ${PER_FORM * FORMS.length} cases)`, ()
     runner = new FuzzRunner(new WasmDecoder(), new BaselineDecoder(), {
       wasmMemory: memory.takePeak,
       limited: (maxMessageSize) => [new WasmDecoder({ maxMessageSize }), new BaselineDecoder({ maxMessageSize })],
+      twin: (maxMessageSize) => new TwinDecoder({ maxMessageSize }),
     });
   });
   afterAll(() => memory?.restore());
@@ -79,6 +84,10 @@ describe(`mutation fuzzing (seed ${SEED}, ${PER_FORM * FORMS.length} cases)`, ()
         expect.fail(`${form}: failing cases —\n${lines.join("\n")}`);
       }
     }, 180_000);
+  });
+
+  it("the twin kernel compared the kernels on every case", () => {
+    expect(twinStats.calls).toBeGreaterThan(PER_FORM * FORMS.length);
   });
 
   it("the cases end in every way: decoded, and each kind of error", () => {

@@ -7,7 +7,8 @@
  * decode in both backends to exactly the encoder's expected values, through
  * decodeBatch, through push() of the framed stream cut at random places, and
  * through decodeCopyData() of each message wrapped in an XLogData with a
- * random header. Shrinking gives a small failing stream; fast-check prints
+ * random header; and on the twin kernel, whose two kernels must write the
+ * same tape word for word on every call. Shrinking gives a small failing stream; fast-check prints
  * its seed (FC_SEED, FC_RUNS override).
  */
 import fc from "fast-check";
@@ -15,6 +16,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import type { MessageKind, OldTupleType, ReplicaIdentity } from "../bindings/messages.ts";
 import { backends } from "./support/backends.ts";
+import { TwinDecoder } from "./support/twin-kernel.ts";
 import {
   deepEqual, encode, frame, MAX_LSN, MAX_U32, TIME_NEG_INFINITY, TIME_POS_INFINITY, UNCHANGED,
   type ColumnDesc, type Encoded, type RelationDesc,
@@ -283,7 +285,9 @@ const baselineBackend = backends.find((b) => b.name === "baseline")!;
 describe("random valid streams decode to the encoder's values in both backends", () => {
   let decoders: PgoutputDecoder[];
   beforeAll(async () => {
-    decoders = [await wasmBackend.create(), await baselineBackend.create()];
+    // The third runs both kernels on one memory image and checks their tapes word for word on every call
+    // (support/twin-kernel.ts; it reports itself as "baseline", whose memory it uses).
+    decoders = [await wasmBackend.create(), await baselineBackend.create(), new TwinDecoder()];
   });
 
   for (const v of [1, 2, 3, 4] as Version[]) {

@@ -9,7 +9,7 @@
  * decodeCopyData one 64 MiB array many times over.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADDRESSABLE, grownTape, layoutEnd, planCapacities } from "../bindings/wasm/capacity.ts";
+import { ADDRESSABLE, grownTape, layoutEnd, planCapacities } from "../bindings/kernel/capacity.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import { encode, frame } from "../devkit/encoder/encoder.ts";
 import { trackWasmMemory } from "../devkit/fuzz/fuzz.ts";

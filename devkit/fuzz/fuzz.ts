@@ -771,6 +771,13 @@ export interface Failure {
 export interface RunnerOptions {
   /** Makes a wasm and a baseline decoder with a given maxMessageSize (for cases that set one). */
   limited?: (maxMessageSize: number) => [PgoutputDecoder, PgoutputDecoder];
+  /**
+   * Makes a decoder over the twin kernel (support/twin-kernel.ts) with a
+   * given maxMessageSize (undefined: the default). With it, every case also
+   * runs through both kernels on one memory image, compared word for word
+   * (status, result words, tape, width table) on every kernel call.
+   */
+  twin?: (maxMessageSize: number | undefined) => PgoutputDecoder;
   /** The largest wasm memory, in bytes, since the last call (see `trackWasmMemory().takePeak`). */
   wasmMemory?: () => number;
   /** Per-case time limit per backend, in ms, before a case counts as a hang: base + per input byte. */
@@ -800,8 +807,10 @@ function compareOutcomes(w: Outcome, b: Outcome): string | undefined {
 export class FuzzRunner {
   #wasm: PgoutputDecoder;
   #baseline: PgoutputDecoder;
-  readonly #opts: Required<Omit<RunnerOptions, "limited">>;
+  readonly #opts: Required<Omit<RunnerOptions, "limited" | "twin">>;
   readonly #limited: RunnerOptions["limited"];
+  readonly #twin: RunnerOptions["twin"];
+  readonly #twins = new Map<number, PgoutputDecoder>();
   readonly #pairs = new Map<number, [PgoutputDecoder, PgoutputDecoder]>();
   /** How the cases ended (the wasm decoder's first error code per case, or "ok"), for reports. */
   readonly outcomes = new Map<string, number>();
@@ -810,6 +819,7 @@ export class FuzzRunner {
     this.#wasm = wasm;
     this.#baseline = baseline;
     this.#limited = options.limited;
+    this.#twin = options.twin;
     this.#pairs.set(-1, [wasm, baseline]);
     this.#opts = {
       wasmMemory: options.wasmMemory ?? (() => 0),
@@ -859,6 +869,19 @@ export class FuzzRunner {
     if (w.ms > limit) fail("wasm slow", `wasm took ${w.ms.toFixed(0)} ms (limit ${limit.toFixed(0)} ms)`);
     if (b.ms > limit) b = timed(this.#baseline);
     if (b.ms > limit) fail("baseline slow", `baseline took ${b.ms.toFixed(0)} ms (limit ${limit.toFixed(0)} ms)`);
+
+    if (this.#twin !== undefined) {
+      let twin = this.#twins.get(key);
+      if (twin === undefined) {
+        if (this.#twins.size > 4) this.#twins.clear();
+        this.#twins.set(key, (twin = this.#twin(c.maxMessageSize)));
+      }
+      // The twin decodes as the wasm decoder does; a kernel mismatch shows as a foreign error.
+      const t = timed(twin);
+      const bad = t.setupError ?? t.outs.map((o) => (o.ok ? undefined : o.foreign)).find((f) => f !== undefined);
+      if (bad !== undefined) fail(`kernels differ: ${bad.replace(/\(.*?\)/, "").replace(/-?\d+/g, "N")}`, bad);
+      else if (!deepEqual(t.outs, w.outs)) fail("twin differs from wasm", "the twin-kernel decoder's outcomes differ from the wasm decoder's");
+    }
 
     const first = w.outs.find((o) => !o.ok);
     const ending = first === undefined || first.ok ? "ok" : first.code;

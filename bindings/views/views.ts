@@ -1,5 +1,5 @@
 /**
- * Message views of the wasm backend. One class serves every message kind:
+ * Message views over the tape (both backends). One class serves every message kind:
  * `kind` is a plain data property and the field getters switch on the tag.
  * A class per kind reads nicer, but then every view-creating and
  * `msg.kind`-reading site sees 19 object shapes and goes megamorphic; one
@@ -22,8 +22,8 @@ import { materializeMessage, messageToJSON } from "../materialize.ts";
 import { fromPostgresTimestamp } from "../time.ts";
 import { readString } from "../utf8.ts";
 import { BackendMessage, PrimaryKeepalive, type WalMessage } from "../walsender.ts";
-import type { WasmBatch } from "./batch.ts";
-import { WasmTuple } from "./tuple.ts";
+import type { TapeBatch } from "./batch.ts";
+import { TapeTuple } from "./tuple.ts";
 import { copyBytes } from "../copy-bytes.ts";
 
 // Tags, as the getters switch on them.
@@ -34,7 +34,7 @@ export class MessageView {
   // `declare`d and assigned in the constructor: on Node 20's V8, class field
   // definitions cost far more than assignments, and a view is made per message.
   declare readonly kind: M.MessageKind;
-  declare private readonly b: WasmBatch;
+  declare private readonly b: TapeBatch;
   /** Index of the message in its batch. */
   declare private readonly i: number;
   /** Word position of the record. */
@@ -48,7 +48,7 @@ export class MessageView {
   /** The change's relation, once looked up (null: unknown). */
   declare private relMemo: Relation | null | undefined;
 
-  constructor(b: WasmBatch, i: number, r: number) {
+  constructor(b: TapeBatch, i: number, r: number) {
     const t = b.t;
     const head = t[r]!;
     const tag = head & 0xff;
@@ -214,7 +214,7 @@ export class MessageView {
     if (this.newMemo === undefined) {
       let w = this.r + HEADER_WORDS;
       if (t === U) w = this.b.t[w] === 0 ? w + 1 : w + 2 + this.b.t[w + 1]!; // skip the old tuple
-      this.newMemo = new WasmTuple(this.b, w, this.relation);
+      this.newMemo = new TapeTuple(this.b, w, this.relation);
     }
     return this.newMemo;
   }
@@ -230,7 +230,7 @@ export class MessageView {
     this.b.live();
     if (this.oldMemo === undefined) {
       const w = this.r + HEADER_WORDS;
-      this.oldMemo = this.b.t[w] === 0 ? null : new WasmTuple(this.b, w + 1, this.relation);
+      this.oldMemo = this.b.t[w] === 0 ? null : new TapeTuple(this.b, w + 1, this.relation);
     }
     return this.oldMemo;
   }
@@ -321,7 +321,7 @@ export class MessageView {
 }
 
 /** The view of message `index` of a batch. */
-export function createView(b: WasmBatch, index: number): WalMessage {
+export function createView(b: TapeBatch, index: number): WalMessage {
   const r = b.records[index]!;
   const head = b.t[r]!;
   if (head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8)) return plainMessage(b, r, head);
@@ -329,7 +329,7 @@ export function createView(b: WasmBatch, index: number): WalMessage {
 }
 
 /** Keepalives and backend messages are rare: they are read out at once, not viewed. */
-function plainMessage(b: WasmBatch, r: number, head: number): WalMessage {
+function plainMessage(b: TapeBatch, r: number, head: number): WalMessage {
   const o = b.t[r + H_OFFSET]!;
   if (head & (FLAG_KEEPALIVE << 8)) {
     return new PrimaryKeepalive(b.dv.getBigUint64(o + 1), fromPostgresTimestamp(b.dv.getBigInt64(o + 9)), b.u8[o + 17] !== 0); // any non-zero byte asks, as walreceiver.c reads it

@@ -1,5 +1,5 @@
 /**
- * One decode call's result in the wasm backend: the memory views, the tape
+ * One decode call's result (both backends): the kernel memory views, the tape
  * records of its messages, and the relation each change message saw. Views
  * created from it check `live()` before every read.
  */
@@ -24,7 +24,7 @@ export interface RelationDefinition {
   previous: Relation | undefined;
 }
 
-export class WasmBatch implements Batch<WalMessage> {
+export class TapeBatch implements Batch<WalMessage> {
   readonly length: number;
   readonly consumed: number;
   /** Memory as bytes; tape offsets index it directly. */

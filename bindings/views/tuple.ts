@@ -1,5 +1,5 @@
 /**
- * TupleData view of the wasm backend. Word `w` of the tape holds ncols, the
+ * TupleData view over the tape (both backends). Word `w` of the tape holds ncols, the
  * next ncols words the offset of each column's kind byte; a text or binary
  * value's Int32 length follows its kind byte, the value follows the length.
  */
@@ -13,22 +13,22 @@ import { PgoutputError } from "../errors.ts";
 import { readString } from "../utf8.ts";
 import { columnValue } from "../values/column.ts";
 import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
-import type { WasmBatch } from "./batch.ts";
+import type { TapeBatch } from "./batch.ts";
 import { copyBytes } from "../copy-bytes.ts";
 
 const KIND_T = 0x74;
 const KIND_B = 0x62;
 const KIND_U = 0x75;
 
-export class WasmTuple implements Tuple {
+export class TapeTuple implements Tuple {
   // Declared, not defined: this object is made per touched row, and on Node
   // 20's V8 class field definitions cost far more than assignments.
   declare readonly relation: Relation | undefined;
   declare readonly length: number;
-  declare private readonly b: WasmBatch;
+  declare private readonly b: TapeBatch;
   declare private readonly w: number;
 
-  constructor(b: WasmBatch, w: number, relation: Relation | undefined) {
+  constructor(b: TapeBatch, w: number, relation: Relation | undefined) {
     this.b = b;
     this.w = w;
     this.relation = relation;

@@ -1,5 +1,5 @@
 /**
- * How large the wasm decoder lays out its input region and tape for a call,
+ * How large a tape decoder (either kernel) lays out its input region and tape for a call,
  * within what the kernel can address. The kernel's input positions and tape
  * offsets are i32, and the binding indexes the tape and the width table as
  * Int32Array words (`address >> 2`), so the whole layout
@@ -32,7 +32,7 @@ export function layoutEnd(inputStart: number, c: Capacities, tableBytes: number)
 /** The error for a call whose input the kernel cannot address. */
 export function unaddressable(inputBytes: number, needed: number): PgoutputError {
   return new PgoutputError(
-    `an input of ${inputBytes} bytes needs ${needed} bytes of wasm memory, beyond the ${ADDRESSABLE} the kernel addresses (i32 offsets); decode it in smaller pieces`,
+    `an input of ${inputBytes} bytes needs ${needed} bytes of kernel memory, beyond the ${ADDRESSABLE} the kernel addresses (i32 offsets); decode it in smaller pieces`,
     { code: "OUT_OF_MEMORY", offset: 0 },
   );
 }

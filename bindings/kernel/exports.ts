@@ -1,0 +1,29 @@
+/**
+ * What a tape kernel offers the decoder: the exports of the wasm instance
+ * (assembly/index.ts) and, with the same names, arguments and results, of its
+ * TypeScript port (bindings/baseline/kernel.ts). The decoder (decoder.ts)
+ * is written against this alone, so both backends share one binding.
+ */
+
+/** A kernel's linear memory: `grow` may replace `buffer` (wasm detaches the old one), so readers compare its identity. */
+export interface KernelMemory {
+  readonly buffer: ArrayBufferLike;
+  /** Adds `delta` 64 KiB pages; returns the previous size in pages; throws when it cannot. */
+  grow(delta: number): number;
+}
+
+/** The kernel's exports (see assembly/index.ts and bindings/tape.ts). */
+export interface KernelExports {
+  readonly memory: KernelMemory;
+  heapBase(): number;
+  decode(
+    input: number, from: number, length: number, framing: number,
+    tape: number, tapeFrom: number, tapeCapacity: number,
+    state: number, maxMessage: number, result: number, widths: number,
+  ): number;
+  /** A text timestamp at memory[offset, offset + length) → µs since the Unix epoch, or NOT_PARSED (i64 min + 1). */
+  textTimestamp(offset: number, length: number, withZone: number): bigint;
+}
+
+/** The kernel's textTimestamp() answer for text it leaves to the JS parser (assembly/values.ts NOT_PARSED). */
+export const NOT_PARSED = -0x7fff_ffff_ffff_ffffn;

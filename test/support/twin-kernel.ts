@@ -1,0 +1,113 @@
+/**
+ * Both kernels on one memory image: a KernelExports whose memory is a TS
+ * kernel's (bindings/baseline/kernel.ts), and whose decode() first copies
+ * that memory into a wasm instance, runs both kernels with the same
+ * arguments, and compares the status, every result word, the tape words the
+ * call wrote and the relation width table, word for word. A TapeDecoder
+ * driving it goes through every path the real decoders take (framings, push
+ * with pending frames, tape and table growth and resume), so a test or fuzz
+ * run with it checks the TS port against the kernel on every call it makes.
+ *
+ * The wasm instance is scratch, shared by every twin in the process (each
+ * call overwrites what it reads, and decode() resets the kernel's globals):
+ * a fuzz run makes a decoder per case limit, and a wasm instance each would
+ * exhaust the address space V8 reserves for wasm memories before GC frees
+ * them. It is made with the WebAssembly.Instance of when this module loaded,
+ * so memory trackers installed later (devkit/fuzz/fuzz.ts) do not count it.
+ *
+ * A difference throws KernelMismatch (not a PgoutputError), so the fuzz
+ * suites report it as a foreign error.
+ */
+import type { DecoderOptions } from "../../bindings/decoder.ts";
+import type { KernelExports } from "../../bindings/kernel/exports.ts";
+import { TapeDecoder } from "../../bindings/kernel/decoder.ts";
+import { createKernel } from "../../bindings/baseline/kernel.ts";
+import { kernelModule } from "../../bindings/wasm/module.ts";
+import { RESULT_WORDS, TABLE_CAPACITY, TABLE_HEADER_WORDS } from "../../bindings/tape.ts";
+
+const Instance = WebAssembly.Instance;
+let scratch: KernelExports | undefined;
+
+function wasmScratch(): KernelExports {
+  return (scratch ??= new Instance(kernelModule(), {}).exports as unknown as KernelExports);
+}
+
+export class KernelMismatch extends Error {}
+
+/** Kernel calls compared so far (all twins), so a test can assert it compared something. */
+export const twinStats = { calls: 0, words: 0 };
+
+function words(buffer: ArrayBufferLike, at: number, n: number): Int32Array {
+  return new Int32Array(buffer, at, n);
+}
+
+function firstDifference(a: Int32Array, b: Int32Array): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+/** A TS kernel and the shared wasm instance, compared on every decode(); textTimestamp too. */
+export function twinKernel(makeTs: () => KernelExports = createKernel): KernelExports {
+  const wasm = wasmScratch();
+  const ts = makeTs();
+  // Above both kernels' own data (the wasm kernel keeps its statics below its heapBase).
+  const heapBase = Math.max(wasm.heapBase(), ts.heapBase());
+  /** Makes the wasm memory from heapBase an exact copy of the TS kernel's (or of [from, to) of it). */
+  function mirror(from = heapBase, to = Infinity): void {
+    const src = ts.memory.buffer;
+    const have = wasm.memory.buffer.byteLength;
+    if (have < src.byteLength) wasm.memory.grow((src.byteLength - have) / 65536);
+    const bytes = new Uint8Array(src);
+    const at = Math.max(heapBase, from);
+    if (at < bytes.length) new Uint8Array(wasm.memory.buffer).set(bytes.subarray(at, Math.min(to, bytes.length)), at);
+  }
+  return {
+    memory: ts.memory,
+    heapBase: () => heapBase,
+    decode(input, from, length, framing, tape, tapeFrom, tapeCapacity, state, maxMessage, result, widths) {
+      mirror();
+      const args = [input, from, length, framing, tape, tapeFrom, tapeCapacity, state, maxMessage, result, widths] as const;
+      const sw = wasm.decode(...args);
+      const st = ts.decode(...args);
+      const what = `decode(${args.join(", ")})`;
+      if (sw !== st) throw new KernelMismatch(`${what}: status wasm ${sw}, ts ${st}`);
+      const rw = words(wasm.memory.buffer, result, RESULT_WORDS);
+      const rt = words(ts.memory.buffer, result, RESULT_WORDS);
+      const r = firstDifference(rw, rt);
+      if (r >= 0) throw new KernelMismatch(`${what}: result word ${r}: wasm ${rw[r]}, ts ${rt[r]}`);
+      // Both kernels wrote the same number of words (R_TAPE_USED agreed): compare all of them.
+      const used = rw[1]!;
+      const tw = words(wasm.memory.buffer, tape, used);
+      const tt = words(ts.memory.buffer, tape, used);
+      const t = firstDifference(tw, tt);
+      if (t >= 0) throw new KernelMismatch(`${what}: tape word ${t}: wasm ${tw[t]}, ts ${tt[t]}`);
+      let n = used + RESULT_WORDS;
+      if (widths !== 0) {
+        const size = TABLE_HEADER_WORDS + 2 * words(ts.memory.buffer, widths, 1)[TABLE_CAPACITY]!;
+        const aw = words(wasm.memory.buffer, widths, size);
+        const at = words(ts.memory.buffer, widths, size);
+        const w = firstDifference(aw, at);
+        if (w >= 0) throw new KernelMismatch(`${what}: width table word ${w}: wasm ${aw[w]}, ts ${at[w]}`);
+        n += size;
+      }
+      twinStats.calls++;
+      twinStats.words += n;
+      return st;
+    },
+    textTimestamp(offset, length, withZone) {
+      mirror(offset, offset + length); // all it reads
+      const a = wasm.textTimestamp(offset, length, withZone);
+      const b = ts.textTimestamp(offset, length, withZone);
+      if (a !== b) throw new KernelMismatch(`textTimestamp(${offset}, ${length}, ${withZone}): wasm ${a}, ts ${b}`);
+      return b;
+    },
+  };
+}
+
+/** A decoder over the twin kernel: decodes as both decoders do, and checks the kernels against each other on every call. */
+export class TwinDecoder extends TapeDecoder {
+  readonly backend = "baseline" as const;
+  constructor(options: DecoderOptions = {}) {
+    super(options, () => twinKernel());
+  }
+}
