@@ -188,7 +188,8 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.#lastData = Date.now();
     const o = this.#options;
     const period = o.receiveTimeoutMs > 0 ? Math.min(o.statusIntervalMs, o.receiveTimeoutMs / 4) : o.statusIntervalMs;
-    this.#timer = setInterval(this.#tick, Math.max(10, period));
+    // Twice per period, so that timer drift never stretches an interval to two periods.
+    this.#timer = setInterval(this.#tick, Math.max(10, period / 2));
     (this.#timer as { unref?: () => void }).unref?.();
     this.#socket.write(queryFrame(command));
     return started;
