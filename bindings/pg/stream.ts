@@ -89,6 +89,10 @@ interface Items {
 
 type Phase = "starting" | "streaming" | "stopping" | "closed";
 
+/** A pull step's answer when nothing is buffered yet. */
+const WAIT = Symbol("wait");
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
 /** PostgreSQL's epoch (2000-01-01) in µs after the Unix epoch. */
 const POSTGRES_EPOCH_US = 946_684_800_000_000;
 
@@ -156,6 +160,8 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   #statusWanted = false;
   #claimed: string | undefined;
   #chain: Promise<unknown> = Promise.resolve();
+  /** Pulls (next() calls) not settled yet. */
+  #inFlight = 0;
   #startWaiter: { resolve: () => void; reject: (e: ReplicationError) => void } | undefined;
   #resolveClosed!: (e: ReplicationError | undefined) => void;
   readonly #stats = { payloads: 0, bytes: 0, batches: 0, pauses: 0, statusUpdates: 0 };
@@ -276,11 +282,12 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   /** Iterates pgoutput messages (views valid until the next `next()`); breaking out stops the stream. */
   [Symbol.asyncIterator](): AsyncIterator<StreamItem> {
     this.#claim("messages");
+    const keepalives = this.#options.keepalives;
     return {
-      next: () => this.#serialized(async (): Promise<IteratorResult<StreamItem>> => {
-        this.#tracker.next();
-        const item = await this.#nextWal(this.#options.keepalives);
-        if (item === undefined) return { done: true, value: undefined };
+      next: () => this.#pull((): IteratorResult<StreamItem> | typeof WAIT => {
+        const item = this.#poll(keepalives);
+        if (item === WAIT) return WAIT;
+        if (item === undefined) return DONE;
         if (item.kind !== "PrimaryKeepalive") this.#tracker.observe(item, true);
         return { done: false, value: item };
       }),
@@ -303,11 +310,11 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.#claim("transactions");
     const assembler = new TransactionAssembler(options);
     const iterator: AsyncIterableIterator<TransactionItem> = {
-      next: () => this.#serialized(async (): Promise<IteratorResult<TransactionItem>> => {
-        this.#tracker.next();
+      next: () => this.#pull((): IteratorResult<TransactionItem> | typeof WAIT => {
         for (;;) {
-          const msg = await this.#nextWal(false);
-          if (msg === undefined) return { done: true, value: undefined };
+          const msg = this.#poll(false);
+          if (msg === WAIT) return WAIT; // the assembler keeps what it holds until the pull goes on
+          if (msg === undefined) return DONE;
           if (msg.kind === "PrimaryKeepalive") continue;
           const item = assembler.push(msg);
           this.#tracker.observe(msg, item !== undefined);
@@ -328,19 +335,56 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.#claimed = how;
   }
 
-  /** Runs pulls one after another, as concurrent next() calls must not interleave. */
-  #serialized<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.#chain.then(fn);
-    this.#chain = p.catch(() => {});
+  /**
+   * One `next()`: the consumer is back (in auto mode, what it was handed is
+   * confirmed), then `step` until it gives a result, waiting for the socket
+   * between tries. Pulls run one after another, as concurrent next() calls
+   * must not interleave. When nothing is in flight and the item is already
+   * decoded, the result is one resolved promise: no async function and no
+   * chaining, which is what each message costs while the consumer keeps up.
+   */
+  #pull<T>(step: () => T | typeof WAIT): Promise<T> {
+    if (this.#inFlight === 0) {
+      this.#tracker.next();
+      let r: T | typeof WAIT;
+      try {
+        r = step();
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      if (r !== WAIT) return Promise.resolve(r);
+      return this.#track(this.#waitFor(step));
+    }
+    return this.#track(this.#chain.then(() => {
+      this.#tracker.next();
+      return this.#waitFor(step);
+    }));
+  }
+
+  async #waitFor<T>(step: () => T | typeof WAIT): Promise<T> {
+    for (;;) {
+      const r = step();
+      if (r !== WAIT) return r;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+
+  /** Counts a pull in flight until it settles; later pulls chain after it. */
+  #track<T>(p: Promise<T>): Promise<T> {
+    this.#inFlight++;
+    const settled = () => {
+      this.#inFlight--;
+    };
+    this.#chain = p.then(settled, settled);
     return p;
   }
 
   /**
    * The next pgoutput message in stream order (or keepalive, when
-   * `keepalives`). `undefined` once stopped; throws the stream's error after
-   * everything received before it was delivered.
+   * `keepalives`); `undefined` once stopped; WAIT when nothing is buffered.
+   * Throws the stream's error after everything received before it was delivered.
    */
-  async #nextWal(keepalives: boolean): Promise<PgoutputMessage | PrimaryKeepalive | undefined> {
+  #poll(keepalives: boolean): PgoutputMessage | PrimaryKeepalive | undefined | typeof WAIT {
     for (;;) {
       if (this.#stopRequested) return undefined;
       if (this.#paused && this.#buffered() <= this.#options.lowWaterMark) this.#resume();
@@ -367,7 +411,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
       }
       if (this.#error !== undefined) throw this.#error;
       if (this.#lost !== undefined) throw this.#fail(this.#lost);
-      await new Promise<void>((resolve) => (this.#wake = resolve));
+      return WAIT;
     }
   }
 
