@@ -5,6 +5,7 @@
 import * as T from "../tape.ts";
 import { PgoutputError, type PgoutputErrorCode } from "../errors.ts";
 import { kindOfTag } from "../messages.ts";
+import { KEEPALIVE, LAYOUTS, XLOGDATA } from "../layout.ts";
 
 const CODES: Record<number, PgoutputErrorCode> = {
   [T.E_INCOMPLETE]: "INCOMPLETE",
@@ -32,25 +33,17 @@ const MESSAGES: Record<PgoutputErrorCode, string> = {
   OUT_OF_MEMORY: "out of memory",
 };
 
-/** Field names that depend on the message: the first and second LSN and timestamp fields. */
-const LSN_FIELD: Record<string, string> = {
-  B: "finalLsn", C: "commitLsn", O: "originLsn", M: "lsn", c: "commitLsn",
-  b: "prepareLsn", P: "prepareLsn", p: "prepareLsn", K: "commitLsn", r: "prepareEndLsn",
-};
-const END_LSN_FIELD: Record<string, string> = { r: "rollbackEndLsn", A: "abortLsn" };
-const TIME_FIELD: Record<string, string> = { b: "prepareTime", P: "prepareTime", p: "prepareTime", r: "prepareTime", A: "abortTime" };
-const NAME_FIELD: Record<string, string> = { O: "name", R: "relationName", Y: "typeName" };
-
-const FIELDS: Record<number, string> = {
-  [T.F_TAG]: "tag", [T.F_XID]: "xid", [T.F_FLAGS]: "flags", [T.F_NAMESPACE]: "namespace",
-  [T.F_PREFIX]: "prefix", [T.F_CONTENT_LENGTH]: "contentLength", [T.F_CONTENT]: "content",
-  [T.F_RELATION_ID]: "relationId", [T.F_REPLICA_IDENTITY]: "replicaIdentity", [T.F_COLUMN_COUNT]: "columnCount",
-  [T.F_TYPE_ID]: "typeId", [T.F_TUPLE_TYPE]: "tupleType", [T.F_OPTIONS]: "options",
-  [T.F_RELATION_COUNT]: "relationCount", [T.F_RELATION_IDS]: "relationIds", [T.F_FIRST_SEGMENT]: "firstSegment",
-  [T.F_SUB_XID]: "subXid", [T.F_GID]: "gid", [T.F_FRAME_LENGTH]: "frameLength", [T.F_END]: "end",
-  [T.F_TIME2]: "rollbackTime", [T.F_WAL_START]: "walStart", [T.F_WAL_END]: "walEnd", [T.F_SEND_TIME]: "sendTime",
-  [T.F_REPLY_REQUESTED]: "replyRequested",
-};
+/** Per tag, the layout's field name for each kernel field code (layout.ts): "finalLsn" for Begin's F_LSN, ... */
+const LAYOUT_NAMES: Record<number, Record<number, string>> = {};
+/** Codes no layout field has; then, for a message without the field, the first layout name of the code. */
+const FIELDS: Record<number, string> = { [T.F_TAG]: "tag", [T.F_FRAME_LENGTH]: "frameLength", [T.F_END]: "end" };
+for (const l of [...LAYOUTS, XLOGDATA, KEEPALIVE]) {
+  const names: Record<number, string> = (LAYOUT_NAMES[l.tag] = {});
+  for (const f of l.fields) {
+    names[f.code] ??= f.name;
+    FIELDS[f.code] ??= f.name;
+  }
+}
 const COLUMN_FIELDS: Record<number, string> = {
   [T.F_COLUMN_FLAGS]: "flags", [T.F_COLUMN_NAME]: "name", [T.F_COLUMN_TYPE]: "typeId", [T.F_COLUMN_TYPMOD]: "typeModifier",
 };
@@ -59,16 +52,11 @@ const TUPLE_FIELDS: Record<number, string> = {
 };
 
 export function fieldName(tag: number, field: number, column: number, tuple: number): string {
-  const t = String.fromCharCode(tag);
-  if (field === T.F_LSN) return LSN_FIELD[t] ?? "lsn";
-  if (field === T.F_END_LSN) return END_LSN_FIELD[t] ?? "endLsn";
-  if (field === T.F_TIME) return TIME_FIELD[t] ?? "commitTime";
-  if (field === T.F_NAME) return NAME_FIELD[t] ?? "name";
   const tupleName = tuple === T.TUPLE_OLD ? "oldTuple" : "newTuple";
   if (field === T.F_TUPLE_COLUMN_COUNT) return `${tupleName}.columnCount`;
   if (field in TUPLE_FIELDS) return `${tupleName}.column[${column}].${TUPLE_FIELDS[field]}`;
   if (field in COLUMN_FIELDS) return `columns[${column}].${COLUMN_FIELDS[field]}`;
-  return FIELDS[field] ?? `field ${field}`;
+  return LAYOUT_NAMES[tag]?.[field] ?? FIELDS[field] ?? `field ${field}`;
 }
 
 /** The kernel's error report as a PgoutputError; `shift` maps kernel offsets to the caller's input. */

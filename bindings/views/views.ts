@@ -25,10 +25,28 @@ import { BackendMessage, PrimaryKeepalive, type WalMessage } from "../walsender.
 import type { TapeBatch } from "./batch.ts";
 import { TapeTuple } from "./tuple.ts";
 import { copyBytes } from "../copy-bytes.ts";
+import { KEEPALIVE, XLOGDATA, STREAMED_XID_SIZE, fieldOffset, fixedSize, offsetTable } from "../layout.ts";
+
+// Field offsets from p0, per tag (-1: the kind has no such fixed field), from the layout (layout.ts).
+const XID = offsetTable("xid"), FLAGS = offsetTable("flags"), COMMIT_TIME = offsetTable("commitTime");
+const COMMIT_LSN = offsetTable("commitLsn"), END_LSN = offsetTable("endLsn"), FINAL_LSN = offsetTable("finalLsn");
+const ORIGIN_LSN = offsetTable("originLsn"), LSN = offsetTable("lsn"), RELATION_ID = offsetTable("relationId");
+const TYPE_ID = offsetTable("typeId"), OPTIONS = offsetTable("options"), RELATION_COUNT = offsetTable("relationCount");
+const FIRST_SEGMENT = offsetTable("firstSegment"), SUB_XID = offsetTable("subXid"), ABORT_LSN = offsetTable("abortLsn");
+const ABORT_TIME = offsetTable("abortTime"), PREPARE_LSN = offsetTable("prepareLsn"), PREPARE_TIME = offsetTable("prepareTime");
+const PREPARE_END_LSN = offsetTable("prepareEndLsn"), ROLLBACK_END_LSN = offsetTable("rollbackEndLsn");
+const ROLLBACK_TIME = offsetTable("rollbackTime");
+const RELATION_IDS = offsetTable("relationIds"); // Truncate's OIDs: the first variable field, after the fixed ones
+// The XLogData header before a message's tag, and a keepalive's fields after its tag.
+const XLOG_HEADER = fixedSize(XLOGDATA);
+const WAL_START = fieldOffset(XLOGDATA, "walStart") - XLOG_HEADER, WAL_END = fieldOffset(XLOGDATA, "walEnd") - XLOG_HEADER;
+const SEND_TIME = fieldOffset(XLOGDATA, "sendTime") - XLOG_HEADER;
+const K_WAL_END = 1 + fieldOffset(KEEPALIVE, "walEnd"), K_SEND_TIME = 1 + fieldOffset(KEEPALIVE, "sendTime");
+const K_REPLY = 1 + fieldOffset(KEEPALIVE, "replyRequested");
 
 // Tags, as the getters switch on them.
-const B = 0x42, C = 0x43, O = 0x4f, MSG = 0x4d, R = 0x52, Y = 0x59, I = 0x49, U = 0x55, D = 0x44, T = 0x54;
-const S = 0x53, SC = 0x63, SA = 0x41, BP = 0x62, P = 0x50, CP = 0x4b, RP = 0x72, SP = 0x70;
+const O = 0x4f, MSG = 0x4d, R = 0x52, Y = 0x59, I = 0x49, U = 0x55, D = 0x44, T = 0x54;
+const BP = 0x62, P = 0x50, CP = 0x4b, RP = 0x72, SP = 0x70;
 
 export class MessageView {
   // `declare`d and assigned in the constructor: on Node 20's V8, class field
@@ -57,7 +75,7 @@ export class MessageView {
     this.i = i;
     this.r = r;
     this.tag = tag;
-    this.p0 = t[r + H_OFFSET]! + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
+    this.p0 = t[r + H_OFFSET]! + 1 + ((head >> 8) & FLAG_XID ? STREAMED_XID_SIZE : 0);
     this.oldMemo = undefined;
     this.newMemo = undefined;
     this.relMemo = undefined;
@@ -101,46 +119,35 @@ export class MessageView {
     return this.b.t[this.r + HEADER_WORDS + w]!;
   }
 
+  // Fixed fields: `o` is the field's offset from p0 for this kind, -1 if it has none.
+  private u32At(o: number): number | undefined {
+    return o < 0 ? undefined : this.rdU32(this.p0 + o);
+  }
+  private lsnAt(o: number): bigint | undefined {
+    return o < 0 ? undefined : this.rdLsn(this.p0 + o);
+  }
+  private timeAt(o: number): bigint | undefined {
+    return o < 0 ? undefined : this.rdTime(this.p0 + o);
+  }
+
   // Fields shared by many kinds.
   get xid(): number | undefined {
-    switch (this.tag) {
-      case B: return this.rdU32(this.p0 + 16);
-      case S: case SC: case SA: return this.rdU32(this.p0);
-      case BP: return this.rdU32(this.p0 + 24);
-      case P: case SP: case CP: return this.rdU32(this.p0 + 25);
-      case RP: return this.rdU32(this.p0 + 33);
-      default: return this.flag(FLAG_XID) ? this.rdU32(this.p0 - 4) : undefined; // streamed
-    }
+    const o = XID[this.tag]!;
+    if (o >= 0) return this.rdU32(this.p0 + o);
+    return this.flag(FLAG_XID) ? this.rdU32(this.p0 - STREAMED_XID_SIZE) : undefined; // streamed
   }
   get flags(): number | undefined {
-    switch (this.tag) {
-      case C: case MSG: case P: case SP: case CP: case RP: return this.rdU8(this.p0);
-      case SC: return this.rdU8(this.p0 + 4);
-      default: return undefined;
-    }
+    const o = FLAGS[this.tag]!;
+    return o < 0 ? undefined : this.rdU8(this.p0 + o);
   }
   get commitTime(): bigint | undefined {
-    switch (this.tag) {
-      case B: return this.rdTime(this.p0 + 8);
-      case C: case CP: return this.rdTime(this.p0 + 17);
-      case SC: return this.rdTime(this.p0 + 21);
-      default: return undefined;
-    }
+    return this.timeAt(COMMIT_TIME[this.tag]!);
   }
   get commitLsn(): bigint | undefined {
-    switch (this.tag) {
-      case C: case CP: return this.rdLsn(this.p0 + 1);
-      case SC: return this.rdLsn(this.p0 + 5);
-      default: return undefined;
-    }
+    return this.lsnAt(COMMIT_LSN[this.tag]!);
   }
   get endLsn(): bigint | undefined {
-    switch (this.tag) {
-      case C: case P: case SP: case CP: return this.rdLsn(this.p0 + 9);
-      case SC: return this.rdLsn(this.p0 + 13);
-      case BP: return this.rdLsn(this.p0 + 8);
-      default: return undefined;
-    }
+    return this.lsnAt(END_LSN[this.tag]!);
   }
   get namespace(): string | undefined {
     return this.tag === R ? this.relation!.namespace : this.tag === Y ? this.str(0) : undefined;
@@ -148,12 +155,12 @@ export class MessageView {
 
   // Begin
   get finalLsn(): bigint | undefined {
-    return this.tag === B ? this.rdLsn(this.p0) : undefined;
+    return this.lsnAt(FINAL_LSN[this.tag]!);
   }
 
   // Origin
   get originLsn(): bigint | undefined {
-    return this.tag === O ? this.rdLsn(this.p0) : undefined;
+    return this.lsnAt(ORIGIN_LSN[this.tag]!);
   }
   get name(): string | undefined {
     return this.tag === O ? this.str(0) : undefined;
@@ -161,10 +168,10 @@ export class MessageView {
 
   // Message
   get transactional(): boolean | undefined {
-    return this.tag === MSG ? (this.rdU8(this.p0) & 1) !== 0 : undefined;
+    return this.tag === MSG ? (this.rdU8(this.p0 + FLAGS[MSG]!) & 1) !== 0 : undefined;
   }
   get lsn(): bigint | undefined {
-    return this.tag === MSG ? this.rdLsn(this.p0 + 1) : undefined;
+    return this.lsnAt(LSN[this.tag]!);
   }
   get prefix(): string | undefined {
     return this.tag === MSG ? this.str(0) : undefined;
@@ -183,12 +190,12 @@ export class MessageView {
     const t = this.tag;
     if (t === R) return this.live(this.b.definedAt(this.i));
     if (t !== I && t !== U && t !== D) return undefined;
-    if (this.relMemo === undefined) this.relMemo = this.b.relationOf(this.i, this.rdU32(this.p0)) ?? null;
+    if (this.relMemo === undefined) this.relMemo = this.b.relationOf(this.i, this.rdU32(this.p0 + RELATION_ID[t]!)) ?? null;
     return this.live(this.relMemo ?? undefined);
   }
   get relationId(): number | undefined {
     const t = this.tag;
-    return t === I || t === U || t === D ? this.rdU32(this.p0) : t === R ? this.relation!.relationId : undefined;
+    return t === I || t === U || t === D ? this.rdU32(this.p0 + RELATION_ID[t]!) : t === R ? this.relation!.relationId : undefined;
   }
   get relationName(): string | undefined {
     return this.tag === R ? this.relation!.name : undefined;
@@ -200,7 +207,7 @@ export class MessageView {
     return this.tag === R ? this.relation!.columns : undefined;
   }
   get typeId(): number | undefined {
-    return this.tag === Y ? this.rdU32(this.p0) : undefined;
+    return this.u32At(TYPE_ID[this.tag]!);
   }
   get typeName(): string | undefined {
     return this.tag === Y ? this.str(2) : undefined;
@@ -237,19 +244,21 @@ export class MessageView {
 
   // Truncate
   get options(): number | undefined {
-    return this.tag === T ? this.rdU8(this.p0 + 4) : undefined;
+    const o = OPTIONS[this.tag]!;
+    return o < 0 ? undefined : this.rdU8(this.p0 + o);
   }
   get cascade(): boolean | undefined {
-    return this.tag === T ? (this.rdU8(this.p0 + 4) & 1) !== 0 : undefined;
+    return this.tag === T ? (this.rdU8(this.p0 + OPTIONS[T]!) & 1) !== 0 : undefined;
   }
   get restartIdentity(): boolean | undefined {
-    return this.tag === T ? (this.rdU8(this.p0 + 4) & 2) !== 0 : undefined;
+    return this.tag === T ? (this.rdU8(this.p0 + OPTIONS[T]!) & 2) !== 0 : undefined;
   }
   get relationIds(): number[] | undefined {
     if (this.tag !== T) return undefined;
-    const n = this.rdU32(this.p0);
+    const n = this.rdU32(this.p0 + RELATION_COUNT[T]!);
+    const at = this.p0 + RELATION_IDS[T]!;
     const ids: number[] = new Array(n);
-    for (let k = 0; k < n; k++) ids[k] = this.rdU32(this.p0 + 5 + 4 * k);
+    for (let k = 0; k < n; k++) ids[k] = this.rdU32(at + 4 * k);
     return ids;
   }
   get relations(): (Relation | undefined)[] | undefined {
@@ -258,16 +267,19 @@ export class MessageView {
 
   // Stream Start, Stream Abort
   get firstSegment(): boolean | undefined {
-    return this.tag === S ? this.rdU8(this.p0 + 4) === 1 : undefined;
+    const o = FIRST_SEGMENT[this.tag]!;
+    return o < 0 ? undefined : this.rdU8(this.p0 + o) === 1;
   }
   get subXid(): number | undefined {
-    return this.tag === SA ? this.rdU32(this.p0 + 4) : undefined;
+    return this.u32At(SUB_XID[this.tag]!);
   }
   get abortLsn(): bigint | null | undefined {
-    return this.tag !== SA ? undefined : this.flag(FLAG_ABORT_V4) ? this.rdLsn(this.p0 + 8) : null;
+    const o = ABORT_LSN[this.tag]!;
+    return o < 0 ? undefined : this.flag(FLAG_ABORT_V4) ? this.rdLsn(this.p0 + o) : null;
   }
   get abortTime(): bigint | null | undefined {
-    return this.tag !== SA ? undefined : this.flag(FLAG_ABORT_V4) ? this.rdTime(this.p0 + 16) : null;
+    const o = ABORT_TIME[this.tag]!;
+    return o < 0 ? undefined : this.flag(FLAG_ABORT_V4) ? this.rdTime(this.p0 + o) : null;
   }
 
   // Two-phase
@@ -276,32 +288,30 @@ export class MessageView {
     return t === BP || t === P || t === SP || t === CP || t === RP ? this.str(0) : undefined;
   }
   get prepareLsn(): bigint | undefined {
-    const t = this.tag;
-    return t === BP ? this.rdLsn(this.p0) : t === P || t === SP ? this.rdLsn(this.p0 + 1) : undefined;
+    return this.lsnAt(PREPARE_LSN[this.tag]!);
   }
   get prepareTime(): bigint | undefined {
-    const t = this.tag;
-    return t === BP ? this.rdTime(this.p0 + 16) : t === P || t === SP || t === RP ? this.rdTime(this.p0 + 17) : undefined;
+    return this.timeAt(PREPARE_TIME[this.tag]!);
   }
   get prepareEndLsn(): bigint | undefined {
-    return this.tag === RP ? this.rdLsn(this.p0 + 1) : undefined;
+    return this.lsnAt(PREPARE_END_LSN[this.tag]!);
   }
   get rollbackEndLsn(): bigint | undefined {
-    return this.tag === RP ? this.rdLsn(this.p0 + 9) : undefined;
+    return this.lsnAt(ROLLBACK_END_LSN[this.tag]!);
   }
   get rollbackTime(): bigint | undefined {
-    return this.tag === RP ? this.rdTime(this.p0 + 25) : undefined;
+    return this.timeAt(ROLLBACK_TIME[this.tag]!);
   }
 
-  // XLogData header: its 24 bytes precede the tag when the message came in one.
+  // XLogData header: it precedes the tag when the message came in one.
   get walStart(): bigint | undefined {
-    return this.flag(FLAG_XLOGDATA) ? this.rdLsn(this.b.t[this.r + H_OFFSET]! - 24) : undefined;
+    return this.flag(FLAG_XLOGDATA) ? this.rdLsn(this.b.t[this.r + H_OFFSET]! + WAL_START) : undefined;
   }
   get walEnd(): bigint | undefined {
-    return this.flag(FLAG_XLOGDATA) ? this.rdLsn(this.b.t[this.r + H_OFFSET]! - 16) : undefined;
+    return this.flag(FLAG_XLOGDATA) ? this.rdLsn(this.b.t[this.r + H_OFFSET]! + WAL_END) : undefined;
   }
   get sendTime(): bigint | undefined {
-    return this.flag(FLAG_XLOGDATA) ? this.rdTime(this.b.t[this.r + H_OFFSET]! - 8) : undefined;
+    return this.flag(FLAG_XLOGDATA) ? this.rdTime(this.b.t[this.r + H_OFFSET]! + SEND_TIME) : undefined;
   }
 
   bytes(): Uint8Array {
@@ -332,7 +342,7 @@ export function createView(b: TapeBatch, index: number): WalMessage {
 function plainMessage(b: TapeBatch, r: number, head: number): WalMessage {
   const o = b.t[r + H_OFFSET]!;
   if (head & (FLAG_KEEPALIVE << 8)) {
-    return new PrimaryKeepalive(b.dv.getBigUint64(o + 1), fromPostgresTimestamp(b.dv.getBigInt64(o + 9)), b.u8[o + 17] !== 0); // any non-zero byte asks, as walreceiver.c reads it
+    return new PrimaryKeepalive(b.dv.getBigUint64(o + K_WAL_END), fromPostgresTimestamp(b.dv.getBigInt64(o + K_SEND_TIME)), b.u8[o + K_REPLY] !== 0); // any non-zero byte asks, as walreceiver.c reads it
   }
   // A backend message record spans the whole frame: type byte, Int32 length, body.
   return new BackendMessage(String.fromCharCode(head & 0xff), copyBytes(b.u8, o + 5, o + b.t[r + H_LENGTH]!));

@@ -25,6 +25,7 @@
 import type { DecodeOptions } from "../../bindings/decoder.ts";
 import type { MessageKind, OldTupleType, ReplicaIdentity } from "../../bindings/messages.ts";
 import type { MaterializedColumn } from "../../bindings/tuple.ts";
+import { layoutOf } from "../../bindings/layout.ts";
 
 /** µs between the Unix epoch and PostgreSQL's epoch, 2000-01-01 (written out here, not imported, so the encoder checks the decoder). */
 export const PG_EPOCH_UNIX_US = 946_684_800_000_000n;
@@ -248,14 +249,43 @@ function writeTuple(w: Writer, field: string, columns: readonly ColumnDesc[]): M
   return expected;
 }
 
+/**
+ * Writes the message's fields in its layout's order (bindings/layout.ts),
+ * marking each, from the values in `d` (by field name), up to its first
+ * tuple, column list or OID list (those the builders write themselves);
+ * returns the index of that field. Absent: the streamed xid when `d.xid` is
+ * undefined, the v4 fields when null/undefined. A u8 value may be a
+ * one-character string (written as its code) or a boolean.
+ */
+function writeFields(w: Writer, tag: string, d: Record<string, unknown>): number {
+  const fields = layoutOf(tag.charCodeAt(0))!.fields;
+  let i = 0;
+  for (; i < fields.length; i++) {
+    const f = fields[i]!;
+    const v = d[f.name];
+    if ((f.when === "streamed" || f.when === "v4") && v == null) continue;
+    if (f.type === "tuple" || f.type === "columns" || f.type === "oids" || f.when === "old") break;
+    w.mark(f.mark ?? f.name);
+    switch (f.type) {
+      case "u8": w.u8(typeof v === "string" ? v.charCodeAt(0) : typeof v === "boolean" ? (v ? 1 : 0) : (v as number)); break;
+      case "i16": w.i16(v as number); break;
+      case "u32": w.i32(u32(v as number, f.name)); break;
+      case "lsn": w.u64(v as bigint); break;
+      case "time": w.time(v as bigint); break;
+      case "cstring": w.cstring(v as string); break;
+      case "bytes": w.raw(v as Uint8Array); break;
+    }
+  }
+  return i;
+}
+
 function start(tag: string): Writer {
   return new Writer().mark("tag").char(tag);
 }
 
-function withXid(w: Writer, expected: Record<string, unknown>, xid: number | undefined): void {
-  if (xid === undefined) return;
-  w.mark("xid").i32(u32(xid, "xid"));
-  expected.xid = xid;
+/** The streamed xid is expected when given (writeFields writes it). */
+function withXid(expected: Record<string, unknown>, xid: number | undefined): void {
+  if (xid !== undefined) expected.xid = xid;
 }
 
 function done(kind: MessageKind, w: Writer, expected: Record<string, unknown>): Encoded {
@@ -275,21 +305,23 @@ function relationNames(t: ChangeTarget): { relationId: number; names: Record<str
 export const encode = {
   /** `B` Begin. */
   begin(d: { finalLsn: bigint; commitTime: bigint; xid: number }): Encoded {
-    const w = start("B").mark("finalLsn").u64(d.finalLsn).mark("commitTime").time(d.commitTime).mark("xid").i32(u32(d.xid, "xid"));
+    const w = start("B");
+    writeFields(w, "B", d);
     return done("Begin", w, { finalLsn: d.finalLsn, commitTime: d.commitTime, xid: d.xid });
   },
 
   /** `C` Commit. */
   commit(d: { flags?: number; commitLsn: bigint; endLsn: bigint; commitTime: bigint }): Encoded {
     const flags = d.flags ?? 0;
-    const w = start("C").mark("flags").u8(flags).mark("commitLsn").u64(d.commitLsn).mark("endLsn").u64(d.endLsn);
-    w.mark("commitTime").time(d.commitTime);
+    const w = start("C");
+    writeFields(w, "C", { ...d, flags });
     return done("Commit", w, { flags, commitLsn: d.commitLsn, endLsn: d.endLsn, commitTime: d.commitTime });
   },
 
   /** `O` Origin. */
   origin(d: { originLsn: bigint; name: string }): Encoded {
-    const w = start("O").mark("originLsn").u64(d.originLsn).mark("name").cstring(d.name);
+    const w = start("O");
+    writeFields(w, "O", d);
     return done("Origin", w, { originLsn: d.originLsn, name: d.name });
   },
 
@@ -299,9 +331,8 @@ export const encode = {
     const content = typeof d.content === "string" ? utf8.encode(d.content) : d.content;
     const w = start("M");
     const e: Record<string, unknown> = {};
-    withXid(w, e, d.xid);
-    w.mark("flags").u8(flags).mark("lsn").u64(d.lsn).mark("prefix").cstring(d.prefix);
-    w.mark("contentLength").i32(content.length).mark("content").raw(content);
+    withXid(e, d.xid);
+    writeFields(w, "M", { ...d, flags, contentLength: content.length, content });
     Object.assign(e, { flags, transactional: (flags & 1) !== 0, lsn: d.lsn, prefix: d.prefix, content: content.slice() });
     return done("Message", w, e);
   },
@@ -310,11 +341,9 @@ export const encode = {
   relation(d: RelationDesc): Encoded {
     const w = start("R");
     const e: Record<string, unknown> = {};
-    withXid(w, e, d.xid);
+    withXid(e, d.xid);
     const replicaIdentity = d.replicaIdentity ?? "d";
-    w.mark("relationId").i32(u32(d.relationId, "relationId")).mark("namespace").cstring(d.namespace);
-    w.mark("relationName").cstring(d.relationName).mark("replicaIdentity").char(replicaIdentity);
-    w.mark("columns.count").i16(d.columns.length);
+    writeFields(w, "R", { ...d, replicaIdentity, columnCount: d.columns.length });
     const columns = d.columns.map((c, i) => {
       const flags = c.flags ?? (c.isKey ? 1 : 0);
       const typeModifier = c.typeModifier ?? -1;
@@ -330,8 +359,8 @@ export const encode = {
   type(d: { xid?: number; typeId: number; namespace: string; typeName: string }): Encoded {
     const w = start("Y");
     const e: Record<string, unknown> = {};
-    withXid(w, e, d.xid);
-    w.mark("typeId").i32(u32(d.typeId, "typeId")).mark("namespace").cstring(d.namespace).mark("typeName").cstring(d.typeName);
+    withXid(e, d.xid);
+    writeFields(w, "Y", d);
     Object.assign(e, { typeId: d.typeId, namespace: d.namespace, typeName: d.typeName });
     return done("Type", w, e);
   },
@@ -341,8 +370,8 @@ export const encode = {
     const { relationId, names } = relationNames(d);
     const w = start("I");
     const e: Record<string, unknown> = {};
-    withXid(w, e, d.xid);
-    w.mark("relationId").i32(relationId).mark("newTuple").char("N");
+    withXid(e, d.xid);
+    writeFields(w, "I", { xid: d.xid, relationId, tupleType: "N" });
     e.relationId = relationId;
     e.newTuple = writeTuple(w, "newTuple", d.newTuple);
     return done("Insert", w, { ...e, ...names });
@@ -355,8 +384,8 @@ export const encode = {
     if ((oldTupleType === null) !== (d.oldTuple == null)) throw new TypeError("oldTupleType and oldTuple go together");
     const w = start("U");
     const e: Record<string, unknown> = {};
-    withXid(w, e, d.xid);
-    w.mark("relationId").i32(relationId);
+    withXid(e, d.xid);
+    writeFields(w, "U", { xid: d.xid, relationId });
     e.relationId = relationId;
     e.oldTupleType = oldTupleType;
     e.oldTuple = null;
@@ -374,8 +403,8 @@ export const encode = {
     const { relationId, names } = relationNames(d);
     const w = start("D");
     const e: Record<string, unknown> = {};
-    withXid(w, e, d.xid);
-    w.mark("relationId").i32(relationId).mark("oldTuple").char(d.oldTupleType);
+    withXid(e, d.xid);
+    writeFields(w, "D", { xid: d.xid, relationId, tupleType: d.oldTupleType });
     Object.assign(e, { relationId, oldTupleType: d.oldTupleType });
     e.oldTuple = writeTuple(w, "oldTuple", d.oldTuple);
     return done("Delete", w, { ...e, ...names });
@@ -386,8 +415,8 @@ export const encode = {
     const options = d.options ?? ((d.cascade ? 1 : 0) | (d.restartIdentity ? 2 : 0));
     const w = start("T");
     const e: Record<string, unknown> = {};
-    withXid(w, e, d.xid);
-    w.mark("relationIds.count").i32(d.relationIds.length).mark("options").u8(options);
+    withXid(e, d.xid);
+    writeFields(w, "T", { xid: d.xid, relationCount: d.relationIds.length, options });
     d.relationIds.forEach((id, i) => w.mark(`relationIds[${i}]`).i32(u32(id, "relationId")));
     Object.assign(e, {
       options,
@@ -400,7 +429,8 @@ export const encode = {
 
   /** `S` Stream Start. */
   streamStart(d: { xid: number; firstSegment: boolean }): Encoded {
-    const w = start("S").mark("xid").i32(u32(d.xid, "xid")).mark("firstSegment").u8(d.firstSegment ? 1 : 0);
+    const w = start("S");
+    writeFields(w, "S", d);
     return done("StreamStart", w, { xid: d.xid, firstSegment: d.firstSegment });
   },
 
@@ -412,8 +442,8 @@ export const encode = {
   /** `c` Stream Commit. */
   streamCommit(d: { xid: number; flags?: number; commitLsn: bigint; endLsn: bigint; commitTime: bigint }): Encoded {
     const flags = d.flags ?? 0;
-    const w = start("c").mark("xid").i32(u32(d.xid, "xid")).mark("flags").u8(flags);
-    w.mark("commitLsn").u64(d.commitLsn).mark("endLsn").u64(d.endLsn).mark("commitTime").time(d.commitTime);
+    const w = start("c");
+    writeFields(w, "c", { ...d, flags });
     return done("StreamCommit", w, { xid: d.xid, flags, commitLsn: d.commitLsn, endLsn: d.endLsn, commitTime: d.commitTime });
   },
 
@@ -422,15 +452,15 @@ export const encode = {
     const abortLsn = d.abortLsn ?? null;
     const abortTime = d.abortTime ?? null;
     if ((abortLsn === null) !== (abortTime === null)) throw new TypeError("abortLsn and abortTime go together");
-    const w = start("A").mark("xid").i32(u32(d.xid, "xid")).mark("subXid").i32(u32(d.subXid, "subXid"));
-    if (abortLsn !== null) w.mark("abortLsn").u64(abortLsn).mark("abortTime").time(abortTime!);
+    const w = start("A");
+    writeFields(w, "A", { ...d, abortLsn, abortTime });
     return done("StreamAbort", w, { xid: d.xid, subXid: d.subXid, abortLsn, abortTime });
   },
 
   /** `b` Begin Prepare. */
   beginPrepare(d: { prepareLsn: bigint; endLsn: bigint; prepareTime: bigint; xid: number; gid: string }): Encoded {
-    const w = start("b").mark("prepareLsn").u64(d.prepareLsn).mark("endLsn").u64(d.endLsn).mark("prepareTime").time(d.prepareTime);
-    w.mark("xid").i32(u32(d.xid, "xid")).mark("gid").cstring(d.gid);
+    const w = start("b");
+    writeFields(w, "b", d);
     return done("BeginPrepare", w, { prepareLsn: d.prepareLsn, endLsn: d.endLsn, prepareTime: d.prepareTime, xid: d.xid, gid: d.gid });
   },
 
@@ -447,8 +477,8 @@ export const encode = {
   /** `K` Commit Prepared. */
   commitPrepared(d: { flags?: number; commitLsn: bigint; endLsn: bigint; commitTime: bigint; xid: number; gid: string }): Encoded {
     const flags = d.flags ?? 0;
-    const w = start("K").mark("flags").u8(flags).mark("commitLsn").u64(d.commitLsn).mark("endLsn").u64(d.endLsn);
-    w.mark("commitTime").time(d.commitTime).mark("xid").i32(u32(d.xid, "xid")).mark("gid").cstring(d.gid);
+    const w = start("K");
+    writeFields(w, "K", { ...d, flags });
     return done("CommitPrepared", w, {
       flags, commitLsn: d.commitLsn, endLsn: d.endLsn, commitTime: d.commitTime, xid: d.xid, gid: d.gid,
     });
@@ -459,9 +489,8 @@ export const encode = {
     flags?: number; prepareEndLsn: bigint; rollbackEndLsn: bigint; prepareTime: bigint; rollbackTime: bigint; xid: number; gid: string;
   }): Encoded {
     const flags = d.flags ?? 0;
-    const w = start("r").mark("flags").u8(flags).mark("prepareEndLsn").u64(d.prepareEndLsn).mark("rollbackEndLsn").u64(d.rollbackEndLsn);
-    w.mark("prepareTime").time(d.prepareTime).mark("rollbackTime").time(d.rollbackTime);
-    w.mark("xid").i32(u32(d.xid, "xid")).mark("gid").cstring(d.gid);
+    const w = start("r");
+    writeFields(w, "r", { ...d, flags });
     return done("RollbackPrepared", w, {
       flags, prepareEndLsn: d.prepareEndLsn, rollbackEndLsn: d.rollbackEndLsn,
       prepareTime: d.prepareTime, rollbackTime: d.rollbackTime, xid: d.xid, gid: d.gid,
@@ -517,8 +546,8 @@ export interface PrepareDesc {
 
 function preparedLike(tag: "P" | "p", kind: "Prepare" | "StreamPrepare", d: PrepareDesc): Encoded {
   const flags = d.flags ?? 0;
-  const w = start(tag).mark("flags").u8(flags).mark("prepareLsn").u64(d.prepareLsn).mark("endLsn").u64(d.endLsn);
-  w.mark("prepareTime").time(d.prepareTime).mark("xid").i32(u32(d.xid, "xid")).mark("gid").cstring(d.gid);
+  const w = start(tag);
+  writeFields(w, tag, { ...d, flags });
   return done(kind, w, { flags, prepareLsn: d.prepareLsn, endLsn: d.endLsn, prepareTime: d.prepareTime, xid: d.xid, gid: d.gid });
 }
 
