@@ -29,6 +29,7 @@ import { deepEqual, encode, frame, hex } from "../encoder/encoder.ts";
 import { Random } from "./random.ts";
 import { decodeCapture } from "../capture/slot.ts";
 import { backendFrame, backendStream, wal } from "../encoder/walsender-encoder.ts";
+import { LAYOUTS, layoutOf, sizeOf, type LayoutField } from "../../bindings/layout.ts";
 
 // ---------------------------------------------------------------------------
 // Sources
@@ -51,7 +52,8 @@ const T_DELETE = 0x44;
 const T_TRUNCATE = 0x54;
 const T_STREAM_START = 0x53;
 const T_STREAM_STOP = 0x45;
-const XID_TAGS = new Set([0x52, 0x59, 0x49, 0x55, 0x44, 0x54, 0x4d]); // R Y I U D T M
+/** The tags that carry an xid inside a streamed block (R Y I U D T M). */
+const XID_TAGS = new Set(LAYOUTS.filter((l) => l.fields.some((f) => f.when === "streamed")).map((l) => l.tag));
 
 /** Builds a source from a capture's messages (valid, in order, as a fresh decoder sees them). */
 export function makeSource(name: string, messages: readonly Uint8Array[]): Source {
@@ -115,21 +117,41 @@ export interface Field {
   readonly kind: FieldKind;
 }
 
-/** Collects the fields of a pgoutput message at `base` (tolerant: stops where the message stops making sense). */
+/** The fuzz kind of a layout field (its mutations: boundary values, flipped enums, lengths off by one...). */
+function fuzzKind(field: LayoutField): FieldKind | undefined {
+  switch (field.name) {
+    case "xid": case "subXid": return "xid";
+    case "relationId": return "relid";
+    case "typeId": return "oid";
+    case "contentLength": return "len";
+    case "columnCount": return "count16";
+    case "relationCount": return "count32";
+    case "tupleType": return "submsg";
+  }
+  // Other bytes are flags and codes; LSNs and times take any value, so they are not fields to aim at.
+  return field.type === "u8" ? "enum" : undefined;
+}
+
+/**
+ * Collects the fields of a pgoutput message at `base`, walking its layout
+ * (bindings/layout.ts); tolerant: stops where the message stops making sense.
+ */
 export function locate(m: Uint8Array, inStream: boolean, base: number, out: Field[]): void {
   const n = m.length;
   if (n === 0) return;
   const dv = new DataView(m.buffer, m.byteOffset, m.byteLength);
-  const tag = m[0]!;
   out.push({ at: base, kind: "tag" });
+  const layout = layoutOf(m[0]!);
+  if (layout === undefined) return;
   let p = 1;
-  const field = (kind: FieldKind, size: number): boolean => {
+  let count = 0; // the last count field's value, for the variable part after it
+  let tupleType = 0;
+  const mark = (kind: FieldKind | undefined, size: number): boolean => {
     if (p + size > n) return false;
-    out.push({ at: base + p, kind });
+    if (kind !== undefined) out.push({ at: base + p, kind });
     p += size;
     return true;
   };
-  const skip = (size: number): boolean => (p += size) <= n;
   const cstring = (): boolean => {
     let q = p;
     while (q < n && m[q] !== 0) q++;
@@ -140,80 +162,46 @@ export function locate(m: Uint8Array, inStream: boolean, base: number, out: Fiel
   };
   const tuple = (): boolean => {
     if (p + 2 > n) return false;
-    const count = dv.getUint16(p);
-    field("count16", 2);
-    for (let i = 0; i < count; i++) {
+    const columns = dv.getUint16(p);
+    mark("count16", 2);
+    for (let i = 0; i < columns; i++) {
       if (p >= n) return false;
       const kind = m[p]!;
-      field("colKind", 1);
+      mark("colKind", 1);
       if (kind === 0x74 || kind === 0x62) {
         if (p + 4 > n) return false;
         const length = dv.getUint32(p);
-        field("len", 4);
-        if (!skip(length)) return false;
+        mark("len", 4);
+        if ((p += length) > n) return false;
       }
     }
     return true;
   };
-  if (inStream && XID_TAGS.has(tag) && !field("xid", 4)) return;
-  switch (String.fromCharCode(tag)) {
-    case "C": case "K": case "P": case "p": case "r":
-      if (!field("enum", 1)) return;
-      if (tag === 0x72) { if (!skip(36)) return; } // r: two LSNs, two times, xid
-      else if (!skip(tag === 0x43 ? 24 : 28)) return;
-      if (tag !== 0x43) cstring();
-      return;
-    case "b":
-      if (skip(28)) cstring();
-      return;
-    case "S":
-      if (field("xid", 4)) field("enum", 1);
-      return;
-    case "c": case "A":
-      if (field("xid", 4) && tag === 0x63) field("enum", 1);
-      return;
-    case "O":
-      if (skip(8)) cstring();
-      return;
-    case "M":
-      if (!field("enum", 1) || !skip(8) || !cstring()) return;
-      field("len", 4);
-      return;
-    case "R": {
-      if (!field("relid", 4) || !cstring() || !cstring() || !field("enum", 1)) return;
-      if (p + 2 > n) return;
-      const count = dv.getUint16(p);
-      field("count16", 2);
-      for (let i = 0; i < count; i++) {
-        if (!field("enum", 1) || !cstring() || !field("oid", 4) || !skip(4)) return;
-      }
-      return;
+  for (const field of layout.fields) {
+    if (field.when === "streamed" && !inStream) continue;
+    if (field.when === "v4" && p >= n) return;
+    // Update: a 'K' or 'O' byte starts the old tuple; otherwise the byte read is the new tuple's 'N'.
+    if (field.when === "old" && field.type === "tuple" && tupleType !== 0x4b && tupleType !== 0x4f) continue;
+    if (field.when === "old" && field.type === "u8" && p < n && m[p] !== 0x4b && m[p] !== 0x4f) continue;
+    const size = sizeOf(field.type);
+    let ok: boolean;
+    if (size > 0) {
+      const at = p;
+      ok = mark(fuzzKind(field), size);
+      if (ok && field.name === "tupleType") tupleType = m[at]!;
+      if (ok && (field.type === "i16" || field.type === "u32")) count = size === 2 ? dv.getUint16(at) : dv.getUint32(at);
+    } else if (field.type === "cstring") ok = cstring();
+    else if (field.type === "tuple") ok = tuple();
+    else if (field.type === "bytes") ok = (p += count) <= n;
+    else if (field.type === "oids") {
+      for (let i = 0; i < count && p + 4 <= n; i++) mark("relid", 4);
+      ok = true;
+    } else {
+      // columns: per column its flags, name, type OID and type modifier.
+      ok = true;
+      for (let i = 0; i < count && ok; i++) ok = mark("enum", 1) && cstring() && mark("oid", 4) && mark(undefined, 4);
     }
-    case "Y":
-      if (field("oid", 4) && cstring()) cstring();
-      return;
-    case "I":
-      if (field("relid", 4) && field("submsg", 1)) tuple();
-      return;
-    case "U": {
-      if (!field("relid", 4) || p >= n) return;
-      const sub = m[p];
-      if (!field("submsg", 1) || !tuple()) return;
-      if ((sub === 0x4b || sub === 0x4f) && field("submsg", 1)) tuple();
-      return;
-    }
-    case "D":
-      if (field("relid", 4) && field("submsg", 1)) tuple();
-      return;
-    case "T": {
-      if (p + 4 > n) return;
-      const count = dv.getUint32(p);
-      if (!field("count32", 4) || !field("enum", 1)) return;
-      for (let i = 0; i < count && p + 4 <= n; i++) field("relid", 4);
-      return;
-    }
-    default:
-      return; // B, E and anything else: fixed fields only
+    if (!ok) return;
   }
 }
 
