@@ -1,9 +1,41 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * The shared suites: the runner runs each once per backend (the projects
+ * `wasm` and `baseline`, PGOUTPUT_BACKEND in their env), the way
+ * cjs-module-lexer runs one suite against its wasm and JS builds. The file
+ * takes the run's backend from test/support/backends.ts (`backend`).
+ * Everything else — no backend at all, or both compared — runs once, in `node`.
+ */
+const perBackend = [
+  "test/aliasing.test.ts",
+  "test/bounded-copy.test.ts",
+  "test/conformance.test.ts",
+  "test/encoder.test.ts",
+  "test/errors.test.ts",
+  "test/fixtures.test.ts",
+  "test/isolation.test.ts",
+  "test/limits.test.ts",
+  "test/pooled-buffer.test.ts",
+  "test/raw-stream.test.ts",
+  "test/truncation.test.ts",
+  "test/values-errors.test.ts",
+  "test/walsender.test.ts",
+];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 180_000,
+    projects: [
+      ...(["wasm", "baseline"] as const).map((name) => ({
+        extends: true as const,
+        test: { name, include: perBackend, env: { PGOUTPUT_BACKEND: name } },
+      })),
+      {
+        extends: true as const,
+        test: { name: "node", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...perBackend] },
+      },
+    ],
   },
 });

@@ -28,7 +28,7 @@ import type { Relation } from "../bindings/relation.ts";
 import type { MaterializedColumn, Tuple } from "../bindings/tuple.ts";
 import type { WalMessage } from "../bindings/walsender.ts";
 import { aliasStream, backendBytes, walPayloads, MOOD, SHAPE, type StreamMessage, type WalItem } from "./support/alias-stream.ts";
-import { backends } from "./support/backends.ts";
+import { backend } from "./support/backends.ts";
 import { encode, frame } from "../devkit/encoder/encoder.ts";
 import { Keeper, type Kept } from "./support/keeper.ts";
 import { Pool } from "./support/pooled.ts";
@@ -251,49 +251,47 @@ async function expectations(create: () => Promise<PgoutputDecoder>): Promise<Rec
   return { stream, payloads: wal(PAYLOADS, payloadJson), backend: wal(BACKEND.items, backendJson) };
 }
 
-for (const b of backends) {
-  describe(`${b.name}: inputs are pooled Buffer views, overwritten after every call`, () => {
-    for (const path of PATHS) {
-      it(`${path.name}: what was kept stays right, the caches are right, old views are STALE_VIEW`, async () => {
-        const expected = (await expectations(() => b.create()))[path.expects];
-        const d = await b.create();
-        const pool = new Pool();
-        const h = new Harness(pool, expected, true);
-        path.run(d, pool, h);
-        // More calls after the path, each filling the decoder's own input memory (the wasm input region)
-        // with other bytes: kept values must survive them too, and must not view the decoder's memory either.
-        for (let i = 0; i < 3; i++) h.call(() => d.decode(pool.put(FILLER.bytes)), false);
-        expect(h.staleChecks, "views touched after their next call").toBeGreaterThan(20);
-        h.finish(d);
-        expect(h.keeper.problems).toEqual([]);
-      });
-
-      it(`${path.name}: the relation and type caches, untouched until the pool was overwritten`, async () => {
-        const expected = (await expectations(() => b.create()))[path.expects];
-        const d = await b.create();
-        const pool = new Pool();
-        const h = new Harness(pool, expected, false);
-        path.run(d, pool, h);
-        h.finish(d);
-        expect(h.keeper.problems).toEqual([]);
-      });
-    }
-
-    it("compat plugin parse(): its objects, Buffers included, stay right after the pool is overwritten", () => {
-      const options = { protoVersion: 1 as const, publicationNames: ["p"], backend: b.name };
-      const reference = new PgoutputWasmPlugin(options);
-      const want = STREAM.map((m) => reference.parse(Buffer.from(m.encoded.bytes)));
-      const plugin = new PgoutputWasmPlugin(options);
+describe(`${backend.name}: inputs are pooled Buffer views, overwritten after every call`, () => {
+  for (const path of PATHS) {
+    it(`${path.name}: what was kept stays right, the caches are right, old views are STALE_VIEW`, async () => {
+      const expected = (await expectations(() => backend.create()))[path.expects];
+      const d = await backend.create();
       const pool = new Pool();
-      const keeper = new Keeper(pool.buffer.buffer);
-      STREAM.forEach((m, i) => {
-        const out = plugin.parse(pool.put(m.encoded.bytes));
-        pool.scribble();
-        keeper.add([{ what: `#${i} ${m.encoded.kind} parse()`, got: () => out, want: want[i] }], "after the pool was overwritten");
-      });
-      for (let i = 0; i < 2; i++) plugin.parse(pool.put(FILLER.bytes));
-      keeper.finish("after every later call");
-      expect(keeper.problems).toEqual([]);
+      const h = new Harness(pool, expected, true);
+      path.run(d, pool, h);
+      // More calls after the path, each filling the decoder's own input memory (the wasm input region)
+      // with other bytes: kept values must survive them too, and must not view the decoder's memory either.
+      for (let i = 0; i < 3; i++) h.call(() => d.decode(pool.put(FILLER.bytes)), false);
+      expect(h.staleChecks, "views touched after their next call").toBeGreaterThan(20);
+      h.finish(d);
+      expect(h.keeper.problems).toEqual([]);
     });
+
+    it(`${path.name}: the relation and type caches, untouched until the pool was overwritten`, async () => {
+      const expected = (await expectations(() => backend.create()))[path.expects];
+      const d = await backend.create();
+      const pool = new Pool();
+      const h = new Harness(pool, expected, false);
+      path.run(d, pool, h);
+      h.finish(d);
+      expect(h.keeper.problems).toEqual([]);
+    });
+  }
+
+  it("compat plugin parse(): its objects, Buffers included, stay right after the pool is overwritten", () => {
+    const options = { protoVersion: 1 as const, publicationNames: ["p"], backend: backend.name };
+    const reference = new PgoutputWasmPlugin(options);
+    const want = STREAM.map((m) => reference.parse(Buffer.from(m.encoded.bytes)));
+    const plugin = new PgoutputWasmPlugin(options);
+    const pool = new Pool();
+    const keeper = new Keeper(pool.buffer.buffer);
+    STREAM.forEach((m, i) => {
+      const out = plugin.parse(pool.put(m.encoded.bytes));
+      pool.scribble();
+      keeper.add([{ what: `#${i} ${m.encoded.kind} parse()`, got: () => out, want: want[i] }], "after the pool was overwritten");
+    });
+    for (let i = 0; i < 2; i++) plugin.parse(pool.put(FILLER.bytes));
+    keeper.finish("after every later call");
+    expect(keeper.problems).toEqual([]);
   });
-}
+});

@@ -13,7 +13,7 @@ import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
 import type { Insert, PgoutputMessage } from "../bindings/messages.ts";
 import { Oid } from "../bindings/values/index.ts";
-import { backends } from "./support/backends.ts";
+import { backend } from "./support/backends.ts";
 import { encode, frame, type RelationDesc } from "../devkit/encoder/encoder.ts";
 import { backend as backendFrames, backendStream, wal } from "../devkit/encoder/walsender-encoder.ts";
 
@@ -144,68 +144,66 @@ function expectOwnBytes(v: unknown, pool: Pool): void {
   expect((v as Uint8Array).buffer).not.toBe(pool.buf.buffer);
 }
 
-for (const backend of backends) {
-  describe(`${backend.name}: a pooled Buffer rewritten after each call`, () => {
-    for (const form of forms) {
-      it(`${form.name}: kept values stay, views read the decoded bytes, then go stale`, async () => {
-        const d = await backend.create();
-        const pool = new Pool();
-        form.feed(d, pool, [relationMessage.bytes]);
-        const views = form.feed(d, pool, inserts.map((i) => i.bytes)).filter((m): m is Insert => m.kind === "Insert");
-        expect(views.length).toBeGreaterThan(0);
+describe(`${backend.name}: a pooled Buffer rewritten after each call`, () => {
+  for (const form of forms) {
+    it(`${form.name}: kept values stay, views read the decoded bytes, then go stale`, async () => {
+      const d = await backend.create();
+      const pool = new Pool();
+      form.feed(d, pool, [relationMessage.bytes]);
+      const views = form.feed(d, pool, inserts.map((i) => i.bytes)).filter((m): m is Insert => m.kind === "Insert");
+      expect(views.length).toBeGreaterThan(0);
 
-        // Taken after the pool was scribbled over: the decoder must have copied its input.
-        const kept = views.map((m) => {
-          const t = m.newTuple;
-          return {
-            id: t.value("id") as number,
-            bin: t.value("bin"),
-            hex: t.value("hex"),
-            s: t.value("s"),
-            j: t.value("j"),
-            raw: t.bytes("bin"),
-            object: t.toObject(),
-            values: t.values(),
-            materialized: m.materialize(),
-            message: m.bytes(),
-          };
-        });
-        pool.scribble();
-        for (const [i, k] of kept.entries()) {
-          expect(k.object, `row ${i}`).toEqual(expectedObject(k.id));
-          for (const b of [k.bin, k.hex, k.raw, k.message, k.object.bin, k.values[1]]) expectOwnBytes(b, pool);
-          expect(k.bin).toEqual(BIN);
-          expect(k.s).toBe(TEXT);
-          // Views still read what was decoded, not the pool.
-          expect(views[i]!.newTuple.value("s")).toBe(TEXT);
-          expect(views[i]!.newTuple.text("hex")).toBe("\\x00ff10");
-        }
-        const relationEntry = d.relations.get(REL)!;
-
-        // The decoder's next call: old views throw; what was kept, and the relation cache, do not change.
-        form.feed(d, pool, [begin.bytes]);
-        pool.scribble();
-        for (const m of views) {
-          expectStale(() => m.newTuple.value("s"));
-          expectStale(() => m.newTuple.bytes("bin"));
-          expectStale(() => m.materialize());
-        }
-        for (const k of kept) {
-          const encoded = inserts[k.id - 1]!;
-          expect(k.object).toEqual(expectedObject(k.id));
-          expect([k.bin, k.hex, k.s, k.j, k.raw]).toEqual([BIN, Uint8Array.from([0, 0xff, 0x10]), TEXT, { k: [1, 2, "x"], n: null }, BIN]);
-          expect(k.values).toEqual(Object.values(expectedObject(k.id)));
-          expect(k.materialized.newTuple).toEqual(encoded.expected.newTuple);
-          expect(k.message).toEqual(encoded.bytes);
-        }
-        expect(d.relations.get(REL)).toBe(relationEntry);
-        expect(relationEntry.name).toBe("pooled_rows");
-        expect(relationEntry.columns.map((c) => c.name)).toEqual(["id", "bin", "hex", "s", "j"]);
-        expect(relationEntry.bytes()).toEqual(relationMessage.bytes);
-        // And the decoder still decodes from the pool.
-        const again = form.feed(d, pool, [inserts[0]!.bytes]).find((m): m is Insert => m.kind === "Insert");
-        expect(again?.newTuple.toObject()).toEqual(expectedObject(1));
+      // Taken after the pool was scribbled over: the decoder must have copied its input.
+      const kept = views.map((m) => {
+        const t = m.newTuple;
+        return {
+          id: t.value("id") as number,
+          bin: t.value("bin"),
+          hex: t.value("hex"),
+          s: t.value("s"),
+          j: t.value("j"),
+          raw: t.bytes("bin"),
+          object: t.toObject(),
+          values: t.values(),
+          materialized: m.materialize(),
+          message: m.bytes(),
+        };
       });
-    }
-  });
-}
+      pool.scribble();
+      for (const [i, k] of kept.entries()) {
+        expect(k.object, `row ${i}`).toEqual(expectedObject(k.id));
+        for (const b of [k.bin, k.hex, k.raw, k.message, k.object.bin, k.values[1]]) expectOwnBytes(b, pool);
+        expect(k.bin).toEqual(BIN);
+        expect(k.s).toBe(TEXT);
+        // Views still read what was decoded, not the pool.
+        expect(views[i]!.newTuple.value("s")).toBe(TEXT);
+        expect(views[i]!.newTuple.text("hex")).toBe("\\x00ff10");
+      }
+      const relationEntry = d.relations.get(REL)!;
+
+      // The decoder's next call: old views throw; what was kept, and the relation cache, do not change.
+      form.feed(d, pool, [begin.bytes]);
+      pool.scribble();
+      for (const m of views) {
+        expectStale(() => m.newTuple.value("s"));
+        expectStale(() => m.newTuple.bytes("bin"));
+        expectStale(() => m.materialize());
+      }
+      for (const k of kept) {
+        const encoded = inserts[k.id - 1]!;
+        expect(k.object).toEqual(expectedObject(k.id));
+        expect([k.bin, k.hex, k.s, k.j, k.raw]).toEqual([BIN, Uint8Array.from([0, 0xff, 0x10]), TEXT, { k: [1, 2, "x"], n: null }, BIN]);
+        expect(k.values).toEqual(Object.values(expectedObject(k.id)));
+        expect(k.materialized.newTuple).toEqual(encoded.expected.newTuple);
+        expect(k.message).toEqual(encoded.bytes);
+      }
+      expect(d.relations.get(REL)).toBe(relationEntry);
+      expect(relationEntry.name).toBe("pooled_rows");
+      expect(relationEntry.columns.map((c) => c.name)).toEqual(["id", "bin", "hex", "s", "j"]);
+      expect(relationEntry.bytes()).toEqual(relationMessage.bytes);
+      // And the decoder still decodes from the pool.
+      const again = form.feed(d, pool, [inserts[0]!.bytes]).find((m): m is Insert => m.kind === "Insert");
+      expect(again?.newTuple.toObject()).toEqual(expectedObject(1));
+    });
+  }
+});
