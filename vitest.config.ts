@@ -15,6 +15,7 @@ const perBackend = [
   "test/errors.test.ts",
   "test/fixtures.test.ts",
   "test/isolation.test.ts",
+  "test/layout.test.ts",
   "test/limits.test.ts",
   "test/pooled-buffer.test.ts",
   "test/raw-stream.test.ts",
