@@ -27,6 +27,8 @@ import { TapeTuple } from "./tuple.ts";
 import { copyBytes } from "../copy-bytes.ts";
 import { KEEPALIVE, XLOGDATA, STREAMED_XID_SIZE, fieldOffset, fixedSize, offsetTable } from "../layout.ts";
 
+/** A module-local copy: read in every view's constructor, where an imported binding costs a check per read. */
+const XID_BYTES: number = STREAMED_XID_SIZE;
 // Field offsets from p0, per tag (-1: the kind has no such fixed field), from the layout (layout.ts).
 const XID = offsetTable("xid"), FLAGS = offsetTable("flags"), COMMIT_TIME = offsetTable("commitTime");
 const COMMIT_LSN = offsetTable("commitLsn"), END_LSN = offsetTable("endLsn"), FINAL_LSN = offsetTable("finalLsn");
@@ -75,7 +77,7 @@ export class MessageView {
     this.i = i;
     this.r = r;
     this.tag = tag;
-    this.p0 = t[r + H_OFFSET]! + 1 + ((head >> 8) & FLAG_XID ? STREAMED_XID_SIZE : 0);
+    this.p0 = t[r + H_OFFSET]! + 1 + ((head >> 8) & FLAG_XID ? XID_BYTES : 0);
     this.oldMemo = undefined;
     this.newMemo = undefined;
     this.relMemo = undefined;
@@ -134,7 +136,7 @@ export class MessageView {
   get xid(): number | undefined {
     const o = XID[this.tag]!;
     if (o >= 0) return this.rdU32(this.p0 + o);
-    return this.flag(FLAG_XID) ? this.rdU32(this.p0 - STREAMED_XID_SIZE) : undefined; // streamed
+    return this.flag(FLAG_XID) ? this.rdU32(this.p0 - XID_BYTES) : undefined; // streamed
   }
   get flags(): number | undefined {
     const o = FLAGS[this.tag]!;
