@@ -10,10 +10,13 @@
  * slot and iterates until the last Commit. Reported per round and as
  * medians: wall time, consumer CPU (process.cpuUsage, user + system),
  * socket MB received, MB/s, rows/s and CPU seconds per GB of messages.
- * Rounds alternate the wasm and baseline backends.
+ * Rounds rotate wasm, baseline and pg-logical-replication's service with its
+ * own PgoutputPlugin (which parses every value with pg-types: it has no lazy
+ * form), so the rows/s ratio is what a user switching libraries sees.
  */
 import pg from "pg";
 import { replicate } from "../bindings/pg/index.ts";
+import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 
 function arg(name: string, fallback: number): number {
@@ -41,39 +44,64 @@ try {
   await client.end();
 
   const results: Record<string, { wall: number[]; cpu: number[]; mb: number[] }> = {};
+  const competitors = ["wasm", "baseline", "pg-logical-replication"] as const;
   for (let r = 0; r < rounds; r++) {
-    const decoder = r % 2 === 0 ? "wasm" : "baseline";
-    let client: pg.Client | undefined;
-    const s = await replicate({
-      connection: () => (client = new pg.Client({ connectionString: cluster.connectionString, replication: "database" } as pg.ClientConfig)),
-      slot: `e2e_${r}`, publications: "e2e_pub", decoder,
-    });
-    // Socket reads: what the operating system hands over per read decides much of the cost.
-    let reads = 0;
-    (client as unknown as { connection: { stream: { on(e: "data", f: () => void): void } } }).connection.stream.on("data", () => reads++);
+    const who = competitors[r % competitors.length]!;
+    const slot = `e2e_${r}`;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let inserts = 0;
-    for await (const m of s) {
-      if (m.kind === "Insert") inserts++;
-      else if (m.kind === "Commit" && inserts >= rows) break;
+    let mb: number;
+    let reads = 0;
+    let batches = 0;
+    if (who === "pg-logical-replication") {
+      const service = new LogicalReplicationService({ connectionString: cluster.connectionString });
+      await new Promise<void>((resolve, reject) => {
+        service.on("data", (_lsn: string, msg: { tag: string }) => {
+          if (msg.tag === "insert") inserts++;
+          else if (msg.tag === "commit" && inserts >= rows) resolve();
+        });
+        service.on("error", reject);
+        service.subscribe(new PgoutputPlugin({ protoVersion: 1, publicationNames: ["e2e_pub"] }), slot).catch(reject);
+      });
+      await service.stop();
+      mb = NaN; // it does not count bytes; the MB/s figure comes from our rounds
+    } else {
+      let client: pg.Client | undefined;
+      const s = await replicate({
+        connection: () => (client = new pg.Client({ connectionString: cluster.connectionString, replication: "database" } as pg.ClientConfig)),
+        slot, publications: "e2e_pub", decoder: who,
+      });
+      // Socket reads: what the operating system hands over per read decides much of the cost.
+      (client as unknown as { connection: { stream: { on(e: "data", f: () => void): void } } }).connection.stream.on("data", () => reads++);
+      for await (const m of s) {
+        if (m.kind === "Insert") inserts++;
+        else if (m.kind === "Commit" && inserts >= rows) break;
+      }
+      mb = s.stats.bytes / 1e6;
+      batches = s.stats.batches;
+      await s.stop();
     }
     const wall = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(cpu0);
     const cpu = (c.user + c.system) / 1e6;
-    if (process.env.CPU_SPLIT) console.log(`  user ${(c.user / 1e6).toFixed(2)} s, system ${(c.system / 1e6).toFixed(2)} s, ${reads} socket reads (${Math.round(s.stats.bytes / reads)} B each), ${s.stats.batches} decode calls`);
-    const mb = s.stats.bytes / 1e6;
-    await s.stop();
-    (results[decoder] ??= { wall: [], cpu: [], mb: [] }).wall.push(wall);
-    results[decoder].cpu.push(cpu);
-    results[decoder].mb.push(mb);
-    console.log(`round ${r} ${decoder}: ${inserts} rows, ${mb.toFixed(1)} MB in ${wall.toFixed(2)} s (${(mb / wall).toFixed(1)} MB/s, ${Math.round(inserts / wall)} rows/s), consumer CPU ${cpu.toFixed(2)} s = ${((cpu / mb) * 1000).toFixed(1)} CPU s/GB`);
+    (results[who] ??= { wall: [], cpu: [], mb: [] }).wall.push(wall);
+    results[who].cpu.push(cpu);
+    results[who].mb.push(mb);
+    const perGb = Number.isNaN(mb) ? "" : ` = ${((cpu / mb) * 1000).toFixed(1)} CPU s/GB`;
+    console.log(`round ${r} ${who}: ${inserts} rows in ${wall.toFixed(2)} s (${Math.round(inserts / wall)} rows/s), consumer CPU ${cpu.toFixed(2)} s${perGb}`);
+    if (process.env.CPU_SPLIT) console.log(`  user ${(c.user / 1e6).toFixed(2)} s, system ${(c.system / 1e6).toFixed(2)} s${reads ? `, ${reads} socket reads, ${batches} decode calls` : ""}`);
   }
-  for (const [decoder, r] of Object.entries(results)) {
+  const ours = median(results.wasm?.mb ?? [NaN]);
+  const plrRows = rows / median(results["pg-logical-replication"]?.wall ?? [NaN]);
+  for (const [who, r] of Object.entries(results)) {
     const wall = median(r.wall);
     const cpu = median(r.cpu);
-    const mb = median(r.mb);
-    console.log(`${decoder}: median ${(mb / wall).toFixed(1)} MB/s, ${Math.round(rows / wall)} rows/s, consumer CPU ${((cpu / mb) * 1000).toFixed(1)} s/GB (${(100 * cpu / wall).toFixed(0)}% of a core); wall ${Math.min(...r.wall).toFixed(2)}-${Math.max(...r.wall).toFixed(2)} s`);
+    const mb = Number.isNaN(median(r.mb)) ? ours : median(r.mb);
+    console.log(
+      `${who}: median ${(mb / wall).toFixed(1)} MB/s, ${Math.round(rows / wall)} rows/s (${(rows / wall / plrRows).toFixed(2)}x pg-logical-replication), ` +
+        `consumer CPU ${((cpu / mb) * 1000).toFixed(1)} s/GB (${((100 * cpu) / wall).toFixed(0)}% of a core); wall ${Math.min(...r.wall).toFixed(2)}-${Math.max(...r.wall).toFixed(2)} s`,
+    );
   }
 } finally {
   await cluster.stop();
