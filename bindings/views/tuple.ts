@@ -115,3 +115,26 @@ const readValue = (t: Tuple, i: number): unknown => t.value(i);
 function wrongKind(column: ColumnRef): PgoutputError {
   return new PgoutputError(`column ${JSON.stringify(column)} is in binary format; use bytes()`, { code: "WRONG_COLUMN_KIND" });
 }
+
+/**
+ * Raw access to a tape tuple for the pg-logical-replication drop-in
+ * (bindings/compat), which reads every column of every row: column i's kind
+ * byte is at `u8[t[base + i]]`, a text or binary value's Int32 length
+ * follows it (`dv`) and the value follows the length. Checks the view is live
+ * once, so the caller must read it before the decoder's next call.
+ * `undefined` for a tuple that is not a tape view.
+ */
+export interface RawTuple {
+  readonly u8: Uint8Array;
+  readonly dv: DataView;
+  readonly t: Int32Array;
+  readonly base: number;
+  readonly length: number;
+}
+
+export function rawTuple(tuple: Tuple): RawTuple | undefined {
+  if (!(tuple instanceof TapeTuple)) return undefined;
+  const raw = tuple as unknown as { b: TapeBatch; w: number; length: number };
+  raw.b.live();
+  return { u8: raw.b.u8, dv: raw.b.dv, t: raw.b.t, base: raw.w + 1, length: raw.length };
+}
