@@ -11,6 +11,7 @@
 import { createRequire } from "node:module";
 import { readString } from "../utf8.ts";
 import { fastBool, fastDate, fastInt, type FastParser } from "./fast-parsers.ts";
+import { fastInt8Array, fastIntArray, fastStringArray } from "./fast-arrays.ts";
 import type { TypeParser } from "./type-parsers.ts";
 
 /** int8: pg-types' parseBigInteger returns its input string whatever it holds. */
@@ -25,6 +26,14 @@ const FAST_BY_OID = new Map<number, FastParser>([
   [1082, fastDate],
   [1114, fastDate],
   [1184, fastDate],
+  [1005, fastIntArray], // int2[]
+  [1007, fastIntArray], // int4[]
+  [1028, fastIntArray], // oid[]
+  [1016, fastInt8Array], // int8[]
+  [1009, fastStringArray], // text[]
+  [1015, fastStringArray], // varchar[]
+  [1014, fastStringArray], // char[]
+  [2951, fastStringArray], // uuid[]
 ]);
 
 let defaults: Map<number, TypeParser> | null | undefined;
