@@ -13,7 +13,7 @@ import type { Tuple } from "../tuple.ts";
 import type * as T from "./types.ts";
 import { compatLsn, compatLsnOrNull } from "./lsn.ts";
 import type { TypeParserSource } from "./type-parsers.ts";
-import { rawTuple } from "../views/tuple.ts";
+import { rawTuple, type RawTuple } from "../views/tuple.ts";
 import { readString } from "../utf8.ts";
 import { Slab } from "./slab.ts";
 import { fastParserFor } from "./pg-defaults.ts";
@@ -46,6 +46,8 @@ export class CompatConverter {
   /** Per relation, each column's fast parser (pg-defaults.ts) or undefined; decided once per Relation message. */
   readonly #plans = new WeakMap<T.MessageRelation, RowPlan>();
   readonly #slab = new Slab();
+  /** Filled by rawTuple for the row being read (one object, not one per row). */
+  readonly #raw: RawTuple = { u8: new Uint8Array(0), dv: new DataView(new ArrayBuffer(0)), t: new Int32Array(0), base: 0, length: 0 };
 
   /** `parsers` is asked for once per Relation message (so it can load lazily). */
   constructor(parsers: () => TypeParserSource) {
@@ -191,8 +193,8 @@ export class CompatConverter {
 
   /** A row object; an unchanged TOASTed column takes `fallback`'s value for it (the old row), else `undefined`. */
   #row(tuple: Tuple, relation: T.MessageRelation, fallback?: T.Row | null): T.Row {
-    const raw = rawTuple(tuple);
-    if (raw !== undefined) return this.#rawRow(raw, relation, fallback);
+    const raw = this.#raw;
+    if (rawTuple(tuple, raw)) return this.#rawRow(raw, relation, fallback);
     const row: T.Row = Object.create(null);
     const columns = relation.columns;
     for (let i = 0; i < tuple.length; i++) {
@@ -222,7 +224,7 @@ export class CompatConverter {
    * into memory the plugin owns, each value a view of that copy, so that
    * none of them changes when the decoder's input is reused.
    */
-  #rawRow(raw: NonNullable<ReturnType<typeof rawTuple>>, relation: T.MessageRelation, fallback?: T.Row | null): T.Row {
+  #rawRow(raw: RawTuple, relation: T.MessageRelation, fallback?: T.Row | null): T.Row {
     const row: T.Row = Object.create(null);
     const { names, parsers, fast } = this.#plans.get(relation)!;
     const { u8, dv, t, base, length } = raw;
@@ -274,7 +276,7 @@ interface RowPlan {
 }
 
 /** Where the row's last column ends on the tape. */
-function rowEnd(raw: NonNullable<ReturnType<typeof rawTuple>>): number {
+function rowEnd(raw: RawTuple): number {
   const { u8, dv, t, base, length } = raw;
   const last = t[base + length - 1]!;
   const k = u8[last];
