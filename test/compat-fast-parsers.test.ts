@@ -16,6 +16,9 @@ import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
 import { NOT_FAST, fastBool, fastDate, fastInt, type FastParser } from "../bindings/compat/fast-parsers.ts";
 import { fastInt8Array, fastIntArray, fastStringArray } from "../bindings/compat/fast-arrays.ts";
 import { fastParserFor } from "../bindings/compat/pg-defaults.ts";
+
+/** The plugin's interval parser (made from pg-types' PostgresInterval, so obtained as the plugin obtains it). */
+const fastInterval = fastParserFor(1186, pg.types.getTypeParser(1186, "text") as (s: string) => unknown)!;
 import { encode } from "../devkit/encoder/encoder.ts";
 
 const utf8 = new TextEncoder();
@@ -27,6 +30,13 @@ function same(a: unknown, b: unknown): boolean {
     return a instanceof Date && b instanceof Date && Object.is(a.getTime(), b.getTime());
   }
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]));
+  if (typeof a === "object" && a !== null && typeof b === "object" && b !== null) {
+    // An interval: same prototype, same own properties in the same order.
+    const ea = Object.entries(a);
+    const eb = Object.entries(b);
+    return Object.getPrototypeOf(a) === Object.getPrototypeOf(b) && ea.length === eb.length &&
+      ea.every(([k, v], i) => k === eb[i]![0] && Object.is(v, eb[i]![1]));
+  }
   return Object.is(a, b);
 }
 
@@ -89,6 +99,18 @@ describe("fast parsers equal pg-types on edge values", () => {
     }
   });
 
+  it("interval: every field, signs, fractions, zero fields left out", () => {
+    const texts = [
+      "00:00:00", "1 day", "2 days", "1 year", "-1 years", "3 mons", "1 mon", "1 year 2 mons 3 days 04:05:06.789",
+      "-1 days +02:03:00", "1 day -02:00:00", "-00:00:01.5", "00:00:00.000001", "123:00:00", "178000000 years",
+      "-178000000 years -11 mons -30 days -23:59:59.999999", "1 year 00:00:00", "+1 days", "3 days 00:00:00.1", "-0 days",
+    ];
+    for (const t of texts) expect(check(fastInterval, 1186, t)).toBe(true);
+    for (const t of ["", "@ 1 day", "P1D", "1 day foo", "1 dayx", "1 mon 2 years", "00:00:00.1234567", "1 day  02:00:00x"]) {
+      expect(check(fastInterval, 1186, t)).toBe(false);
+    }
+  });
+
   it("arrays: quotes, escapes, NULL and \"NULL\", empty strings, non-ASCII; nested and dimensioned ones left to pg-types", () => {
     const texts = ['{}', '{a}', '{a,b,c}', '{"",NULL,"NULL",null}', '{"a \\"q\\" b","back\\\\slash","{x}",",",ü€😀}', '{"with space",plain}'];
     for (const s of texts) for (const oid of [1009, 1015, 1014]) expect(check(fastStringArray, oid, s)).toBe(true);
@@ -131,6 +153,17 @@ describe("fast parsers equal pg-types on random values", () => {
     }
   });
 
+  it("intervals as PostgreSQL writes them", () => {
+    const item = (unit: string) => fc.option(fc.integer({ min: -178000000, max: 178000000 }).map((n) => `${n} ${unit}${Math.abs(n) === 1 ? "" : "s"}`));
+    const time = fc.option(fc.tuple(fc.constantFrom("", "-", "+"), fc.integer({ min: 0, max: 2562047788 }), fc.integer({ min: 0, max: 59 }),
+      fc.integer({ min: 0, max: 59 }), fc.option(fc.stringMatching(/^[0-9]{1,6}$/)))
+      .map(([sg, h, m, s, f]) => `${sg}${pad(h, 2)}:${pad(m, 2)}:${pad(s, 2)}${f === null ? "" : `.${f}`}`));
+    const interval = fc.tuple(item("year"), item("mon"), item("day"), time)
+      .map((parts) => parts.filter((p) => p !== null).join(" "))
+      .filter((s) => s !== "");
+    fc.assert(fc.property(interval, (s) => { expect(check(fastInterval, 1186, s)).toBe(true); }), { numRuns: 5000 });
+  });
+
   it("integers", () => {
     fc.assert(fc.property(fc.integer({ min: -2147483648, max: 2147483647 }), (n) => { expect(check(fastInt, 23, String(n))).toBe(true); }), { numRuns: 5000 });
     fc.assert(fc.property(fc.integer({ min: 0, max: 4294967295 }), (n) => { expect(check(fastInt, 26, String(n))).toBe(true); }), { numRuns: 2000 });
@@ -145,6 +178,7 @@ describe("fast parsers equal pg-types on random values", () => {
       check(fastStringArray, 1009, s);
       check(fastIntArray, 1007, s);
       check(fastInt8Array, 1016, s);
+      check(fastInterval, 1186, s);
     }), { numRuns: 5000 });
   });
 
@@ -163,14 +197,14 @@ describe("the plugin: fast columns next to PgoutputPlugin, and setTypeParser win
   const columns = [
     { name: "i2", typeId: 21 }, { name: "i4", typeId: 23, isKey: true }, { name: "o", typeId: 26 }, { name: "i8", typeId: 20 },
     { name: "b", typeId: 16 }, { name: "d", typeId: 1082 }, { name: "ts", typeId: 1114 }, { name: "tz", typeId: 1184 },
-    { name: "ia", typeId: 1007 }, { name: "ta", typeId: 1009 }, { name: "i8a", typeId: 1016 },
+    { name: "ia", typeId: 1007 }, { name: "ta", typeId: 1009 }, { name: "i8a", typeId: 1016 }, { name: "iv", typeId: 1186 },
   ];
   const rel = { relationId: 16384, namespace: "public", relationName: "t", columns };
   const rows = [
     ["-32768", "1", "4294967295", "9223372036854775807", "t", "2024-02-29", "2024-02-29 12:34:56.789123", "2024-02-29 12:34:56.5+05:30",
-      "{1,NULL,3}", '{"a b",NULL,"NULL",ü}', "{-9223372036854775808}"],
-    ["0", "-0", "0", "-1", "f", "0001-01-01 BC", "0044-03-15 12:00:00 BC", "infinity", "{}", "{{a},{b}}", "[0:0]={1}"],
-    [null, "2", null, null, null, "-infinity", "0050-06-01 01:02:03", "1999-12-31 23:59:59.999999-00:25:21", null, null, null],
+      "{1,NULL,3}", '{"a b",NULL,"NULL",ü}', "{-9223372036854775808}", "1 year 2 mons -3 days +04:05:06.789"],
+    ["0", "-0", "0", "-1", "f", "0001-01-01 BC", "0044-03-15 12:00:00 BC", "infinity", "{}", "{{a},{b}}", "[0:0]={1}", "@ 1 day"],
+    [null, "2", null, null, null, "-infinity", "0050-06-01 01:02:03", "1999-12-31 23:59:59.999999-00:25:21", null, null, null, "-00:00:00.5"],
   ];
   const stream = [encode.relation(rel).bytes, ...rows.map((r) => encode.insert({ relation: rel, newTuple: r }).bytes)];
   const run = (plugin: { parse(b: Buffer): unknown }) => stream.map((b) => plugin.parse(Buffer.from(b)));

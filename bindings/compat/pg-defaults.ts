@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { readString } from "../utf8.ts";
 import { fastBool, fastDate, fastInt, type FastParser } from "./fast-parsers.ts";
 import { fastInt8Array, fastIntArray, fastStringArray } from "./fast-arrays.ts";
+import { makeFastInterval } from "./fast-interval.ts";
 import type { TypeParser } from "./type-parsers.ts";
 
 /** int8: pg-types' parseBigInteger returns its input string whatever it holds. */
@@ -54,10 +55,14 @@ function pgTypesDefaults(): Map<number, TypeParser> | null {
   return defaults;
 }
 
+/** interval's default parser is postgres-interval's PostgresInterval itself; the fast one builds objects of its prototype. */
+const INTERVAL = 1186;
+let fastInterval: FastParser | undefined;
+
 /** The fast parser for a column of type `oid` whose parser is `parser`, or `undefined` to call `parser` on the text. */
 export function fastParserFor(oid: number, parser: TypeParser): FastParser | undefined {
-  const fast = FAST_BY_OID.get(oid);
-  if (fast === undefined) return undefined;
   const d = pgTypesDefaults();
-  return d !== null && d.get(oid) === parser ? fast : undefined;
+  if (d === null || d.get(oid) !== parser) return undefined;
+  if (oid === INTERVAL) return (fastInterval ??= makeFastInterval((parser as unknown as { prototype: object }).prototype));
+  return FAST_BY_OID.get(oid);
 }
