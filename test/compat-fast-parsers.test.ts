@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
 import { NOT_FAST, fastBool, fastDate, fastInt, type FastParser } from "../bindings/compat/fast-parsers.ts";
 import { fastInt8Array, fastIntArray, fastStringArray } from "../bindings/compat/fast-arrays.ts";
+import { fastBytea } from "../bindings/compat/fast-bytea.ts";
 import { fastParserFor } from "../bindings/compat/pg-defaults.ts";
 
 /** The plugin's interval parser (made from pg-types' PostgresInterval, so obtained as the plugin obtains it). */
@@ -29,6 +30,7 @@ function same(a: unknown, b: unknown): boolean {
   if (a instanceof Date || b instanceof Date) {
     return a instanceof Date && b instanceof Date && Object.is(a.getTime(), b.getTime());
   }
+  if (Buffer.isBuffer(a) || Buffer.isBuffer(b)) return Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b);
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]));
   if (typeof a === "object" && a !== null && typeof b === "object" && b !== null) {
     // An interval: same prototype, same own properties in the same order.
@@ -99,6 +101,11 @@ describe("fast parsers equal pg-types on edge values", () => {
     }
   });
 
+  it("bytea", () => {
+    for (const t of ["\\x", "\\x00", "\\x00ff10", "\\xDEADbeef", "\\x" + "ab".repeat(5000)]) expect(check(fastBytea, 17, t)).toBe(true);
+    for (const t of ["", "\\x0", "\\x0g", "\\xzz00", "abc", "\\000", "\\\\"]) expect(check(fastBytea, 17, t)).toBe(false);
+  });
+
   it("interval: every field, signs, fractions, zero fields left out", () => {
     const texts = [
       "00:00:00", "1 day", "2 days", "1 year", "-1 years", "3 mons", "1 mon", "1 year 2 mons 3 days 04:05:06.789",
@@ -164,6 +171,12 @@ describe("fast parsers equal pg-types on random values", () => {
     fc.assert(fc.property(interval, (s) => { expect(check(fastInterval, 1186, s)).toBe(true); }), { numRuns: 5000 });
   });
 
+  it("bytea", () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), (b) => {
+      expect(check(fastBytea, 17, `\\x${Buffer.from(b).toString("hex")}`)).toBe(true);
+    }), { numRuns: 2000 });
+  });
+
   it("integers", () => {
     fc.assert(fc.property(fc.integer({ min: -2147483648, max: 2147483647 }), (n) => { expect(check(fastInt, 23, String(n))).toBe(true); }), { numRuns: 5000 });
     fc.assert(fc.property(fc.integer({ min: 0, max: 4294967295 }), (n) => { expect(check(fastInt, 26, String(n))).toBe(true); }), { numRuns: 2000 });
@@ -179,6 +192,7 @@ describe("fast parsers equal pg-types on random values", () => {
       check(fastIntArray, 1007, s);
       check(fastInt8Array, 1016, s);
       check(fastInterval, 1186, s);
+      check(fastBytea, 17, s);
     }), { numRuns: 5000 });
   });
 
@@ -198,13 +212,14 @@ describe("the plugin: fast columns next to PgoutputPlugin, and setTypeParser win
     { name: "i2", typeId: 21 }, { name: "i4", typeId: 23, isKey: true }, { name: "o", typeId: 26 }, { name: "i8", typeId: 20 },
     { name: "b", typeId: 16 }, { name: "d", typeId: 1082 }, { name: "ts", typeId: 1114 }, { name: "tz", typeId: 1184 },
     { name: "ia", typeId: 1007 }, { name: "ta", typeId: 1009 }, { name: "i8a", typeId: 1016 }, { name: "iv", typeId: 1186 },
+    { name: "by", typeId: 17 },
   ];
   const rel = { relationId: 16384, namespace: "public", relationName: "t", columns };
   const rows = [
     ["-32768", "1", "4294967295", "9223372036854775807", "t", "2024-02-29", "2024-02-29 12:34:56.789123", "2024-02-29 12:34:56.5+05:30",
-      "{1,NULL,3}", '{"a b",NULL,"NULL",ü}', "{-9223372036854775808}", "1 year 2 mons -3 days +04:05:06.789"],
-    ["0", "-0", "0", "-1", "f", "0001-01-01 BC", "0044-03-15 12:00:00 BC", "infinity", "{}", "{{a},{b}}", "[0:0]={1}", "@ 1 day"],
-    [null, "2", null, null, null, "-infinity", "0050-06-01 01:02:03", "1999-12-31 23:59:59.999999-00:25:21", null, null, null, "-00:00:00.5"],
+      "{1,NULL,3}", '{"a b",NULL,"NULL",ü}', "{-9223372036854775808}", "1 year 2 mons -3 days +04:05:06.789", "\\x00ff10"],
+    ["0", "-0", "0", "-1", "f", "0001-01-01 BC", "0044-03-15 12:00:00 BC", "infinity", "{}", "{{a},{b}}", "[0:0]={1}", "@ 1 day", "\\x"],
+    [null, "2", null, null, null, "-infinity", "0050-06-01 01:02:03", "1999-12-31 23:59:59.999999-00:25:21", null, null, null, "-00:00:00.5", "\\101\\\\"],
   ];
   const stream = [encode.relation(rel).bytes, ...rows.map((r) => encode.insert({ relation: rel, newTuple: r }).bytes)];
   const run = (plugin: { parse(b: Buffer): unknown }) => stream.map((b) => plugin.parse(Buffer.from(b)));

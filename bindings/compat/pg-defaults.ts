@@ -13,6 +13,7 @@ import { readString } from "../utf8.ts";
 import { fastBool, fastDate, fastInt, type FastParser } from "./fast-parsers.ts";
 import { fastInt8Array, fastIntArray, fastStringArray } from "./fast-arrays.ts";
 import { makeFastInterval } from "./fast-interval.ts";
+import { fastBytea } from "./fast-bytea.ts";
 import type { TypeParser } from "./type-parsers.ts";
 
 /** int8: pg-types' parseBigInteger returns its input string whatever it holds. */
@@ -27,6 +28,7 @@ const FAST_BY_OID = new Map<number, FastParser>([
   [1082, fastDate],
   [1114, fastDate],
   [1184, fastDate],
+  [17, fastBytea],
   [1005, fastIntArray], // int2[]
   [1007, fastIntArray], // int4[]
   [1028, fastIntArray], // oid[]
