@@ -14,7 +14,7 @@ const MINUS = 0x2d;
 const PLUS = 0x2b;
 const COLON = 0x3a;
 
-/** A `[+-]digits` run at `at` (ended by `end` or a non-digit), as parseInt reads it; -1 position when none. */
+/** A `[+-]digits` run at `at` (ended by `end` or a non-digit) as parseInt reads it, and where it ends; undefined when there is none. */
 function signedInt(u8: Uint8Array, at: number, end: number): { v: number; next: number } | undefined {
   let i = at;
   const neg = u8[i] === MINUS;
