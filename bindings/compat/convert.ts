@@ -13,6 +13,11 @@ import type { Tuple } from "../tuple.ts";
 import type * as T from "./types.ts";
 import { compatLsn, compatLsnOrNull } from "./lsn.ts";
 import type { TypeParserSource } from "./type-parsers.ts";
+import { rawTuple, type RawTuple } from "../views/tuple.ts";
+import { readString } from "../utf8.ts";
+import { Slab } from "./slab.ts";
+import { fastParserFor } from "./pg-defaults.ts";
+import { NOT_FAST, type FastParser } from "./fast-parsers.ts";
 
 const REPLICA_IDENTITY: Record<ReplicaIdentity, T.MessageRelation["replicaIdentity"]> = {
   d: "default",
@@ -29,10 +34,20 @@ function buffer(copy: Uint8Array): Uint8Array {
   return NodeBuffer === undefined ? copy : NodeBuffer.from(copy.buffer, copy.byteOffset, copy.byteLength);
 }
 
+
+const KIND_T = 0x74;
+const KIND_B = 0x62;
+const KIND_U = 0x75;
+
 export class CompatConverter {
   readonly #relations = new Map<number, T.MessageRelation>();
   readonly #types = new Map<number, { typeSchema: string; typeName: string }>();
   readonly #parsers: () => TypeParserSource;
+  /** Per relation, each column's fast parser (pg-defaults.ts) or undefined; decided once per Relation message. */
+  readonly #plans = new WeakMap<T.MessageRelation, RowPlan>();
+  readonly #slab = new Slab();
+  /** Filled by rawTuple for the row being read (one object, not one per row). */
+  readonly #raw: RawTuple = { u8: new Uint8Array(0), dv: new DataView(new ArrayBuffer(0)), t: new Int32Array(0), base: 0, length: 0 };
 
   /** `parsers` is asked for once per Relation message (so it can load lazily). */
   constructor(parsers: () => TypeParserSource) {
@@ -160,6 +175,11 @@ export class CompatConverter {
       keyColumns: columns.filter((c) => (c.flags & 1) !== 0).map((c) => c.name),
     };
     this.#relations.set(msg.relationId, out);
+    this.#plans.set(out, {
+      names: columns.map((c) => c.name),
+      parsers: columns.map((c) => c.parser),
+      fast: columns.map((c) => fastParserFor(c.typeOid, c.parser)),
+    });
     return out;
   }
 
@@ -173,6 +193,8 @@ export class CompatConverter {
 
   /** A row object; an unchanged TOASTed column takes `fallback`'s value for it (the old row), else `undefined`. */
   #row(tuple: Tuple, relation: T.MessageRelation, fallback?: T.Row | null): T.Row {
+    const raw = this.#raw;
+    if (rawTuple(tuple, raw)) return this.#rawRow(raw, relation, fallback);
     const row: T.Row = Object.create(null);
     const columns = relation.columns;
     for (let i = 0; i < tuple.length; i++) {
@@ -195,6 +217,47 @@ export class CompatConverter {
     return row;
   }
 
+  /**
+   * `#row` over the tape bytes directly: typed columns parsed from their
+   * bytes where pg-types' default parser is in place, and the binary values
+   * of the row copied once (from the first binary column to the row's end)
+   * into memory the plugin owns, each value a view of that copy, so that
+   * none of them changes when the decoder's input is reused.
+   */
+  #rawRow(raw: RawTuple, relation: T.MessageRelation, fallback?: T.Row | null): T.Row {
+    const row: T.Row = Object.create(null);
+    const { names, parsers, fast } = this.#plans.get(relation)!;
+    const { u8, dv, t, base, length } = raw;
+    let copy: Uint8Array | undefined;
+    let shift = 0;
+    for (let i = 0; i < length; i++) {
+      const name = names[i]!;
+      const p = t[base + i]!;
+      const k = u8[p];
+      if (k === KIND_T) {
+        const len = dv.getInt32(p + 1);
+        const f = fast[i];
+        let v: unknown = NOT_FAST;
+        if (f !== undefined) v = f(u8, p + 5, len);
+        row[name] = v === NOT_FAST ? parsers[i]!(readString(u8, p + 5, len)) : v;
+      } else if (k === KIND_B) {
+        const len = dv.getInt32(p + 1);
+        if (copy === undefined) {
+          const placed = this.#slab.copy(u8, p, rowEnd(raw));
+          copy = placed.slab;
+          shift = placed.offset - p;
+        }
+        const at = p + 5 + shift;
+        row[name] = copy.subarray(at, at + len);
+      } else if (k === KIND_U) {
+        row[name] = fallback?.[name];
+      } else {
+        row[name] = null;
+      }
+    }
+    return row;
+  }
+
   /** The key columns of a key tuple; a NULL there stands for "not part of the key" and becomes `undefined`. */
   #key(tuple: Tuple, relation: T.MessageRelation): T.Row {
     const row = this.#row(tuple, relation);
@@ -202,6 +265,22 @@ export class CompatConverter {
     for (const name of relation.keyColumns) key[name] = row[name] === null ? undefined : row[name];
     return key;
   }
+}
+
+/** What `#rawRow` needs of a relation's columns, in arrays (made once per Relation message). */
+interface RowPlan {
+  names: string[];
+  parsers: T.RelationColumn["parser"][];
+  /** The column's fast parser, where its parser is still pg-types' default (pg-defaults.ts). */
+  fast: (FastParser | undefined)[];
+}
+
+/** Where the row's last column ends on the tape. */
+function rowEnd(raw: RawTuple): number {
+  const { u8, dv, t, base, length } = raw;
+  const last = t[base + length - 1]!;
+  const k = u8[last];
+  return k === KIND_T || k === KIND_B ? last + 5 + dv.getInt32(last + 1) : last + 1;
 }
 
 /** Adds the streamed transaction's xid (inside a Stream Start / Stop block only). */

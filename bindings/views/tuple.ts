@@ -115,3 +115,33 @@ const readValue = (t: Tuple, i: number): unknown => t.value(i);
 function wrongKind(column: ColumnRef): PgoutputError {
   return new PgoutputError(`column ${JSON.stringify(column)} is in binary format; use bytes()`, { code: "WRONG_COLUMN_KIND" });
 }
+
+/**
+ * Raw access to a tape tuple for the pg-logical-replication drop-in
+ * (bindings/compat), which reads every column of every row: column i's kind
+ * byte is at `u8[t[base + i]]`, a text or binary value's Int32 length
+ * follows it (`dv`) and the value follows the length. `rawTuple` fills the
+ * caller's scratch object (one per converter, not one per row) after
+ * checking the view is live, so the caller must read it before the
+ * decoder's next call; false for a tuple that is not a tape view.
+ */
+export interface RawTuple {
+  u8: Uint8Array;
+  dv: DataView;
+  t: Int32Array;
+  base: number;
+  length: number;
+}
+
+export function rawTuple(tuple: Tuple, into: RawTuple): boolean {
+  if (!(tuple instanceof TapeTuple)) return false;
+  const raw = tuple as unknown as { b: TapeBatch; w: number; length: number };
+  const b = raw.b;
+  b.live();
+  into.u8 = b.u8;
+  into.dv = b.dv;
+  into.t = b.t;
+  into.base = raw.w + 1;
+  into.length = raw.length;
+  return true;
+}
