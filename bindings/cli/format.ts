@@ -250,7 +250,8 @@ export class ChangeFormatter {
   readonly #strings: boolean;
   readonly #types: ReadonlyMap<number, TypeInfo> | undefined;
   readonly #filter: { qualified: Set<string>; bare: Set<string> } | undefined;
-  readonly #relationInfo = new WeakMap<Relation, { wanted: boolean; types: string[] }>();
+  /** Per relation: its filter verdict, column type names, and (rowHead) the head's schema/table text. */
+  readonly #relationInfo = new WeakMap<Relation, { wanted: boolean; types: string[]; table?: string }>();
   #open: OpenTxn | undefined;
   /** Lines of streamed transactions, rendered as they arrive with `\0` where the commit time goes. */
   readonly #streamed = new StreamedTransactions<string>();
@@ -446,7 +447,7 @@ export class ChangeFormatter {
     return obj;
   }
 
-  #info(rel: Relation | undefined): { wanted: boolean; types: string[] } {
+  #info(rel: Relation | undefined): { wanted: boolean; types: string[]; table?: string } {
     if (rel === undefined) return { wanted: this.#filter === undefined, types: [] };
     let info = this.#relationInfo.get(rel);
     if (info === undefined) {
@@ -508,6 +509,26 @@ export class ChangeFormatter {
   }
 
   /**
+   * The JSON text jsonText(#rowObject(…)) makes, without its closing brace,
+   * by concatenation: no object per row (the writer's hot path). Field
+   * order and omissions as there: undefined xid, lsn, origin, schema left out.
+   */
+  #rowHeadText(msg: PgoutputMessage & { kind: "Insert" | "Update" | "Delete" }, info: { table?: string }): string {
+    const xid = this.#xid();
+    const lsn = msg.walStart !== undefined && msg.walStart > 0n ? formatLsn(msg.walStart) : undefined;
+    const origin = this.#origin();
+    let head = `{"action":"${msg.kind === "Insert" ? "I" : msg.kind === "Update" ? "U" : "D"}"`;
+    if (xid !== undefined) head += `,"xid":${jsonText(xid)}`;
+    if (lsn !== undefined) head += `,"lsn":${JSON.stringify(lsn)}`;
+    head += `,"timestamp":${this.#open?.time ?? "null"}`;
+    if (origin !== undefined) head += `,"origin":${JSON.stringify(origin)}`;
+    const rel = msg.relation;
+    // Per relation: `,"schema":…,"table":…` once.
+    info.table ??= `${rel?.namespace === undefined ? "" : `,"schema":${JSON.stringify(rel.namespace)}`},"table":${JSON.stringify(rel?.name ?? String(msg.relationId))}`;
+    return head + info.table;
+  }
+
+  /**
    * For `JsonLinesWriter`, which writes a row change's columns itself: does
    * what push() does for it but print, and returns the B line due before it
    * (if any), the line's JSON text up to its columns (without the closing
@@ -528,8 +549,7 @@ export class ChangeFormatter {
       && last.walStart === msg.walStart && last.open === this.#open && last.time === time && last.origin === origin) {
       head = last.head;
     } else {
-      const lsn = msg.walStart !== undefined && msg.walStart > 0n ? formatLsn(msg.walStart) : undefined;
-      head = jsonText(this.#rowObject(msg, lsn), this.#strings).slice(0, -1);
+      head = this.#rowHeadText(msg, info);
       this.#lastHead = { kind: msg.kind, relation: msg.relation, relationId: msg.relationId, walStart: msg.walStart, open: this.#open, time, origin, head };
     }
     let begin: string | undefined;

@@ -8,6 +8,7 @@
  * (`false`) and goes through the JS values instead.
  */
 import type { ByteSink } from "./sink.ts";
+import { writeTextArray } from "./text-arrays.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -18,7 +19,7 @@ export function fastTextType(oid: number): boolean {
   return KIND[oid] !== undefined;
 }
 
-const enum K { Bool, Int, Uint, Int8, Numeric, String, Json, Timestamp, Timestamptz }
+const enum K { Bool, Int, Uint, Int8, Numeric, String, Json, Timestamp, Timestamptz, Float, Bytea, IntArray, Int8Array, StringArray }
 
 /** OID → how its text becomes JSON (only built-in OIDs: no `types` or Type message re-maps them). */
 const KIND: Record<number, K> = {
@@ -33,6 +34,11 @@ const KIND: Record<number, K> = {
   114: K.Json, 3802: K.Json,
   // `timestamp: "iso"`
   1114: K.Timestamp, 1184: K.Timestamptz,
+  // float8 only: float4 goes through Math.fround, whose double prints more digits
+  701: K.Float,
+  17: K.Bytea,
+  // int2[], int4[]; int8[]; text[], varchar[], bpchar[], name[]
+  1005: K.IntArray, 1007: K.IntArray, 1016: K.Int8Array, 1009: K.StringArray, 1015: K.StringArray, 1014: K.StringArray, 1003: K.StringArray,
 };
 
 /** Writes the JSON of a text value; `false` (nothing written) when the JS path must do it. */
@@ -60,7 +66,8 @@ export function writeTextValue(out: ByteSink, oid: number, u8: Uint8Array, p: nu
     case K.Numeric:
       // RawJson when /^-?\d+(?:\.\d+)?$/ matches, else (NaN, Infinity) the text as a string.
       if (decimal(u8, p, n)) quotedIf(out, u8, p, n, numbersAsStrings);
-      else return writeString(out, u8, p, n);
+      // numeric's text is read as Latin-1 (it is ASCII from the server): anything else is the JS path's.
+      else return ascii(u8, p, n) && writeString(out, u8, p, n);
       return true;
     case K.String:
       return writeString(out, u8, p, n);
@@ -70,9 +77,26 @@ export function writeTextValue(out: ByteSink, oid: number, u8: Uint8Array, p: nu
       return writeTimestamp(out, u8, p, n, false);
     case K.Timestamptz:
       return writeTimestamp(out, u8, p, n, true);
+    case K.Float:
+      if (!plainFloat(u8, p, n)) return false;
+      out.bytes(u8, p, p + n);
+      return true;
+    case K.Bytea:
+      return writeBytea(out, u8, p, n);
+    case K.IntArray:
+      return writeTextArray(out, u8, p, n, intElement);
+    case K.Int8Array:
+      return writeTextArray(out, u8, p, n, numbersAsStrings ? int8StringElement : int8Element);
+    case K.StringArray:
+      return writeTextArray(out, u8, p, n, writeString);
     default:
       return false;
   }
+}
+
+function ascii(u8: Uint8Array, p: number, n: number): boolean {
+  for (let i = p; i < p + n; i++) if (u8[i]! >= 0x80) return false;
+  return true;
 }
 
 function quotedIf(out: ByteSink, u8: Uint8Array, p: number, n: number, quoted: boolean): void {
@@ -114,6 +138,71 @@ function writeTimestamp(out: ByteSink, u8: Uint8Array, p: number, n: number, zon
   if (zone) buf[o++] = 0x5a;
   buf[o++] = QUOTE;
   out.len = o;
+  return true;
+}
+
+const intElement = (out: ByteSink, u8: Uint8Array, p: number, n: number): boolean => {
+  if (!canonicalInteger(u8, p, n, true) || n > 11) return false;
+  out.bytes(u8, p, p + n);
+  return true;
+};
+const int8Element = (out: ByteSink, u8: Uint8Array, p: number, n: number): boolean => {
+  if (!canonicalInteger(u8, p, n, true)) return false;
+  out.bytes(u8, p, p + n);
+  return true;
+};
+const int8StringElement = (out: ByteSink, u8: Uint8Array, p: number, n: number): boolean => {
+  if (!canonicalInteger(u8, p, n, true)) return false;
+  quotedIf(out, u8, p, n, true);
+  return true;
+};
+
+/**
+ * A float4/float8 text that a JS number prints back the same: plain
+ * decimal (PostgreSQL's shortest form between 1e-4 and 1e15), at most 15
+ * significant digits (so any double parse is exact to them), no trailing
+ * fraction zero, not -0. Exponents, NaN, Infinity: declined.
+ */
+function plainFloat(u8: Uint8Array, p: number, n: number): boolean {
+  let i = p;
+  const end = p + n;
+  if (i < end && u8[i] === 0x2d) i++;
+  const intStart = i;
+  while (i < end && u8[i]! >= 0x30 && u8[i]! <= 0x39) i++;
+  const intLen = i - intStart;
+  if (intLen === 0 || (intLen > 1 && u8[intStart] === 0x30)) return false;
+  let digits = u8[intStart] === 0x30 ? 0 : intLen;
+  let zero = digits === 0;
+  if (i < end) {
+    if (u8[i] !== 0x2e) return false;
+    const frac = ++i;
+    let leading = 0;
+    while (i < end && u8[i]! >= 0x30 && u8[i]! <= 0x39) {
+      if (zero && u8[i] === 0x30 && digits === 0) leading++;
+      else {
+        digits++;
+        zero = false;
+      }
+      i++;
+    }
+    if (i === frac || i !== end || u8[end - 1] === 0x30 || leading > 4) return false;
+  }
+  if (digits > 15) return false;
+  return !(zero && u8[p] === 0x2d);
+}
+
+/** bytea's hex text `\x…` (lowercase, as PostgreSQL prints it): the JSON string `"\\x…"` the JS path prints for its bytes. */
+function writeBytea(out: ByteSink, u8: Uint8Array, p: number, n: number): boolean {
+  if (n < 2 || u8[p] !== BACKSLASH || u8[p + 1] !== 0x78 || (n & 1) !== 0) return false;
+  for (let i = p + 2; i < p + n; i++) {
+    const c = u8[i]!;
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  out.ensure(n + 3);
+  out.byte(QUOTE);
+  out.byte(BACKSLASH);
+  out.bytes(u8, p, p + n);
+  out.byte(QUOTE);
   return true;
 }
 
