@@ -53,9 +53,6 @@ export class JsonLinesWriter {
   /** Per relation, per column: `{"name":…,"type":…,"value":` as bytes. */
   readonly #prefixes = new WeakMap<Relation, Uint8Array[]>();
   readonly #unchanged: string[] = [];
-  /** The last row head and its bytes (rowHead() hands out the same string while it applies). */
-  #head = "";
-  #headBytes = new Uint8Array(0);
 
   constructor(options: FormatOptions = {}) {
     this.#formatter = new ChangeFormatter(options);
@@ -96,11 +93,7 @@ export class JsonLinesWriter {
   /** A row change's line after its head: columns, identity and unchanged as `ChangeFormatter` orders them. */
   #row(msg: Row, head: string, types: string[]): void {
     const out = this.out;
-    if (head !== this.#head) {
-      this.#head = head;
-      this.#headBytes = encoder.encode(head);
-    }
-    out.bytes(this.#headBytes);
+    out.str(head);
     if (msg.kind === "Insert") {
       out.str(',"columns":');
       this.#columns(msg.newTuple, undefined, types, false, undefined);
