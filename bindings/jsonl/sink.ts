@@ -3,6 +3,8 @@
  * here as UTF-8 bytes, not as JS strings: the rows' text values are copied
  * from the decoder's memory without ever becoming strings.
  */
+import { copyBytes } from "../copy-bytes.ts";
+
 const encoder = new TextEncoder();
 
 export class ByteSink {
@@ -50,7 +52,7 @@ export class ByteSink {
         // Non-ASCII: at most 3 bytes per UTF-16 unit.
         this.len = p;
         this.ensure((n - i) * 3);
-        this.len += encoder.encodeInto(s.slice(i), this.buf.subarray(this.len)).written;
+        this.len += encoder.encodeInto(s.substring(i), this.buf.subarray(this.len)).written;
         return;
       }
       buf[p++] = c;
@@ -60,7 +62,7 @@ export class ByteSink {
 
   /** The bytes so far, as a copy (the caller may hand it to an asynchronous write), and empties the sink. */
   take(): Uint8Array {
-    const out = this.buf.slice(0, this.len);
+    const out = copyBytes(this.buf, 0, this.len);
     this.len = 0;
     return out;
   }
