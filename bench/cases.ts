@@ -19,16 +19,20 @@
  *   objects, rows parsed by `pg.types`): its own `PgoutputPlugin` against
  *   this package's drop-in plugin (bindings/compat) over each backend, all
  *   fed `parse(buffer)` per message.
+ * - `jsonl`: `decode --changes`' JSON Lines bytes (JsonLinesWriter) over
+ *   decoders with `changeValueOptions()`; `js-formatter` is the CLI's
+ *   former path (ChangeFormatter's strings, encoded). Output MB/s (bytes of
+ *   JSON Lines per second) is reported next to the input MB/s.
  */
 import type { PgoutputMessage, Tuple } from "../bindings/index.ts";
 import type { AnyMessage } from "../bindings/compat/index.ts";
 import {
-  compatPass, decoderPass, plrPass, walkPass, type Competitors, type CompetitorId, type InputForm, type PlrMessage,
+  compatPass, decoderPass, formatterPass, jsonlPass, plrPass, walkPass, type OutputCount, type Competitors, type CompetitorId, type InputForm, type PlrMessage,
 } from "./competitors.ts";
 import type { BenchInput } from "./input.ts";
 
-export type CaseName = "kernel" | "lazy" | "full" | "compat";
-export const CASES: readonly CaseName[] = ["kernel", "lazy", "full", "compat"];
+export type CaseName = "kernel" | "lazy" | "full" | "compat" | "jsonl";
+export const CASES: readonly CaseName[] = ["kernel", "lazy", "full", "compat", "jsonl"];
 
 export interface Entry {
   case: CaseName;
@@ -36,6 +40,8 @@ export interface Entry {
   form: InputForm;
   /** One pass over the corpus; returns the number of messages. */
   run: () => number;
+  /** Bytes the last run wrote, for cases that produce output. */
+  output?: OutputCount;
 }
 
 /** Every case × competitor that applies (js-walk only to `kernel`). */
@@ -56,7 +62,15 @@ export function entries(input: BenchInput, c: Competitors): Entry[] {
     { case: "compat", competitor: "wasm", form: "pre-split messages", run: () => compatPass(c.compatWasm, split(), compatTouch) },
     { case: "compat", competitor: "baseline", form: "pre-split messages", run: () => compatPass(c.compatBaseline, split(), compatTouch) },
     { case: "compat", competitor: "pg-logical-replication", form: "pre-split messages", run: () => plrPass(c.plr, split(), compatTouch) },
+    withOutput((o) => ({ case: "jsonl", competitor: "wasm", form: "64 KB chunks", run: () => jsonlPass(c.jsonlWasm, chunks, o) })),
+    withOutput((o) => ({ case: "jsonl", competitor: "baseline", form: "64 KB chunks", run: () => jsonlPass(c.jsonlBaseline, chunks, o) })),
+    withOutput((o) => ({ case: "jsonl", competitor: "js-formatter", form: "64 KB chunks", run: () => formatterPass(c.jsonlWasm, chunks, o) })),
   ];
+}
+
+function withOutput(make: (o: OutputCount) => Entry): Entry {
+  const output: OutputCount = { bytes: 0 };
+  return { ...make(output), output };
 }
 
 // ------------------------------------------------------------ our messages

@@ -15,6 +15,7 @@ const COLORS: Record<string, string> = {
   baseline: "#0891b2",
   "pg-logical-replication": "#d97706",
   "js-walk": "#6b7280",
+  "js-formatter": "#9ca3af",
 };
 
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");

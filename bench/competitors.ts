@@ -11,6 +11,9 @@
  *   It decodes protocol 1 only (no Stream Start/Stop, no streamed xids).
  * - `js-walk`: the plain-JS structural walk of walk.ts, fed the 64 KB chunks
  *   (`kernel` case only).
+ * - `js-formatter` (`jsonl` case only): the CLI's JSON Lines before
+ *   JsonLinesWriter — ChangeFormatter's text lines, joined and encoded —
+ *   over a wasm decoder: the reference the writer is measured against.
  *
  * The compat case runs this package's `PgoutputPlugin` drop-in
  * (bindings/compat) with a wasm or baseline decoder, fed like
@@ -18,15 +21,16 @@
  */
 import { PgoutputPlugin } from "pg-logical-replication";
 import type { Pgoutput } from "pg-logical-replication";
-import { BaselineDecoder, WasmDecoder } from "../bindings/index.ts";
+import { BaselineDecoder, WasmDecoder, JsonLinesWriter, changeValueOptions } from "../bindings/index.ts";
+import { ChangeFormatter } from "../bindings/cli/format.ts";
 import type { PgoutputDecoder, PgoutputMessage } from "../bindings/index.ts";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
 import type { AnyMessage } from "../bindings/compat/index.ts";
 import type { BenchInput } from "./input.ts";
 import { StructuralWalk } from "./walk.ts";
 
-export type CompetitorId = "wasm" | "baseline" | "pg-logical-replication" | "js-walk";
-export const COMPETITORS: readonly CompetitorId[] = ["wasm", "baseline", "pg-logical-replication", "js-walk"];
+export type CompetitorId = "wasm" | "baseline" | "pg-logical-replication" | "js-walk" | "js-formatter";
+export const COMPETITORS: readonly CompetitorId[] = ["wasm", "baseline", "pg-logical-replication", "js-walk", "js-formatter"];
 
 export type InputForm = "64 KB chunks" | "pre-split messages";
 
@@ -46,6 +50,9 @@ export interface Competitors {
   walk: StructuralWalk;
   compatWasm: PgoutputWasmPlugin;
   compatBaseline: PgoutputWasmPlugin;
+  /** Decoders with the change lines' value options (the jsonl case). */
+  jsonlWasm: WasmDecoder;
+  jsonlBaseline: BaselineDecoder;
 }
 
 export function makeCompetitors(input: BenchInput): Competitors {
@@ -59,6 +66,8 @@ export function makeCompetitors(input: BenchInput): Competitors {
     walk: new StructuralWalk(),
     compatWasm: new PgoutputWasmPlugin({ protoVersion, publicationNames, decoder: new WasmDecoder() }),
     compatBaseline: new PgoutputWasmPlugin({ protoVersion, publicationNames, decoder: new BaselineDecoder() }),
+    jsonlWasm: new WasmDecoder({ values: changeValueOptions() }),
+    jsonlBaseline: new BaselineDecoder({ values: changeValueOptions() }),
   };
 }
 
@@ -102,5 +111,49 @@ export function walkPass(walk: StructuralWalk, chunks: readonly Uint8Array[]): n
   for (let c = 0; c < chunks.length; c++) n += walk.push(chunks[c]!);
   walk.end();
   sink.value = (sink.value + walk.sum) | 0;
+  return n;
+}
+
+/** Bytes of JSON Lines the last jsonl pass wrote (for output MB/s). */
+export interface OutputCount {
+  bytes: number;
+}
+
+/** `decode --changes` over the chunks: JsonLinesWriter's bytes per chunk, as the CLI writes them. */
+export function jsonlPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount): number {
+  const writer = new JsonLinesWriter({ types: d.types });
+  let n = 0;
+  let bytes = 0;
+  for (let c = 0; c < chunks.length; c++) {
+    const batch = d.push(chunks[c]!);
+    const len = batch.length;
+    for (let i = 0; i < len; i++) writer.push(batch.get(i));
+    bytes += writer.take().length;
+    n += len;
+  }
+  d.end();
+  out.bytes = bytes;
+  sink.value = (sink.value + bytes) | 0;
+  return n;
+}
+
+const encoder = new TextEncoder();
+
+/** The same lines the way the CLI made them before: ChangeFormatter's strings, joined per chunk, then UTF-8. */
+export function formatterPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount): number {
+  const formatter = new ChangeFormatter({ types: d.types });
+  let n = 0;
+  let bytes = 0;
+  for (let c = 0; c < chunks.length; c++) {
+    const batch = d.push(chunks[c]!);
+    const len = batch.length;
+    let text = "";
+    for (let i = 0; i < len; i++) for (const line of formatter.push(batch.get(i)).lines) text += line + "\n";
+    bytes += encoder.encode(text).length;
+    n += len;
+  }
+  d.end();
+  out.bytes = bytes;
+  sink.value = (sink.value + bytes) | 0;
   return n;
 }

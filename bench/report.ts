@@ -45,6 +45,8 @@ export interface ResultRow {
   mbPerSec: number;
   /** Messages per second, from the median sample. */
   messagesPerSec: number;
+  /** Megabytes (1e6) of output per second (the jsonl case's JSON Lines), from the median sample. */
+  outputMbPerSec?: number;
   /** Median seconds per corpus pass. */
   medianSeconds: number;
   /** Benchmark.js's mean rate (corpus passes per second). */
@@ -161,6 +163,8 @@ export interface Measured {
   competitor: CompetitorId;
   form: InputForm;
   target: Benchmark.Target;
+  /** Bytes of output per pass (cases that write some). */
+  outputBytes?: number;
 }
 
 /** Result rows with rates and ratios, in the order measured; `paired` maps `case/competitor` to its per-round seconds. */
@@ -174,6 +178,7 @@ export function resultRows(input: BenchInput, measured: readonly Measured[], pai
       form: m.form,
       mbPerSec: input.messageBytes / 1e6 / med,
       messagesPerSec: input.messages / med,
+      ...(m.outputBytes === undefined ? {} : { outputMbPerSec: m.outputBytes / 1e6 / med }),
       medianSeconds: med,
       hz: m.target.hz!,
       rme: stats.rme,
@@ -212,6 +217,8 @@ const TARGETS: { name: string; case: CaseName; a: CompetitorId; b: CompetitorId;
   { name: "kernel: wasm ÷ js-walk", case: "kernel", a: "wasm", b: "js-walk", target: 1 },
   { name: "full: wasm ÷ baseline", case: "full", a: "wasm", b: "baseline", target: 1.5 },
   { name: "lazy: wasm ÷ baseline", case: "lazy", a: "wasm", b: "baseline", target: 3 },
+  { name: "jsonl: wasm ÷ js-formatter", case: "jsonl", a: "wasm", b: "js-formatter", target: 20 },
+  { name: "jsonl: wasm ÷ baseline", case: "jsonl", a: "wasm", b: "baseline", target: 1.5 },
 ];
 
 /** The issue's speed targets, from one run (RSS is memory.bench.ts's): paired ratios where measured. */
@@ -247,6 +254,7 @@ export function printReport(r: BenchReport, log: (line: string) => void = consol
       ratio(x.paired?.vsPgLogicalReplication ?? null), ratio(x.paired?.vsBaseline ?? null),
     ]));
   }
+  for (const x of r.results) if (x.outputMbPerSec !== undefined) log(`${x.case}/${x.competitor}: ${fmt(x.outputMbPerSec)} MB/s of output (target ≥ 200)`);
   for (const u of r.unsupported) log(`${u.competitor}: not measured on this corpus (${u.reason})`);
   log(`targets (${r.settings.pairedRounds > 0 ? `paired ratios over ${r.settings.pairedRounds} rounds; Benchmark.js's in brackets` : "ratios of Benchmark.js median rates"}):`);
   for (const t of r.targets) {

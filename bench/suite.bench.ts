@@ -144,7 +144,7 @@ function runCorpus(file: string): BenchReport {
       onStart: () => gc?.(),
       onComplete: (ev: Benchmark.Event) => {
         const t = ev.target;
-        measured.push({ case: e.case, competitor: e.competitor, form: e.form, target: t });
+        measured.push({ case: e.case, competitor: e.competitor, form: e.form, target: t, ...(e.output ? { outputBytes: e.output.bytes } : {}) });
         console.log(`  ${String(t)}`);
       },
     });

@@ -34,3 +34,6 @@ export {
   type ValueOptions, type TypeOverride, type TypeKnowledge, type Interval, type TimeTz, type PgArray, type CatalogTypeRow,
 } from "./values/index.ts";
 export { toJsonValue } from "./values/json.ts";
+// JSON Lines of changes (the CLI's `decode --changes` / `tail` lines) as bytes; decoders made with changeValueOptions().
+export { JsonLinesWriter, changesToJsonLines, type WriteOutput } from "./jsonl/writer.ts";
+export { changeValueOptions, type FormatOptions } from "./cli/format.ts";

@@ -36,8 +36,25 @@ export function timestampToDate(unixMicros: bigint): Date {
   return new Date(Number(ms));
 }
 
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+let lastSecond = Number.NaN;
+let lastPrefix = "";
+
 /** An ISO 8601 UTC string with six fractional digits, e.g. `2023-11-14T22:13:20.123456Z`. */
 export function timestampToISO(unixMicros: bigint): string {
+  // Within 2^53 µs (±285 years) doubles are exact; consecutive commit times
+  // mostly share their second, whose Date text is kept (Date is the cost).
+  if (unixMicros >= -SAFE && unixMicros <= SAFE) {
+    const n = Number(unixMicros);
+    let us = n % 1_000_000;
+    if (us < 0) us += 1_000_000;
+    const seconds = (n - us) / 1_000_000;
+    if (seconds !== lastSecond) {
+      lastPrefix = new Date(seconds * 1000).toISOString().slice(0, -5);
+      lastSecond = seconds;
+    }
+    return `${lastPrefix}.${String(us).padStart(6, "0")}Z`;
+  }
   let micros = unixMicros % 1_000_000n;
   if (micros < 0n) micros += 1_000_000n;
   const seconds = (unixMicros - micros) / 1_000_000n;

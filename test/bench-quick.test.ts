@@ -35,6 +35,7 @@ const EXPECTED: Record<string, string[]> = {
   lazy: ["wasm", "baseline", "pg-logical-replication"],
   full: ["wasm", "baseline", "pg-logical-replication"],
   compat: ["wasm", "baseline", "pg-logical-replication"],
+  jsonl: ["wasm", "baseline", "js-formatter"],
 };
 
 it("bench:quick runs under plain node and reports every case × competitor", { timeout: 180_000 }, () => {

@@ -21,7 +21,8 @@ import type { MessageKind, PgoutputMessage } from "../messages.ts";
 import type { Tuple } from "../tuple.ts";
 import type { WalMessage } from "../walsender.ts";
 import { toJsonValue } from "../values/json.ts";
-import { ChangeFormatter, changeValueOptions, lineText } from "./format.ts";
+import { changeValueOptions, lineText } from "./format.ts";
+import { JsonLinesWriter } from "../jsonl/writer.ts";
 import { usage } from "./errors.ts";
 
 const GZIP_MAGIC = 0x1f8b;
@@ -58,8 +59,9 @@ export async function decodeCommand(args: string[]): Promise<number> {
     if (e.code === "EPIPE") process.exit(0);
   });
   const decoder = await createDecoder(changes ? { backend, values: changeValueOptions() } : { backend });
-  const formatter = changes
-    ? new ChangeFormatter({
+  // Change lines are written as bytes (bindings/jsonl): no JS string per value.
+  const writer = changes
+    ? new JsonLinesWriter({
         transactions: values.transactions,
         tables: (values.tables ?? []).flatMap((t) => t.split(",")).map((t) => t.trim()).filter((t) => t.length > 0),
         pretty,
@@ -74,16 +76,16 @@ export async function decodeCommand(args: string[]): Promise<number> {
   const print = async (messages: Iterable<WalMessage>): Promise<void> => {
     let out = "";
     for (const msg of messages) {
-      if (formatter !== undefined) {
-        const r = formatter.push(msg as PgoutputMessage);
-        for (const line of r.lines) out += line + "\n";
+      if (writer !== undefined) {
+        writer.push(msg as PgoutputMessage);
       } else {
         const obj = values.values ? withValues(msg as PgoutputMessage) : msg.toJSON();
         out += (pretty ? lineText(obj, true, false) : JSON.stringify(obj)) + "\n";
       }
       counts.set(msg.kind as MessageKind, (counts.get(msg.kind as MessageKind) ?? 0) + 1);
     }
-    if (out.length > 0 && !process.stdout.write(out)) {
+    const bytes = writer?.take();
+    if (bytes !== undefined ? bytes.length > 0 && !process.stdout.write(bytes) : out.length > 0 && !process.stdout.write(out)) {
       await new Promise((resolve) => process.stdout.once("drain", resolve));
     }
   };

@@ -250,12 +250,18 @@ export class ChangeFormatter {
   readonly #strings: boolean;
   readonly #types: ReadonlyMap<number, TypeInfo> | undefined;
   readonly #filter: { qualified: Set<string>; bare: Set<string> } | undefined;
-  readonly #relationInfo = new WeakMap<Relation, { wanted: boolean; types: string[] }>();
+  /** Per relation: its filter verdict, column type names, and (rowHead) the head's schema/table text. */
+  readonly #relationInfo = new WeakMap<Relation, { wanted: boolean; types: string[]; table?: string }>();
   #open: OpenTxn | undefined;
   /** Lines of streamed transactions, rendered as they arrive with `\0` where the commit time goes. */
   readonly #streamed = new StreamedTransactions<string>();
   /** The origin named in the block being read: its lines carry it. */
   #blockOrigin: string | undefined;
+  /** The last head rowHead() made, and what it was made of. */
+  #lastHead: {
+    kind: string; relation: Relation | undefined; relationId: number; walStart: bigint | undefined;
+    open: OpenTxn | undefined; time: string | undefined; origin: string | undefined; head: string;
+  } | undefined;
 
   constructor(options: FormatOptions = {}) {
     this.#transactions = options.transactions === true;
@@ -441,7 +447,7 @@ export class ChangeFormatter {
     return obj;
   }
 
-  #info(rel: Relation | undefined): { wanted: boolean; types: string[] } {
+  #info(rel: Relation | undefined): { wanted: boolean; types: string[]; table?: string } {
     if (rel === undefined) return { wanted: this.#filter === undefined, types: [] };
     let info = this.#relationInfo.get(rel);
     if (info === undefined) {
@@ -474,12 +480,7 @@ export class ChangeFormatter {
     const rel = msg.relation;
     const info = this.#info(rel);
     if (!info.wanted) return [];
-    const obj = this.#head(msg.kind === "Insert" ? "I" : msg.kind === "Update" ? "U" : "D", msg.xid);
-    obj.lsn = lsn;
-    obj.timestamp = this.#timeSlot();
-    obj.origin = this.#origin();
-    obj.schema = rel?.namespace;
-    obj.table = rel?.name ?? String(msg.relationId);
+    const obj = this.#rowObject(msg, lsn);
     if (msg.kind === "Insert") {
       obj.columns = this.#columns(msg.newTuple, undefined, info.types, undefined).columns;
     } else if (msg.kind === "Update") {
@@ -493,6 +494,72 @@ export class ChangeFormatter {
       obj.identity = this.#columns(msg.oldTuple, undefined, info.types, msg.oldTupleType === "K" ? "key" : undefined).columns;
     }
     return [obj];
+  }
+
+  /** A row change's line up to its columns: action, xid, lsn, timestamp, origin, schema, table. */
+  #rowObject(msg: PgoutputMessage & { kind: "Insert" | "Update" | "Delete" }, lsn: string | undefined): Record<string, unknown> {
+    const rel = msg.relation;
+    const obj = this.#head(msg.kind === "Insert" ? "I" : msg.kind === "Update" ? "U" : "D", msg.xid);
+    obj.lsn = lsn;
+    obj.timestamp = this.#timeSlot();
+    obj.origin = this.#origin();
+    obj.schema = rel?.namespace;
+    obj.table = rel?.name ?? String(msg.relationId);
+    return obj;
+  }
+
+  /**
+   * The JSON text jsonText(#rowObject(…)) makes, without its closing brace,
+   * by concatenation: no object per row (the writer's hot path). Field
+   * order and omissions as there: undefined xid, lsn, origin, schema left out.
+   */
+  #rowHeadText(msg: PgoutputMessage & { kind: "Insert" | "Update" | "Delete" }, info: { table?: string }): string {
+    const xid = this.#xid();
+    const lsn = msg.walStart !== undefined && msg.walStart > 0n ? formatLsn(msg.walStart) : undefined;
+    const origin = this.#origin();
+    let head = `{"action":"${msg.kind === "Insert" ? "I" : msg.kind === "Update" ? "U" : "D"}"`;
+    if (xid !== undefined) head += `,"xid":${jsonText(xid)}`;
+    if (lsn !== undefined) head += `,"lsn":${JSON.stringify(lsn)}`;
+    head += `,"timestamp":${this.#open?.time ?? "null"}`;
+    if (origin !== undefined) head += `,"origin":${JSON.stringify(origin)}`;
+    const rel = msg.relation;
+    // Per relation: `,"schema":…,"table":…` once.
+    info.table ??= `${rel?.namespace === undefined ? "" : `,"schema":${JSON.stringify(rel.namespace)}`},"table":${JSON.stringify(rel?.name ?? String(msg.relationId))}`;
+    return head + info.table;
+  }
+
+  /**
+   * For `JsonLinesWriter`, which writes a row change's columns itself: does
+   * what push() does for it but print, and returns the B line due before it
+   * (if any), the line's JSON text up to its columns (without the closing
+   * brace) and the column type names. `null`: its table is filtered out.
+   * `undefined`: push() must do this one (pretty output; a streamed block,
+   * whose lines are held as text until their commit).
+   */
+  rowHead(msg: PgoutputMessage & { kind: "Insert" | "Update" | "Delete" }): { begin: string | undefined; head: string; types: string[] } | null | undefined {
+    if (this.#pretty || this.#streamed.blockXid !== undefined) return undefined;
+    const info = this.#info(msg.relation);
+    if (!info.wanted) return null;
+    // Rows of one table in one transaction share their head: made once (the same string, so the writer can tell).
+    const last = this.#lastHead;
+    const time = this.#open?.time;
+    const origin = this.#origin();
+    let head: string;
+    if (last !== undefined && last.kind === msg.kind && last.relation === msg.relation && last.relationId === msg.relationId
+      && last.walStart === msg.walStart && last.open === this.#open && last.time === time && last.origin === origin) {
+      head = last.head;
+    } else {
+      head = this.#rowHeadText(msg, info);
+      this.#lastHead = { kind: msg.kind, relation: msg.relation, relationId: msg.relationId, walStart: msg.walStart, open: this.#open, time, origin, head };
+    }
+    let begin: string | undefined;
+    const open = this.#open;
+    if (open !== undefined) {
+      open.printed = true;
+      begin = open.begin;
+      open.begin = undefined;
+    }
+    return { begin, head, types: info.types };
   }
 
   /**

@@ -112,6 +112,20 @@ export class TapeTuple implements Tuple {
 
 const readValue = (t: Tuple, i: number): unknown => t.value(i);
 
+/**
+ * Where a tape tuple's columns sit: the bytes, and `tape[first + i]` the
+ * offset of column i's kind byte (its Int32 length follows, then the value).
+ * For the JSON Lines writer, which copies values from there without making
+ * strings. `undefined` for a tuple of another kind (a materialized one).
+ */
+export function tapeColumns(t: Tuple): { u8: Uint8Array; dv: DataView; tape: Int32Array; first: number } | undefined {
+  if (!(t instanceof TapeTuple)) return undefined;
+  const inner = t as unknown as { b: TapeBatch; w: number };
+  const b = inner.b;
+  b.live();
+  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1 };
+}
+
 function wrongKind(column: ColumnRef): PgoutputError {
   return new PgoutputError(`column ${JSON.stringify(column)} is in binary format; use bytes()`, { code: "WRONG_COLUMN_KIND" });
 }
