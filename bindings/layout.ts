@@ -1,6 +1,6 @@
 /**
  * The wire layout of every pgoutput message, written out once (see
- * /work/shared/docs/pgoutput-wire-format.md and PostgreSQL's proto.c).
+ * PostgreSQL's protocol-logicalrep-message-formats chapter and its proto.c).
  *
  * A message is its tag byte, then its fields in order. The view getters'
  * offsets (views/views.ts), the error field names (kernel/error.ts), the

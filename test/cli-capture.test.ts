@@ -8,7 +8,7 @@
 // kind of change.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +19,7 @@ import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { decodeCapture, peekChanges } from "../devkit/capture/slot.ts";
+import { buildCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-capture");
@@ -86,15 +87,7 @@ function messagesOf(file: string): PgoutputMessage[] {
 let cluster: Cluster;
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, "bindings", "wasm-inline.ts"))) throw new Error("bindings/wasm-inline.ts is missing: run npm run build:wasm first");
-  const compile = new Promise<void>((resolve, reject) => {
-    rmSync(OUT, { recursive: true, force: true });
-    const tsc = spawn(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--outDir", OUT, "--declaration", "false", "--sourceMap", "false"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let err = "";
-    tsc.stdout.on("data", (d) => (err += d));
-    tsc.stderr.on("data", (d) => (err += d));
-    tsc.on("close", () => (existsSync(MAIN) ? resolve() : reject(new Error(`tsc did not emit ${MAIN}: ${err}`))));
-  });
+  const compile = buildCli("cli-test-capture");
   [cluster] = await Promise.all([startCluster(15), compile]);
   await cluster.query(`
     CREATE TABLE cap (id int8 PRIMARY KEY, n numeric, note text, doc jsonb);

@@ -9,12 +9,13 @@
 // also echoes the passwords, as a hostile server could.
 
 import { spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import * as net from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
+import { buildCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-secrets");
@@ -120,15 +121,7 @@ async function hostileServer(reply: Buffer, limit = 4): Promise<{ port: number; 
 let cluster: Cluster;
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, "bindings", "wasm-inline.ts"))) throw new Error("bindings/wasm-inline.ts is missing: run npm run build:wasm first");
-  const compile = new Promise<void>((resolve, reject) => {
-    rmSync(OUT, { recursive: true, force: true });
-    const tsc = spawn(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--outDir", OUT, "--declaration", "false", "--sourceMap", "false"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let err = "";
-    tsc.stdout.on("data", (d) => (err += d));
-    tsc.stderr.on("data", (d) => (err += d));
-    tsc.on("close", () => (existsSync(MAIN) ? resolve() : reject(new Error(`tsc did not emit ${MAIN}: ${err}`))));
-  });
+  const compile = buildCli("cli-test-secrets");
   [cluster] = await Promise.all([startCluster(18, { hba: ["host all kvuser 127.0.0.1/32 scram-sha-256"] }), compile]);
   await cluster.query(`
     CREATE TABLE sec_t (id int PRIMARY KEY);

@@ -10,13 +10,14 @@
 // no-argument embedded demo runs to completion.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import * as net from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "pg";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { buildCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-tail");
@@ -172,17 +173,7 @@ const cleanup: (() => Promise<unknown>)[] = [];
 const HBA = ["host all pwuser 127.0.0.1/32 scram-sha-256"];
 
 beforeAll(async () => {
-  // The CLI as it is published: bindings/ compiled to JavaScript (its own folder: other test files compile too).
-  if (!existsSync(join(ROOT, "bindings", "wasm-inline.ts"))) throw new Error("bindings/wasm-inline.ts is missing: run npm run build:wasm first");
-  const compile = new Promise<void>((resolve, reject) => {
-    rmSync(OUT, { recursive: true, force: true });
-    const tsc = spawn(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--outDir", OUT, "--declaration", "false", "--sourceMap", "false"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let err = "";
-    tsc.stdout.on("data", (d) => (err += d));
-    tsc.stderr.on("data", (d) => (err += d));
-    // Type errors elsewhere still emit; what matters is the CLI's JavaScript.
-    tsc.on("close", () => (existsSync(MAIN) ? resolve() : reject(new Error(`tsc did not emit ${MAIN}: ${err}`))));
-  });
+  const compile = buildCli("cli-test-tail");
   const [c15, c18] = await Promise.all([startCluster(15, { hba: HBA }), startCluster(18, { hba: HBA }), compile]);
   clusters.set(15, c15);
   clusters.set(18, c18);

@@ -1,0 +1,27 @@
+import { spawn } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * The CLI as it is published: bindings/ compiled to JavaScript, into a
+ * folder of the caller's own (test files run in parallel and compile too).
+ * Resolves with the path of its main.js.
+ */
+export function buildCli(folder: string): Promise<string> {
+  const out = join(ROOT, "build", folder);
+  const main = join(out, "cli", "main.js");
+  if (!existsSync(join(ROOT, "bindings", "wasm-inline.ts"))) {
+    return Promise.reject(new Error("bindings/wasm-inline.ts is missing: run npm run build:wasm first"));
+  }
+  return new Promise<string>((resolve, reject) => {
+    rmSync(out, { recursive: true, force: true });
+    const tsc = spawn(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--outDir", out, "--declaration", "false", "--sourceMap", "false"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    tsc.stdout.on("data", (d) => (err += d));
+    tsc.stderr.on("data", (d) => (err += d));
+    tsc.on("close", () => (existsSync(main) ? resolve(main) : reject(new Error(`tsc did not emit ${main}: ${err}`))));
+  });
+}
