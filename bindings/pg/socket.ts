@@ -40,3 +40,48 @@ export function takeOver(socket: RawSocket, onData: (chunk: Uint8Array) => void)
   socket.removeListener("data", pgListeners[0] as (...args: never[]) => void);
   socket.on("data", onData);
 }
+
+/** The libuv stream handle under a net.Socket, as far as gathering uses it (Node's own pause() does the same with its `onread` option). */
+interface StreamHandle {
+  reading?: boolean;
+  readStop?(): number;
+  readStart?(): number;
+}
+
+function handleOf(socket: RawSocket): StreamHandle | undefined {
+  const handle = (socket as unknown as { _handle?: StreamHandle | null })._handle;
+  return handle != null && typeof handle.readStop === "function" && typeof handle.readStart === "function" ? handle : undefined;
+}
+
+/**
+ * Pauses `socket` and stops its handle reading, so that what the server
+ * sends meanwhile waits in the kernel and comes in one read later (pause()
+ * alone goes on reading until 16 KiB are buffered). Returns whether the
+ * handle was stopped; then `startReading` must restart it.
+ */
+export function stopReading(socket: RawSocket): boolean {
+  socket.pause();
+  const handle = handleOf(socket);
+  if (handle?.reading !== true) return false;
+  handle.reading = false;
+  handle.readStop!();
+  return true;
+}
+
+/**
+ * Restarts a handle `stopReading` stopped, then resumes the socket unless
+ * `paused`. The handle is restarted here, not left to resume(): the
+ * Readable only asks the socket to read when no read is pending, and one
+ * that was pending when the handle stopped never completes. Left to
+ * resume(), the socket then never reads again, and a closed connection goes
+ * unnoticed until a write fails.
+ */
+export function startReading(socket: RawSocket, paused: boolean): void {
+  const handle = handleOf(socket);
+  if (handle !== undefined && handle.reading === false && !(socket as unknown as { destroyed?: boolean }).destroyed) {
+    handle.reading = true;
+    const err = handle.readStart!();
+    if (err < 0) socket.destroy();
+  }
+  if (!paused) socket.resume();
+}

@@ -41,7 +41,7 @@ import type { NormalizedOptions, ReplicateOptions } from "./options.ts";
 import { ReplicationError, fromErrorFields, fromPgError } from "./errors.ts";
 import { copyDataFrame, copyDoneFrame, queryFrame } from "./frames.ts";
 import { ByteQueue } from "./queue.ts";
-import { takeOver, type RawSocket } from "./socket.ts";
+import { startReading, stopReading, takeOver, type RawSocket } from "./socket.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
 
 /** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
@@ -161,6 +161,8 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   readonly #answered = new Set<number>();
   /** The timer of a short pause that lets small reads gather (see #wakeOrGather). */
   #gathering: ReturnType<typeof setTimeout> | undefined;
+  /** Whether a gathering pause stopped the socket handle (see stopReading). */
+  #handleStopped = false;
   /** A status update was due while another still waited in the write buffer. */
   #statusWanted = false;
   #claimed: string | undefined;
@@ -502,6 +504,14 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     }
   };
 
+  /** Cancels a gathering pause (the socket reads on unless paused for backpressure). */
+  #endGathering(): void {
+    if (this.#gathering === undefined) return;
+    clearTimeout(this.#gathering);
+    this.#gathering = undefined;
+    this.#readOn();
+  }
+
   /**
    * Wakes a waiting consumer — or, when what is queued is small, first lets
    * more arrive: the socket is paused for `coalesceMs` so the operating
@@ -510,14 +520,6 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
    * server otherwise wakes (and decodes) once per few hundred bytes, and that
    * per-read cost, not decoding, is what its CPU goes to.
    */
-  /** Cancels a gathering pause (the socket reads on unless paused for backpressure). */
-  #endGathering(): void {
-    if (this.#gathering === undefined) return;
-    clearTimeout(this.#gathering);
-    this.#gathering = undefined;
-    if (!this.#paused) this.#socket.resume();
-  }
-
   #wakeOrGather(): void {
     if (this.#gathering !== undefined) return;
     const ms = this.#options.coalesceMs;
@@ -525,18 +527,10 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
       this.#wakeUp();
       return;
     }
-    this.#socket.pause();
-    // pause() alone goes on reading until 16 KiB are buffered, in the walsender's small pieces; stopping
-    // the handle (as net.Socket's own pause() does with its `onread` option) leaves them to the kernel,
-    // which hands them over in one read after the pause. resume() restarts the handle.
-    const handle = (this.#socket as unknown as { _handle?: { readStop?(): unknown; reading?: boolean } })._handle;
-    if (handle?.reading === true && typeof handle.readStop === "function") {
-      handle.reading = false;
-      handle.readStop();
-    }
+    this.#handleStopped = stopReading(this.#socket);
     this.#gathering = setTimeout(() => {
       this.#gathering = undefined;
-      if (!this.#paused && this.#phase === "streaming") this.#socket.resume();
+      if (this.#phase !== "closed") this.#readOn();
       this.#wakeUp();
     }, ms);
   }
@@ -614,7 +608,15 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   #resume(): void {
     this.#paused = false;
     this.#lastData = Date.now(); // a paused socket was not silent
-    if (this.#gathering === undefined) this.#socket.resume();
+    if (this.#gathering === undefined) this.#readOn();
+  }
+
+  /** After a gathering pause: the handle reads again, and the socket flows unless paused for backpressure. */
+  #readOn(): void {
+    if (this.#handleStopped) {
+      this.#handleStopped = false;
+      startReading(this.#socket, this.#paused);
+    } else if (!this.#paused) this.#socket.resume();
   }
 
   readonly #onClientError = (e: unknown): void => {
