@@ -2,7 +2,11 @@
  * End to end: `replicate()` draining a backlog from a real walsender, no
  * values touched (each message's kind read, as a consumer must at least do).
  *
- *   node build/bench/bench/replicate.bench.js [--rows N] [--rounds R] [--major 15|18]
+ *   node build/bench/bench/replicate.bench.js [--rows N] [--rounds R] [--warmup W] [--major 15|18] [--only wasm|baseline|pg-logical-replication]
+ *
+ * (`--only` runs one competitor, for a profile: node --cpu-prof ...). Each
+ * competitor first runs `--warmup` unmeasured rounds (default 1), so that no
+ * figure includes compiling the code: a replication client runs for hours.
  *
  * A throwaway PostgreSQL (15 by default) gets one slot per round, then a
  * backlog of N rows (~260 bytes of pgoutput each, in transactions of 1,000),
@@ -26,6 +30,7 @@ function arg(name: string, fallback: number): number {
 
 const rows = arg("rows", 300_000);
 const rounds = arg("rounds", 6);
+const warmup = arg("warmup", 1);
 const major = arg("major", 15) as PgMajor;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -35,7 +40,12 @@ try {
   await client.connect();
   await client.query("CREATE TABLE e2e (id int PRIMARY KEY, a int, b text, c timestamptz, d numeric)");
   await client.query("CREATE PUBLICATION e2e_pub FOR TABLE e2e");
-  for (let r = 0; r < rounds; r++) await client.query(`SELECT pg_create_logical_replication_slot('e2e_${r}', 'pgoutput')`);
+  const all = ["wasm", "baseline", "pg-logical-replication"] as const;
+  const only = process.argv.indexOf("--only");
+  const competitors = only >= 0 ? all.filter((c) => c === process.argv[only + 1]) : all;
+  if (competitors.length === 0) throw new Error(`--only takes one of ${all.join(", ")}`);
+  const warm = warmup * competitors.length;
+  for (let r = 0; r < warm + rounds; r++) await client.query(`SELECT pg_create_logical_replication_slot('e2e_${r}', 'pgoutput')`);
   for (let from = 1; from <= rows; from += 1000) {
     await client.query(
       `INSERT INTO e2e SELECT g, g * 7, repeat(md5(g::text), 6), now(), g * 1.25 FROM generate_series(${from}, ${Math.min(rows, from + 999)}) g`,
@@ -44,8 +54,7 @@ try {
   await client.end();
 
   const results: Record<string, { wall: number[]; cpu: number[]; mb: number[] }> = {};
-  const competitors = ["wasm", "baseline", "pg-logical-replication"] as const;
-  for (let r = 0; r < rounds; r++) {
+  for (let r = 0; r < warm + rounds; r++) {
     const who = competitors[r % competitors.length]!;
     const slot = `e2e_${r}`;
     const cpu0 = process.cpuUsage();
@@ -84,6 +93,7 @@ try {
     }
     const wall = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(cpu0);
+    if (r < warm) continue;
     const cpu = (c.user + c.system) / 1e6;
     (results[who] ??= { wall: [], cpu: [], mb: [] }).wall.push(wall);
     results[who].cpu.push(cpu);

@@ -663,7 +663,10 @@ describe("PostgreSQL 15: slow consumer", () => {
   it("memory stays bounded while 50 MB of changes go to a consumer slower than the server", async () => {
     const c = ctx(15);
     const { table: t, pub, slot } = await table(c);
-    const marks = [1 << 20, 8 << 20, 1 << 30];
+    // Marks 1 and 8 MiB with coalesceMs 0: reads go on while the consumer is busy, until highWaterMark pauses
+    // them; 1 GiB with coalesceMs 0: no backpressure; 8 MiB with the default coalesceMs: a busy consumer
+    // stops the reading at 64 KiB queued, so the queue never nears the mark.
+    const marks = [1 << 20, 8 << 20, 1 << 30, 8 << 20];
     for (let i = 0; i < marks.length; i++) await sql(c, `SELECT pg_create_logical_replication_slot('${slot}_${i}', 'pgoutput')`);
     const rows = 50_000;
     for (let i = 0; i < 50; i++) {
@@ -679,7 +682,7 @@ describe("PostgreSQL 15: slow consumer", () => {
       let rssMax = rss0;
       let liveMax = js0;
       const t0 = performance.now();
-      const s = await open(c, { slot: `${slot}_${i}`, publications: pub, highWaterMark });
+      const s = await open(c, { slot: `${slot}_${i}`, publications: pub, highWaterMark, coalesceMs: i < 3 ? 0 : undefined });
       let inserts = 0;
       let bytes = 0;
       for await (const m of s) {
@@ -722,6 +725,10 @@ describe("PostgreSQL 15: slow consumer", () => {
     expect(results[2]!.pauses).toBe(0);
     expect(results[2]!.highWater).toBeGreaterThan(16 << 20);
     expect(results[2]!.live).toBeGreaterThan(results[0]!.live + 4);
+    // Reading stopped by a busy consumer: never paused, and the queue at one socket read past 64 KiB.
+    expect(results[3]!.pauses).toBe(0);
+    expect(results[3]!.highWater).toBeLessThan((64 << 10) + (512 << 10));
+    expect(results[3]!.live).toBeLessThan(16);
   });
 });
 

@@ -106,7 +106,10 @@ export interface ReplicateOptions {
    * is left unread after a small read so that the next read is larger: the
    * consumer then wakes once per gathered read instead of once per few
    * hundred bytes (its CPU per GB falls several-fold), at the cost of up to
-   * this much latency. 0 turns it off. Default 1.
+   * this much latency. With it, a busy consumer also stops the reading once
+   * 64 KiB are queued: the rest waits in the kernel until the consumer asks
+   * again and comes in one read, so the queue stays far below `highWaterMark`.
+   * 0 turns both off (reads go on until `highWaterMark`). Default 1.
    */
   coalesceMs?: number;
   /** Milliseconds `stop()` waits for the server to end the stream before closing the socket. Default 10 000. */

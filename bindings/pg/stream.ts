@@ -271,7 +271,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.#startWaiter = undefined;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#endGathering();
-    if (this.#paused) this.#resume(); // the server's answer must get through
+    if (this.#paused || this.#handleStopped) this.#resume(); // the server's answer must get through
     if (this.#phase === "streaming" && this.#error === undefined && this.#lost === undefined) {
       this.#phase = "stopping";
       this.#sendStatus(false, true);
@@ -373,6 +373,8 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     for (;;) {
       const r = step();
       if (r !== WAIT) return r;
+      // Nothing queued: read what waited in the kernel while the consumer was busy.
+      if (this.#handleStopped && this.#gathering === undefined && !this.#paused) this.#readOn();
       await new Promise<void>((resolve) => (this.#wake = resolve));
     }
   }
@@ -523,6 +525,14 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   #wakeOrGather(): void {
     if (this.#gathering !== undefined) return;
     const ms = this.#options.coalesceMs;
+    if (ms > 0 && this.#wake === undefined) {
+      // The consumer is busy with what it has. Once a batch's worth is queued, what the server sends
+      // meanwhile waits in the kernel and comes in one read when the consumer asks again (#waitFor),
+      // not in one small read per walsender write. Below that the socket is read on, so that a
+      // keepalive asking for a reply is seen (and answered) at once.
+      if (!this.#handleStopped && this.#queue.bytes >= GATHER_BYTES) this.#handleStopped = stopReading(this.#socket);
+      return;
+    }
     if (ms <= 0 || this.#wake === undefined || this.#queue.bytes >= GATHER_BYTES) {
       this.#wakeUp();
       return;
@@ -583,8 +593,11 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
 
   readonly #tick = (): void => {
     const now = Date.now();
+    // A consumer busy for a whole tick gets no benefit from the socket left unread, and a keepalive
+    // asking for a reply must be seen: read once (the next read stops again while it is still busy).
+    if (this.#handleStopped && this.#gathering === undefined && !this.#paused && this.#phase === "streaming") this.#readOn();
     const timeout = this.#options.receiveTimeoutMs;
-    if (timeout > 0 && !this.#paused && this.#lost === undefined) {
+    if (timeout > 0 && !this.#paused && !this.#handleStopped && this.#lost === undefined) {
       const silent = now - this.#lastData;
       if (silent >= timeout) {
         this.#lose(new ReplicationError(`nothing received from the server for ${silent} ms (receiveTimeoutMs ${timeout})`, { code: "RECEIVE_TIMEOUT" }));
@@ -613,6 +626,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
 
   /** After a gathering pause: the handle reads again, and the socket flows unless paused for backpressure. */
   #readOn(): void {
+    this.#lastData = Date.now(); // a socket not read was not silent
     if (this.#handleStopped) {
       this.#handleStopped = false;
       startReading(this.#socket, this.#paused);
