@@ -177,7 +177,7 @@ function runCorpus(file: string): BenchReport {
     date: new Date().toISOString(),
     results: rows,
     unsupported,
-    targets: targets(rows, paired),
+    targets: targets(rows, paired, input.name.startsWith("binary")),
     notes: notesFor(input, unsupported),
   };
 }
