@@ -1,11 +1,12 @@
 /**
  * The README's `## Benchmarks` section, from the results files:
  *
- *   node build/bench/bench/readme.js [--write] [corpus names...]
+ *   node build/bench/bench/readme.js [--write] [--results DIR] [corpus names...]
  *
  * Prints the section (or with --write replaces it in README.md, from its
  * heading to the next `## ` heading or the end). Default corpora: every
- * bench/results/*.json of default scale, proto1-text first.
+ * bench/results/*.json of default scale, proto1-text first. Refuses (exit 1)
+ * results measured on uncommitted changes.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
@@ -20,8 +21,11 @@ interface MemoryReport {
   targets: { name: string; targetMB: number; measuredMB: number; met: boolean }[];
 }
 
-const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { write: { type: "boolean", default: false } } });
-const dir = path.join(repoRoot(), "bench", "results");
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { write: { type: "boolean", default: false }, results: { type: "string" } },
+});
+const dir = args.results ?? path.join(repoRoot(), "bench", "results");
 
 const fmt = (x: number, d = 1) => x.toLocaleString("en", { minimumFractionDigits: d, maximumFractionDigits: d });
 const ratio = (x: number | null) => (x === null ? "—" : `${fmt(x, 2)}×`);
@@ -31,6 +35,23 @@ function corpora(): string[] {
   const names = readdirSync(dir).filter((f) => f.endsWith("-default.json")).map((f) => f.replace(/\.json$/, ""));
   const order = ["proto1-text", "binary", "proto2-stream", "proto4-parallel"];
   return names.sort((a, b) => order.findIndex((o) => a.startsWith(o)) - order.findIndex((o) => b.startsWith(o)));
+}
+
+/**
+ * The README states which commit its figures are of, so every results file
+ * must come from the same committed tree: a run on uncommitted changes (or
+ * outside git) measured code nobody can check out.
+ */
+function refuseUnlessCommitted(names: readonly string[], reports: readonly BenchReport[]): void {
+  const problems = reports.flatMap((r, i) =>
+    r.git === undefined ? [`${names[i]}: not measured in a git checkout`] : r.git.dirty ? [`${names[i]}: measured at ${r.git.commit} with uncommitted changes`] : [],
+  );
+  const commits = [...new Set(reports.map((r) => r.git?.commit))];
+  if (problems.length === 0 && commits.length > 1) problems.push(`the results come from different commits (${commits.join(", ")})`);
+  if (problems.length > 0) {
+    console.error(`bench/readme: refusing to write figures of code nobody can check out:\n  ${problems.join("\n  ")}\nCommit, then run \`npm run bench\` on the clean tree.`);
+    process.exit(1);
+  }
 }
 
 function table(r: BenchReport): string[] {
@@ -50,6 +71,7 @@ function table(r: BenchReport): string[] {
 function section(): string {
   const names = corpora();
   const reports = names.map((n) => JSON.parse(readFileSync(path.join(dir, `${n}.json`), "utf8")) as BenchReport);
+  refuseUnlessCommitted(names, reports);
   const main = reports[0]!;
   const m = main.machine;
   const p = main.packages;
@@ -69,6 +91,7 @@ function section(): string {
     "- **lazy**: per message its kind; per change also the relation name and one column's typed value.",
     "- **full**: every field of every message and every column's typed value (`tuple.value(i)`) of the new and old rows.",
     "- **compat**: pg-logical-replication's message objects, from its `PgoutputPlugin.parse()` and from this package's drop-in plugin (`bindings/compat`) over each backend.",
+    "- **jsonl**: the JSON Lines bytes of `decode --changes` (`changesToJsonLines`); `js-formatter` is the CLI's former formatter. Output MB/s is reported beside the input MB/s.",
     "",
     "Competitors: `wasm` (`WasmDecoder`), `baseline` (`BaselineDecoder`, pure TS), `pg-logical-replication`",
     `${p["pg-logical-replication"]} (\`PgoutputPlugin.parse(buffer)\`, its public entry, with \`pg\` ${p.pg}'s default type parsers), and`,
@@ -79,7 +102,7 @@ function section(): string {
     "",
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB, ${m.os}; Node ${m.node} (V8 ${m.v8}); shared and noisy (other`,
     `jobs ran alongside), so read the ratios, not the absolute rates. Versions: pgoutput-wasm ${p["pgoutput-wasm"]}` +
-      `${main.git ? ` (${main.git.commit}${main.git.dirty ? ", uncommitted changes" : ""})` : ""}, pg-logical-replication ${p["pg-logical-replication"]},`,
+      ` (commit ${main.git!.commit}), pg-logical-replication ${p["pg-logical-replication"]},`,
     `pg ${p.pg}, benchmark ${p.benchmark}, assemblyscript ${p.assemblyscript}; maxTime ${main.settings.maxTimeSeconds} s per case. Run: \`npm run bench\``,
     "(all corpora, then memory; `BENCH_MAX_TIME` sets maxTime) or `npm run bench:quick` (small corpus, CI).",
     "Results: `bench/results/<corpus>.json`; chart: `node build/bench/bench/chart.js bench/results/<corpus>.json`.",

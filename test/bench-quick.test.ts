@@ -24,6 +24,7 @@ interface BenchReport {
   machine: { node: string };
   results: { case: string; competitor: string; mbPerSec: number; messagesPerSec: number; rme: number }[];
   targets: { measured: unknown }[];
+  git?: { commit: string; dirty: boolean };
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -62,4 +63,28 @@ it("bench:quick runs under plain node and reports every case × competitor", { t
   expect(report.results).toHaveLength(Object.values(EXPECTED).flat().length);
   expect(report.targets.map((t) => t.measured)).not.toContain(null);
   expect(fs.readFileSync(path.join(out, "proto1-text-pg15-small.svg"), "utf8")).toMatch(/^<svg[\s\S]*<\/svg>\n$/);
+});
+
+it("the README generator refuses results measured on uncommitted changes, and names the commit of clean ones", { timeout: 60_000 }, () => {
+  // Runs after the test above, from its report (and its compiled bench).
+  const report = JSON.parse(fs.readFileSync(path.join(out, "proto1-text-pg15-small.json"), "utf8")) as BenchReport;
+  const readme = (git: BenchReport["git"]) => {
+    fs.writeFileSync(path.join(out, "proto1-text-pg15-small.json"), JSON.stringify({ ...report, git }));
+    try {
+      return { code: 0, text: execFileSync(process.execPath, ["build/bench/bench/readme.js", "--results", out, "proto1-text-pg15-small"], { cwd: root, encoding: "utf8", stdio: "pipe" }) };
+    } catch (e) {
+      const err = e as { status: number; stderr: string };
+      return { code: err.status, text: err.stderr };
+    }
+  };
+  const dirty = readme({ commit: "abc1234", dirty: true });
+  expect(dirty.code).toBe(1);
+  expect(dirty.text).toContain("measured at abc1234 with uncommitted changes");
+  const outside = readme(undefined);
+  expect(outside.code).toBe(1);
+  expect(outside.text).toContain("not measured in a git checkout");
+  const clean = readme({ commit: "abc1234", dirty: false });
+  expect(clean.code).toBe(0);
+  expect(clean.text).toContain("(commit abc1234)");
+  expect(clean.text).toContain("## Benchmarks");
 });
