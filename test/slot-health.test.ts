@@ -15,8 +15,8 @@ import pg from "pg";
 import type { ClientConfig } from "pg";
 import { formatLsn, parseLsn } from "../bindings/lsn.ts";
 import { replicate, ReplicationError, type ReplicateOptions, type ReplicationStream, type Transaction } from "../bindings/pg/index.ts";
-import type { ReplicationHealth, SlotLostEvent } from "../bindings/pg/health.ts";
-import type { PublicationReport } from "../bindings/pg/publication.ts";
+import type { ReplicationHealth, SlotLostEvent } from "../bindings/pg/index.ts";
+import type { PublicationReport } from "../bindings/pg/index.ts";
 import { createSlotCommand } from "../bindings/pg/commands.ts";
 import { normalizeOptions } from "../bindings/pg/options.ts";
 import { fromPgError } from "../bindings/pg/errors.ts";
@@ -158,7 +158,9 @@ for (const key of ["15", "18"] as const) {
       s.ack(lastEnd);
       await sleep(500);
 
+      const bytesBefore = s.stats.bytes;
       const h = await s.health();
+      const bytesAfter = s.stats.bytes; // keepalives may arrive meanwhile
       const row = (await slotRow(c, slot))!;
       expect(await sideBackends(c, app)).toBe(1);
       expect(h.slot.confirmedFlushLsn).toBe(s.lastAckedLsn); // the server has the stream's position
@@ -172,7 +174,7 @@ for (const key of ["15", "18"] as const) {
       expect(h.slot.invalidationReason).toBe(key === "18" ? null : undefined); // 17+ have the column
       expect(h.slot.conflicting).toBe(key === "18" ? false : undefined);
       expect(h.lost).toBeUndefined();
-      expect(h.bytes).toBe(s.stats.bytes);
+      expect(h.bytes >= bytesBefore && h.bytes <= bytesAfter && h.bytes > 500 * 100).toBe(true);
       expect(h.messages).toBeGreaterThanOrEqual(5 * 103);
       expect(h.messagesPerSecond).toBeGreaterThan(0);
       // Commits reached the consumer within seconds of committing (same machine).
