@@ -198,11 +198,25 @@ for (const key of ["15", "18"] as const) {
       const c = ctx(key);
       const { table, pub, slot } = await fresh(c);
       const samples: ReplicationHealth[] = [];
-      const s = await open(c, { slot: { name: slot, create: true }, publications: pub, health: { intervalMs: 150 }, onHealth: (h) => samples.push(h) });
+      const app = `sampler_${slot}`;
+      const s = await open(c, {
+        connection: { ...c.config, application_name: app }, slot: { name: slot, create: true }, publications: pub,
+        health: { intervalMs: 150 }, onHealth: (h) => samples.push(h),
+      });
       await c.cluster.query(`INSERT INTO ${table} VALUES (1, 'a')`);
       await collect(s, 1);
       await waitUntil(() => samples.length >= 3, 10_000, "three samples");
       expect(samples.every((h) => h.slot.name === slot && h.slot.currentWalLsn > 0n)).toBe(true);
+      // The side connection killed: a sample is skipped, the next one reconnects; the stream goes on.
+      const [killed] = await c.cluster.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND backend_type = 'client backend'`, [app]);
+      await c.cluster.query(`SELECT pg_terminate_backend($1)`, [killed!.pid]);
+      const m = samples.length;
+      await waitUntil(async () => samples.length >= m + 2 && (await sideBackends(c, app)) === 1, 10_000, "samples after a reconnect");
+      const [again] = await c.cluster.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND backend_type = 'client backend'`, [app]);
+      expect(again!.pid).not.toBe(killed!.pid);
+      expect(s.error).toBeUndefined();
       await s.stop();
       const n = samples.length;
       await sleep(500);
