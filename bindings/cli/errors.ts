@@ -93,6 +93,11 @@ export function maxProtoVersion(serverVersion: number): number {
 /** Turns anything thrown into a `CliError` with a hint. */
 export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
   if (e instanceof CliError) return e;
+  // The slot-health errors carry their remedy in their own message (bindings/pg/slot-state.ts), not in the cause's.
+  if (isReplicationError(e) && (e.code === "SLOT_LOST" || e.code === "UNSUPPORTED_BY_SERVER")) {
+    const [what, remedy] = redactCli(e.message).split(/: (?=the changes since)/);
+    return new CliError(what!, remedy ?? (e.code === "UNSUPPORTED_BY_SERVER" ? "leave out the option, or use a newer PostgreSQL" : undefined));
+  }
   const f = fields(e);
   const where = ctx.target ? ` at ${ctx.target}` : "";
   const user = ctx.user ?? "the user";

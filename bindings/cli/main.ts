@@ -4,6 +4,7 @@
  *   tail            stream live changes as JSON Lines (an embedded demo without a connection)
  *   capture FILE|-  record a live stream to a capture file
  *   decode FILE|-   decode a capture file to JSON Lines
+ *   slots           each replication slot's health (lag, WAL retained, status)
  *
  * `tail` and `capture` load `pg` (and the embedded PostgreSQL) only when
  * they run: both are optional dependencies of the package.
@@ -31,6 +32,9 @@ commands:
                    --changes                 tail's output instead: one line per change, typed
                                              (with --transactions, --tables, --numbers-as-strings)
                    --format jsonl|pretty     one line per object (default), or indented
+  slots          each replication slot's health as a table (or --json): lag, WAL retained,
+                 safe_wal_size, wal_status, invalidation reason, failover, active pid
+                   npx pgoutput-wasm slots -c postgres://user@db/app
 
 pgoutput-wasm <command> --help shows a command's options.
 `;
@@ -43,6 +47,10 @@ async function main(argv: string[]): Promise<number> {
     case "tail": {
       const { tailCommand } = await import("./tail.ts");
       return tailCommand(rest);
+    }
+    case "slots": {
+      const { slotsCommand } = await import("./slots.ts");
+      return slotsCommand(rest);
     }
     case "capture": {
       const { captureCommand } = await import("./capture.ts");

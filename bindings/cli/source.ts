@@ -51,6 +51,8 @@ export const SOURCE_OPTIONS = {
   follow: { type: "boolean", default: false },
   progress: { type: "boolean", default: false },
   "max-messages": { type: "string" },
+  heartbeat: { type: "string" },
+  failover: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
@@ -73,6 +75,8 @@ export interface SourceFlags {
   follow?: boolean;
   progress?: boolean;
   "max-messages"?: string;
+  heartbeat?: string;
+  failover?: boolean;
 }
 
 export type AckChoice = "auto" | "manual" | "none";
@@ -100,6 +104,10 @@ export interface SourceSettings {
   follow: boolean;
   progress: boolean;
   maxMessages: number | undefined;
+  /** --heartbeat SECONDS, in ms (bindings/pg/heartbeat.ts). */
+  heartbeatMs: number | undefined;
+  /** --failover: create the slot as a failover slot (PostgreSQL 17+). */
+  failover: boolean;
 }
 
 /** The PG* variables that select a server instead of the embedded one. */
@@ -149,7 +157,18 @@ export function sourceSettings(f: SourceFlags, env: NodeJS.ProcessEnv = process.
       if (f[name] !== undefined) throw usage(`--${name} needs --connection (without one, the embedded demo uses its own slot and publication)`);
     }
   }
+  let heartbeatMs: number | undefined;
+  if (f.heartbeat !== undefined) {
+    const seconds = Number(f.heartbeat);
+    if (!/^\d+(\.\d+)?$/.test(f.heartbeat) || !(seconds > 0)) throw usage(`--heartbeat must be a positive number of seconds, not ${JSON.stringify(f.heartbeat)}`);
+    heartbeatMs = Math.max(1, Math.round(seconds * 1000));
+  }
+  if (f.failover === true && mode === "connect" && (f.slot === undefined || f.temporary === true)) {
+    throw usage("--failover needs a permanent slot: --slot NAME (a temporary slot cannot be a failover slot)");
+  }
   return {
+    heartbeatMs,
+    failover: f.failover === true,
     mode,
     connection: f.connection,
     major,
@@ -353,7 +372,7 @@ async function openEmbedded(
   await check();
   const stream = await replicate({
     connection: replicationClient(pg, { connectionString: cluster.connectionString }),
-    slot: { name: DEMO_SLOT, create: true },
+    slot: { name: DEMO_SLOT, create: true, failover: s.failover },
     publications: [DEMO_PUBLICATION],
     protoVersion: s.protoVersion,
     streaming: s.streaming ?? (s.protoVersion === 1 ? "off" : "on"),
@@ -364,6 +383,7 @@ async function openEmbedded(
     decoder,
     statusIntervalMs: 1000,
     stopTimeoutMs: 5000,
+    heartbeat: s.heartbeatMs === undefined ? undefined : { intervalMs: s.heartbeatMs },
   });
   cleanups.push(() => stream.stop());
   hooks.note(`PostgreSQL ${cluster.version} at ${cluster.connectionString} (temporary; removed on exit), slot ${DEMO_SLOT}, publication ${DEMO_PUBLICATION}`);
@@ -462,7 +482,7 @@ async function openConnected(
   await check();
   const stream = await replicate({
     connection: replicationClient(pg, config),
-    slot: { name: slotName, create, temporary },
+    slot: { name: slotName, create, temporary, failover: s.failover },
     publications: s.publications,
     startLsn: s.startLsn,
     protoVersion: proto as 1 | 2 | 3 | 4,
@@ -474,6 +494,7 @@ async function openConnected(
     decoder,
     statusIntervalMs: 1000,
     stopTimeoutMs: 5000,
+    heartbeat: s.heartbeatMs === undefined ? undefined : { intervalMs: s.heartbeatMs },
     onNotice: (n) => {
       if (n.severity === "WARNING") hooks.note(`server warning: ${n.message}`);
     },

@@ -44,6 +44,9 @@ connection:
   --messages             include logical decoding messages (pg_logical_emit_message)
   --two-phase            decode prepared transactions at PREPARE (P, K, R lines)
   --pg 18                the embedded PostgreSQL's version (the only one it ships)
+  --heartbeat SECONDS    write a heartbeat into the WAL every SECONDS (pg_logical_emit_message,
+                         filtered from the output) so the slot of a quiet database keeps advancing
+  --failover             create --slot as a failover slot (PostgreSQL 17+; an error before)
 
 output:
   --tables LIST          only these tables: schema.table or table; repeat or comma-separate

@@ -14,6 +14,7 @@
  */
 import { formatLsn } from "../lsn.ts";
 import type { NormalizedOptions } from "./options.ts";
+import { ReplicationError } from "./errors.ts";
 
 /** A double-quoted identifier (the replication grammar accepts them for slot names). */
 export function quoteIdent(name: string): string {
@@ -28,12 +29,19 @@ export function quoteLiteral(text: string): string {
 /** `CREATE_REPLICATION_SLOT` for a pgoutput slot, in the syntax of the server version (`server_version_num`). */
 export function createSlotCommand(
   name: string,
-  options: { temporary?: boolean; twoPhase?: boolean },
+  options: { temporary?: boolean; twoPhase?: boolean; failover?: boolean },
   serverVersionNum: number,
 ): string {
   const head = `CREATE_REPLICATION_SLOT ${quoteIdent(name)}${options.temporary ? " TEMPORARY" : ""} LOGICAL pgoutput`;
+  if (options.failover) {
+    // FAILOVER (PostgreSQL 17+): the slot is synchronized to standbys that have sync_replication_slots on.
+    if (serverVersionNum < 170000) {
+      throw new ReplicationError(`failover slots need PostgreSQL 17 or later; this server is ${Math.floor(serverVersionNum / 10000)}`, { code: "UNSUPPORTED_BY_SERVER" });
+    }
+    if (options.temporary) throw new ReplicationError("a temporary slot cannot be a failover slot", { code: "INVALID_OPTION" });
+  }
   if (serverVersionNum >= 150000) {
-    return `${head} (SNAPSHOT 'nothing'${options.twoPhase ? ", TWO_PHASE" : ""})`;
+    return `${head} (SNAPSHOT 'nothing'${options.twoPhase ? ", TWO_PHASE" : ""}${options.failover ? ", FAILOVER" : ""})`;
   }
   if (options.twoPhase && serverVersionNum < 140000) {
     throw new RangeError("two-phase slots need PostgreSQL 14 or later");
@@ -83,9 +91,4 @@ export function startReplicationCommand(
 
 function isParams(options: Parameters<typeof pgoutputOptions>[0] | PgoutputParams): options is PgoutputParams {
   return Array.isArray(options);
-}
-
-/** SQL (allowed on a `replication=database` connection) reading a slot's plugin, kind and confirmed position. */
-export function slotQuery(name: string): string {
-  return `SELECT plugin, slot_type, confirmed_flush_lsn::text AS confirmed_flush_lsn FROM pg_catalog.pg_replication_slots WHERE slot_name = ${quoteLiteral(name)}`;
 }

@@ -33,7 +33,14 @@ export type ReplicationErrorCode =
   /** Nothing arrived for `receiveTimeoutMs`, not even an answer to a status update asking for one (a stalled server or a half-open connection). */
   | "RECEIVE_TIMEOUT"
   /** The decoder rejected the bytes (`cause` is the `PgoutputError`; MESSAGE_TOO_LARGE for a frame over `maxMessageSize`). */
-  | "DECODE_ERROR";
+  | "DECODE_ERROR"
+  // Slot health (health.ts, slot-state.ts): none of these is retryable.
+  /** The slot was invalidated (wal_status lost, an invalidation reason): the changes since its position are gone; the message says what to do. */
+  | "SLOT_LOST"
+  /** The slot does not exist (`sqlstate` 42704 when the server said so). */
+  | "SLOT_MISSING"
+  /** The server is too old for an option asked for (e.g. `slot.failover` before PostgreSQL 17). */
+  | "UNSUPPORTED_BY_SERVER";
 
 export interface ReplicationErrorDetails {
   code: ReplicationErrorCode;

@@ -16,6 +16,12 @@
 export { replicate } from "./replicate.ts";
 export { ReplicationStream, type ReplicationStats, type StreamItem } from "./stream.ts";
 export type { ReplicateOptions, SlotOptions, StreamingMode } from "./options.ts";
+// Slot health, heartbeats, publication management (issue 14).
+export type { HealthOptions, HeartbeatOptions, PublicationOptions } from "./options.ts";
+export type { ReplicationHealth, SlotLostEvent, StreamProgress } from "./health.ts";
+export type { SlotState } from "./slot-state.ts";
+export type { PublicationReport } from "./publication.ts";
+export { HEARTBEAT_PREFIX } from "./heartbeat.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {
   TransactionAssembler,

@@ -9,6 +9,8 @@ import type { AckMode } from "../ack.ts";
 import { parseLsn } from "../lsn.ts";
 import { checkMaxMessageSize } from "../limits.ts";
 import { ReplicationError } from "./errors.ts";
+import { heartbeatQuery } from "./heartbeat.ts";
+import { publicationSpec } from "./publication.ts";
 
 /** A replication slot to stream from. */
 export interface SlotOptions {
@@ -25,6 +27,44 @@ export interface SlotOptions {
    * reconnect cannot resume from it. Implies `create`. Default false.
    */
   temporary?: boolean;
+  /**
+   * Create the slot as a failover slot (`FAILOVER`, PostgreSQL 17+:
+   * synchronized to standbys with `sync_replication_slots`). Only applies
+   * when the slot is created; on an older server replicate() rejects with
+   * UNSUPPORTED_BY_SERVER. Default false.
+   */
+  failover?: boolean;
+  /**
+   * What to do when the slot was invalidated (found at start: `wal_status`
+   * lost or an invalidation reason): `error` (default) rejects with
+   * SLOT_LOST; `recreate` drops it, creates it again, calls `onSlotLost`
+   * with the LSN range whose changes are lost, and streams from the new
+   * slot.
+   */
+  onLost?: "error" | "recreate";
+}
+
+/** `replicate()`'s `health` option: sample `stream.health()` every `intervalMs` and pass it to `onHealth`. */
+export interface HealthOptions {
+  intervalMs: number;
+}
+
+/** `replicate()`'s `heartbeat` option (heartbeat.ts). */
+export interface HeartbeatOptions {
+  /** Milliseconds between heartbeats. */
+  intervalMs: number;
+  /** SQL run on the side connection. Default `SELECT pg_logical_emit_message(false, 'pgoutput-wasm.heartbeat', now()::text)`. */
+  query?: string;
+}
+
+/** `replicate()`'s `publication` option (publication.ts). */
+export interface PublicationOptions {
+  /** Create the publication when it is missing. Default false: only check it. */
+  create?: boolean;
+  /** Tables (`name` or `schema.name`) or `"all"` (FOR ALL TABLES). Default `"all"`. */
+  tables?: readonly string[] | "all";
+  /** Operations published. Default all four. */
+  operations?: readonly ("insert" | "update" | "delete" | "truncate")[];
 }
 
 /** What `streaming` may be: off, on (protocol 2+), or parallel (protocol 4, PostgreSQL 16+). */
@@ -120,13 +160,27 @@ export interface ReplicateOptions {
   onError?: (error: ReplicationError) => void;
   /** Called after every standby status update sent. */
   onStatus?: (status: Required<StandbyStatus>) => void;
+  /** Sample `stream.health()` on an interval (to `onHealth`); without it nothing is polled. */
+  health?: HealthOptions;
+  /** Called with each health sample of `health.intervalMs`. */
+  onHealth?: (health: import("./health.ts").ReplicationHealth) => void;
+  /** Write a heartbeat into the WAL every `intervalMs` from a side connection, so an idle slot still advances. */
+  heartbeat?: HeartbeatOptions;
+  /** Deliver LogicalMessages with the heartbeat prefix (`pgoutput-wasm.heartbeat`) to the consumer. Default false: filtered. */
+  deliverHeartbeats?: boolean;
+  /** Create or check the (single) publication named in `publications` before streaming. */
+  publication?: PublicationOptions;
+  /** Called with what the publication check found (created, or how it differs from what was asked). */
+  onPublication?: (report: import("./publication.ts").PublicationReport) => void;
+  /** Called, loudly, when `slot.onLost: "recreate"` replaced an invalidated slot. */
+  onSlotLost?: (event: import("./health.ts").SlotLostEvent) => void;
   /** Called with NoticeResponse fields (e.g. PostgreSQL 18's warning about a missing publication). */
   onNotice?: (notice: { severity?: string; code?: string; message: string }) => void;
 }
 
 /** Options with defaults applied and values checked. */
 export interface NormalizedOptions {
-  slot: { name: string; create: boolean; temporary: boolean };
+  slot: { name: string; create: boolean; temporary: boolean; failover: boolean; onLost: "error" | "recreate" };
   publications: string[];
   startLsn: bigint;
   protoVersion: 1 | 2 | 3 | 4;
@@ -144,6 +198,10 @@ export interface NormalizedOptions {
   coalesceMs: number;
   maxMessageSize: number | undefined;
   stopTimeoutMs: number;
+  health: HealthOptions | undefined;
+  heartbeat: Required<HeartbeatOptions> | undefined;
+  deliverHeartbeats: boolean;
+  publication: import("./publication.ts").PublicationSpec | undefined;
 }
 
 const MIB = 1 << 20;
@@ -178,7 +236,11 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     throw invalid(`slot name ${JSON.stringify(slotIn.name)} may only contain lower-case letters, digits and underscores (at most 63)`);
   }
   const temporary = slotIn.temporary === true;
-  const slot = { name: slotIn.name, create: slotIn.create === true || temporary, temporary };
+  const onLost = slotIn.onLost ?? "error";
+  if (onLost !== "error" && onLost !== "recreate") throw invalid(`slot.onLost must be "error" or "recreate", not ${String(slotIn.onLost)}`);
+  const failover = slotIn.failover === true;
+  if (failover && temporary) throw invalid("a temporary slot cannot be a failover slot");
+  const slot = { name: slotIn.name, create: slotIn.create === true || temporary, temporary, failover, onLost };
 
   const publications = typeof o.publications === "string" ? [o.publications] : [...(o.publications ?? [])];
   if (publications.length === 0 || publications.some((p) => typeof p !== "string" || p.length === 0)) {
@@ -239,5 +301,12 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     coalesceMs: o.coalesceMs === 0 ? 0 : positive("coalesceMs", o.coalesceMs, 1),
     maxMessageSize: o.maxMessageSize === undefined ? undefined : messageLimit(o.maxMessageSize),
     stopTimeoutMs: positive("stopTimeoutMs", o.stopTimeoutMs, 10_000),
+    health: o.health === undefined ? undefined : { intervalMs: positive("health.intervalMs", o.health?.intervalMs ?? Number.NaN, 0) },
+    heartbeat: o.heartbeat === undefined ? undefined : {
+      intervalMs: positive("heartbeat.intervalMs", o.heartbeat?.intervalMs ?? Number.NaN, 0),
+      query: heartbeatQuery(o.heartbeat.query),
+    },
+    deliverHeartbeats: o.deliverHeartbeats === true,
+    publication: o.publication === undefined ? undefined : publicationSpec(o.publication, publications),
   };
 }

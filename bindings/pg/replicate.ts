@@ -37,12 +37,14 @@
  * }
  * ```
  */
-import type { Client } from "pg";
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoder, isBackendChoice } from "../create-decoder.ts";
-import { parseLsn } from "../lsn.ts";
 import { openClient, resolveConnection } from "./client.ts";
-import { createSlotCommand, slotQuery, startReplicationCommand } from "./commands.ts";
+import { startReplicationCommand } from "./commands.ts";
+import { HealthMonitor } from "./health.ts";
+import { SideConnection } from "./side-connection.ts";
+import { prepareSlot } from "./slot-prepare.ts";
+import { classifySlotError } from "./slot-state.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
 import { ReplicationStream } from "./stream.ts";
@@ -56,22 +58,12 @@ async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: 
   return decoder;
 }
 
-interface SlotRow {
-  plugin: string | null;
-  slot_type: string;
-  confirmed_flush_lsn: string | null;
-}
-
-async function readSlot(client: Client, name: string): Promise<SlotRow | undefined> {
-  const res = await client.query<SlotRow>(slotQuery(name));
-  return res.rows[0];
-}
-
 /**
  * Opens a `replication=database` connection, creates the slot if asked,
  * and starts streaming pgoutput from it. Rejects with a `ReplicationError`
- * (INVALID_OPTION, CONNECT_FAILED, or SERVER_ERROR with the SQLSTATE: 42704
- * missing slot, 55006 slot in use, 0A000 unsupported option, ...).
+ * (INVALID_OPTION, CONNECT_FAILED, SLOT_MISSING (sqlstate 42704), SLOT_LOST,
+ * UNSUPPORTED_BY_SERVER, or SERVER_ERROR with the SQLSTATE: 55006 slot in
+ * use, 0A000 unsupported option, ...).
  */
 export async function replicate(options: ReplicateOptions): Promise<ReplicationStream> {
   const opts = normalizeOptions(options);
@@ -79,21 +71,12 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
   const decoder = await makeDecoder(options.decoder, opts.maxMessageSize);
   const { client, connection } = await openClient(target, options.pg);
   let stream: ReplicationStream | undefined;
+  let monitor: HealthMonitor | undefined;
   try {
     const version = Number((await client.query<{ server_version_num: string }>("SHOW server_version_num")).rows[0]?.server_version_num);
     const name = opts.slot.name;
-    let slot = opts.slot.temporary ? undefined : await readSlot(client, name);
-    if (slot === undefined && opts.slot.create) {
-      await client.query(createSlotCommand(name, { temporary: opts.slot.temporary, twoPhase: opts.twoPhase }, version));
-      slot = await readSlot(client, name);
-    }
-    if (slot !== undefined && (slot.slot_type !== "logical" || slot.plugin !== "pgoutput")) {
-      throw new ReplicationError(`replication slot "${name}" is a ${slot.slot_type} slot${slot.plugin ? ` of plugin ${slot.plugin}` : ""}, not a pgoutput slot`, {
-        code: "INVALID_OPTION",
-      });
-    }
-    // A missing slot is the server's error to report (42704) at START_REPLICATION.
-    const confirmed = slot?.confirmed_flush_lsn ? parseLsn(slot.confirmed_flush_lsn) : 0n;
+    const slot = await prepareSlot(client, opts, version, options);
+    const confirmed = slot?.confirmedFlushLsn ?? 0n;
     const start = opts.startLsn > confirmed ? opts.startLsn : confirmed;
     stream = new ReplicationStream({
       client,
@@ -104,12 +87,14 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
       serverVersion: version,
       callbacks: { onError: options.onError, onStatus: options.onStatus, onNotice: options.onNotice },
       secrets: target.secrets,
+      monitor: (monitor = new HealthMonitor(new SideConnection(target, options.pg), version, opts, options)),
     });
     await stream.start(startReplicationCommand(name, start, opts));
     return stream;
   } catch (e) {
     if (stream !== undefined) await stream.stop().catch(() => {});
     else await client.end().catch(() => {});
-    throw fromPgError(e, "could not start replication", "CONNECTION_LOST", target.secrets);
+    await monitor?.close();
+    throw classifySlotError(fromPgError(e, "could not start replication", "CONNECTION_LOST", target.secrets), opts.slot.name);
   }
 }

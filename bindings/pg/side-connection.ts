@@ -1,0 +1,81 @@
+/**
+ * The side connection of a stream: a plain `pg` Client (no replication
+ * attribute) for what the replication connection cannot do while it is in
+ * CopyBoth mode — health queries, heartbeats. Opened lazily on the first
+ * query (nothing is connected when no one asks), closed by `close()`, and
+ * dropped after an error so that the next query opens a new one. Errors are
+ * ReplicationErrors with the connection's passwords redacted.
+ */
+import type { Client, ClientConfig, QueryResultRow } from "pg";
+import { ReplicationError, fromPgError } from "./errors.ts";
+import { loadPg, type ResolvedConnection } from "./client.ts";
+import type { ReplicateOptions } from "./options.ts";
+
+export class SideConnection {
+  readonly #target: ResolvedConnection;
+  readonly #pg: ReplicateOptions["pg"];
+  #client: Promise<Client> | undefined;
+  #closed = false;
+
+  constructor(target: ResolvedConnection, pg: ReplicateOptions["pg"]) {
+    this.#target = target;
+    this.#pg = pg;
+  }
+
+  /** Whether a connection is open or being opened (for tests: nothing is opened unless asked). */
+  get opened(): boolean {
+    return this.#client !== undefined;
+  }
+
+  async #open(): Promise<Client> {
+    let client: Client;
+    if (this.#target.factory !== undefined) {
+      // The user's factory makes replication=database clients; those run plain SQL too.
+      client = await this.#target.factory();
+    } else {
+      const pg = await loadPg(this.#pg);
+      client = new pg.Client({ ...this.#target.config } as ClientConfig);
+    }
+    client.on("error", () => {}); // failures surface through the next query
+    try {
+      await client.connect();
+    } catch (e) {
+      await client.end().catch(() => {});
+      throw e;
+    }
+    return client;
+  }
+
+  async query<R extends QueryResultRow>(sql: string): Promise<R[]> {
+    if (this.#closed) throw new ReplicationError("the stream's side connection is closed", { code: "CONNECTION_LOST" });
+    const pending = (this.#client ??= this.#open());
+    try {
+      const client = await pending;
+      if (this.#closed) throw new ReplicationError("the stream's side connection is closed", { code: "CONNECTION_LOST" });
+      return (await client.query<R>(sql)).rows;
+    } catch (e) {
+      // A connection that failed once is not trusted again (unless the server just rejected the SQL).
+      if (!(typeof (e as { severity?: unknown }).severity === "string" && (e as { code?: string }).code?.startsWith("08") !== true)) {
+        if (this.#client === pending) this.#client = undefined;
+        pending.then((c) => c.end(), () => {}).catch(() => {});
+      }
+      throw fromPgError(e, "side connection", "CONNECTION_LOST", this.#target.secrets);
+    }
+  }
+
+  /** Closes the connection, if one was opened. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const pending = this.#client;
+    this.#client = undefined;
+    if (pending === undefined) return;
+    try {
+      const client = await pending;
+      let timeout: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([client.end().catch(() => {}), new Promise<void>((r) => (timeout = setTimeout(r, 1000)))]);
+      clearTimeout(timeout);
+    } catch {
+      /* it never opened */
+    }
+  }
+}
