@@ -16,6 +16,7 @@
 export { replicate } from "./replicate.ts";
 export { ReplicationStream, type ReplicationStats, type StreamItem } from "./stream.ts";
 export type { ReplicateOptions, SlotOptions, StreamingMode } from "./options.ts";
+export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {
   TransactionAssembler,

@@ -9,6 +9,7 @@ import type { AckMode } from "../ack.ts";
 import { parseLsn } from "../lsn.ts";
 import { checkMaxMessageSize } from "../limits.ts";
 import { ReplicationError } from "./errors.ts";
+import { reconnectPolicy, type ReconnectEvent, type ReconnectOptions, type ReconnectPolicy, type ReconnectedEvent } from "./reconnect.ts";
 
 /** A replication slot to stream from. */
 export interface SlotOptions {
@@ -119,6 +120,23 @@ export interface ReplicateOptions {
   onStatus?: (status: Required<StandbyStatus>) => void;
   /** Called with NoticeResponse fields (e.g. PostgreSQL 18's warning about a missing publication). */
   onNotice?: (notice: { severity?: string; code?: string; message: string }) => void;
+  // --- automatic reconnect (reconnect.ts)
+  /**
+   * Reconnect after a retryable failure (`ReplicationError.retryable`: the
+   * connection lost, the server restarting or ending the stream, the
+   * walsender terminated, RECEIVE_TIMEOUT, the slot still held by the old
+   * walsender), with exponential backoff and full jitter, resuming from
+   * `lastAckedLsn`; the iterations go on. `false`: the stream ends with the
+   * error. Default on (`{ initialDelayMs: 500, maxDelayMs: 30 000,
+   * multiplier: 2, maxAttempts: Infinity }`); off for a temporary slot,
+   * which is gone with its connection. Only failures after the start are
+   * retried: `replicate()` itself rejects.
+   */
+  reconnect?: boolean | ReconnectOptions;
+  /** Called before each reconnect attempt's wait. */
+  onReconnect?: (event: ReconnectEvent) => void;
+  /** Called once streaming again after a reconnect. */
+  onReconnected?: (event: ReconnectedEvent) => void;
 }
 
 /** Options with defaults applied and values checked. */
@@ -141,6 +159,7 @@ export interface NormalizedOptions {
   coalesceMs: number;
   maxMessageSize: number | undefined;
   stopTimeoutMs: number;
+  reconnect: ReconnectPolicy | false;
 }
 
 const MIB = 1 << 20;
@@ -158,6 +177,14 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 function messageLimit(max: number): number {
   try {
     return checkMaxMessageSize(max);
+  } catch (cause) {
+    throw new ReplicationError((cause as Error).message, { code: "INVALID_OPTION", cause });
+  }
+}
+
+function reconnectOption(option: ReplicateOptions["reconnect"]): ReconnectPolicy | false {
+  try {
+    return reconnectPolicy(option);
   } catch (cause) {
     throw new ReplicationError((cause as Error).message, { code: "INVALID_OPTION", cause });
   }
@@ -236,5 +263,6 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     coalesceMs: o.coalesceMs === 0 ? 0 : positive("coalesceMs", o.coalesceMs, 1),
     maxMessageSize: o.maxMessageSize === undefined ? undefined : messageLimit(o.maxMessageSize),
     stopTimeoutMs: positive("stopTimeoutMs", o.stopTimeoutMs, 10_000),
+    reconnect: temporary ? false : reconnectOption(o.reconnect),
   };
 }

@@ -18,13 +18,14 @@
  * }
  * ```
  *
- * Resuming after an error (connection lost, walsender terminated, server
- * restart): start a new stream from the last acknowledged position. No
- * committed transaction is lost; the only ones delivered again are those
- * that were never acknowledged.
+ * After a retryable error (connection lost, walsender terminated, server
+ * restart, receive timeout) the stream reconnects by itself and resumes from
+ * the last acknowledged position (`reconnect`, on by default): no committed
+ * transaction is lost; the only ones delivered again are those that were
+ * never acknowledged. With `reconnect: false`, the same by hand:
  *
  * ```ts
- * let stream = await replicate(options);
+ * let stream = await replicate({ ...options, reconnect: false });
  * for (;;) {
  *   try {
  *     for await (const tx of stream.transactions()) await apply(tx);
@@ -45,7 +46,7 @@ import { openClient, resolveConnection } from "./client.ts";
 import { createSlotCommand, slotQuery, startReplicationCommand } from "./commands.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
-import { ReplicationStream } from "./stream.ts";
+import { ReplicationStream, type StreamConnection } from "./stream.ts";
 
 async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {
   if (!isBackendChoice(choice ?? "wasm")) {
@@ -102,8 +103,18 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
       options: opts,
       start,
       serverVersion: version,
-      callbacks: { onError: options.onError, onStatus: options.onStatus, onNotice: options.onNotice },
+      callbacks: {
+        onError: options.onError, onStatus: options.onStatus, onNotice: options.onNotice,
+        onReconnect: options.onReconnect, onReconnected: options.onReconnected,
+      },
       secrets: target.secrets,
+      reconnect: opts.reconnect === false ? undefined : {
+        policy: opts.reconnect,
+        connect: async (lsn): Promise<StreamConnection> => {
+          const again = await openClient(target, options.pg);
+          return { client: again.client, socket: again.connection.stream, command: startReplicationCommand(name, lsn, opts) };
+        },
+      },
     });
     await stream.start(startReplicationCommand(name, start, opts));
     return stream;
