@@ -23,6 +23,7 @@ import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/clus
 import { restartCluster } from "../devkit/cluster/restart.ts";
 import { startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
 import { backend } from "../devkit/encoder/walsender-encoder.ts";
+import * as net from "node:net";
 
 // ------------------------------------------------------------------ the schedule
 
@@ -376,5 +377,47 @@ describe("a fake walsender", () => {
     await sleep(200);
     expect(starts).toBe(1);
     expect(events).toEqual([]);
+  });
+
+  it("a new connection that never answers is given up on after receiveTimeoutMs, and the next attempt goes on", async () => {
+    let starts = 0;
+    fake = await startFakeWalsender(async (socket) => {
+      if (++starts === 1) setTimeout(() => socket.destroy(), 50); // the first connection is lost
+    });
+    const held = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      held.add(socket); // accepts, reads, never says a word
+      socket.resume();
+      socket.on("close", () => held.delete(socket));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const port = (n: number) => (n === 2 ? (silent.address() as net.AddressInfo).port : fake!.port);
+    let made = 0;
+    const events: ReconnectEvent[] = [];
+    const back: ReconnectedEvent[] = [];
+    try {
+      const s = await replicate({
+        connection: () => new pg.Client({ host: "127.0.0.1", port: port(++made), user: "fake", database: "fake", replication: "database" } as ClientConfig),
+        slot: "s", publications: "p", receiveTimeoutMs: 600,
+        reconnect: { initialDelayMs: 10, maxDelayMs: 20 }, onReconnect: (e) => events.push(e), onReconnected: (e) => back.push(e),
+      });
+      streams.add(s);
+      const it = s[Symbol.asyncIterator]();
+      const next = it.next(); // waits through the lost connection, the silent one and the third
+      for (let i = 0; i < 100 && back.length === 0; i++) await sleep(50);
+      expect(events.map((e) => e.cause.code)).toEqual(["CONNECTION_LOST", "CONNECT_FAILED"]);
+      expect(events[1]!.cause.message).toMatch(/no connection within receiveTimeoutMs \(600 ms\)/);
+      expect(back).toHaveLength(1);
+      expect(back[0]!.attempts).toBe(2);
+      expect(made).toBe(3);
+      expect(starts).toBe(2);
+      for (let i = 0; i < 40 && held.size > 0; i++) await sleep(50);
+      expect(held.size).toBe(0); // the abandoned attempt's socket was closed by the client
+      await s.stop();
+      expect(await next).toEqual({ done: true, value: undefined });
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });

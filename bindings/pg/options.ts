@@ -114,7 +114,7 @@ export interface ReplicateOptions {
   stopTimeoutMs?: number;
   /** The `pg` module, when it cannot be imported dynamically (e.g. a bundle). */
   pg?: { Client: new (config: ClientConfig) => Client };
-  /** Called once with the error that ended the stream. */
+  /** Called once with the error that ended the stream (an error that is reconnected from does not end it: see `onReconnect`). */
   onError?: (error: ReplicationError) => void;
   /** Called after every standby status update sent. */
   onStatus?: (status: Required<StandbyStatus>) => void;

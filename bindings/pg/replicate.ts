@@ -42,7 +42,7 @@ import type { Client } from "pg";
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoder, isBackendChoice } from "../create-decoder.ts";
 import { parseLsn } from "../lsn.ts";
-import { openClient, resolveConnection } from "./client.ts";
+import { openClient, resolveConnection, type PgConnection } from "./client.ts";
 import { createSlotCommand, slotQuery, startReplicationCommand } from "./commands.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
@@ -110,8 +110,11 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
       secrets: target.secrets,
       reconnect: opts.reconnect === false ? undefined : {
         policy: opts.reconnect,
-        connect: async (lsn): Promise<StreamConnection> => {
-          const again = await openClient(target, options.pg);
+        connect: async (lsn, signal): Promise<StreamConnection> => {
+          const again = await openClient(target, options.pg, (client) => {
+            // Given up on: end() would wait for a silent server's goodbye; the socket is destroyed instead.
+            signal.addEventListener("abort", () => (client as unknown as { connection?: PgConnection }).connection?.stream.destroy(), { once: true });
+          });
           return { client: again.client, socket: again.connection.stream, command: startReplicationCommand(name, lsn, opts) };
         },
       },

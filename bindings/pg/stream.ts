@@ -99,7 +99,8 @@ export interface StreamSetup {
   /** The connection's passwords, kept out of error texts. */
   secrets: readonly string[];
   /** How to reconnect after a retryable failure; absent, the failure ends the stream. */
-  reconnect?: { policy: ReconnectPolicy; connect: (startLsn: bigint) => Promise<StreamConnection> };
+  /** `connect` ends the connection it is opening when `signal` aborts (the attempt was given up on). */
+  reconnect?: { policy: ReconnectPolicy; connect: (startLsn: bigint, signal: AbortSignal) => Promise<StreamConnection> };
 }
 
 /** The messages of one decode: a decoder's batch, or the messages decoded before a rejected frame. */
@@ -772,10 +773,12 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   #retry(error: ReplicationError): boolean {
     if (this.#reconnecting !== undefined) return true;
     if (this.#reconnect === undefined || !error.retryable || this.#stopRequested || this.#error !== undefined) return false;
-    this.#reconnecting = this.#reconnectLoop(error).finally(() => {
-      this.#reconnecting = undefined;
-      this.#wakeUp();
-    });
+    this.#reconnecting = this.#reconnectLoop(error)
+      .catch((e: unknown) => this.#giveUp(fromPgError(e, "could not reconnect", "CONNECTION_LOST", this.#secrets)))
+      .finally(() => {
+        this.#reconnecting = undefined;
+        this.#wakeUp();
+      });
     return true;
   }
 
@@ -798,7 +801,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
       if (this.#stopRequested) return;
       const startLsn = this.lastAckedLsn;
       try {
-        const conn = await connect(startLsn);
+        const conn = await this.#connectWithin(connect, startLsn);
         if (this.#stopRequested) {
           await conn.client.end().catch(() => {});
           return;
@@ -817,6 +820,28 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
       this.#tell(() => this.#callbacks.onReconnected?.({ attempts: attempt, startLsn, downtimeMs: Date.now() - since }));
       return;
     }
+  }
+
+  /**
+   * A new connection, given up on (a retryable CONNECT_FAILED) after
+   * `receiveTimeoutMs`: a server that accepts the TCP connection and then
+   * says nothing must not hold the reconnect forever. The connection being
+   * opened is ended (the abort), or closed should it still come.
+   */
+  #connectWithin(connect: NonNullable<StreamSetup["reconnect"]>["connect"], startLsn: bigint): Promise<StreamConnection> {
+    const ms = this.#options.receiveTimeoutMs;
+    const abort = new AbortController();
+    const attempt = connect(startLsn, abort.signal);
+    if (ms <= 0) return attempt;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    attempt.then((conn) => (abort.signal.aborted ? conn.client.end().catch(() => {}) : undefined), () => {});
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(new ReplicationError(`no connection within receiveTimeoutMs (${ms} ms)`, { code: "CONNECT_FAILED" }));
+      }, ms);
+    });
+    return Promise.race([attempt, timeout]).finally(() => clearTimeout(timer));
   }
 
   /** A callback that throws must not break the reconnect. */
