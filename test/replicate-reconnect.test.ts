@@ -10,7 +10,7 @@
  * keeps the old behaviour, non-retryable failures are not retried, the
  * backoff schedule, and stop() during a backoff wait.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import type { ClientConfig } from "pg";
 import {
@@ -353,7 +353,10 @@ for (const major of MAJORS) {
 
 describe("a fake walsender", () => {
   let fake: FakeWalsender | undefined;
-  afterAll(async () => fake?.close());
+  afterEach(async () => {
+    await fake?.close();
+    fake = undefined;
+  });
 
   it("a DECODE_ERROR is not retried: one START_REPLICATION, the error ends the iteration", async () => {
     let starts = 0;
@@ -377,6 +380,36 @@ describe("a fake walsender", () => {
     await sleep(200);
     expect(starts).toBe(1);
     expect(events).toEqual([]);
+  });
+
+  it("maxAttempts: after that many failed attempts the last error ends the stream (thrown, onError, closed)", async () => {
+    fake = await startFakeWalsender(async (socket) => {
+      setTimeout(() => socket.destroy(), 50);
+    });
+    const port = fake.port;
+    const events: ReconnectEvent[] = [];
+    const errors: ReplicationError[] = [];
+    const s = await replicate({
+      connection: { host: "127.0.0.1", port, user: "fake", database: "fake" }, slot: "s", publications: "p",
+      reconnect: { initialDelayMs: 10, maxDelayMs: 20, maxAttempts: 3 },
+      onReconnect: (e) => {
+        events.push(e);
+        if (e.attempt === 1) void fake!.close(); // nothing listens any more: every attempt is refused
+      },
+      onError: (e) => errors.push(e),
+    });
+    streams.add(s);
+    let error: unknown;
+    try {
+      for await (const _ of s);
+    } catch (e) {
+      error = e;
+    }
+    expect(events.map((e) => [e.attempt, e.cause.code])).toEqual([[1, "CONNECTION_LOST"], [2, "CONNECT_FAILED"], [3, "CONNECT_FAILED"]]);
+    expect(error).toMatchObject({ code: "CONNECT_FAILED", retryable: true });
+    expect(errors).toEqual([error]);
+    expect(await s.closed).toBe(error);
+    expect(s.stats.reconnects).toBe(0);
   });
 
   it("a new connection that never answers is given up on after receiveTimeoutMs, and the next attempt goes on", async () => {
