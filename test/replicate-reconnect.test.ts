@@ -85,6 +85,16 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Iterates to the end; the error the iteration threw (undefined when it just ended). */
+async function iterationError(items: AsyncIterable<unknown>): Promise<unknown> {
+  try {
+    for await (const _ of items);
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
 async function sql<T = any>(c: Ctx, text: string, params?: unknown[]): Promise<T[]> {
   return (await c.pool.query(text, params as any[])).rows as T[];
 }
@@ -336,13 +346,7 @@ for (const major of MAJORS) {
         const s = await replicate({ connection: c().config, slot, publications: "no_such_pub", onReconnect: (e) => events.push(e), onError: (e) => errors.push(e) });
         streams.add(s);
         await sql(c(), `INSERT INTO ${table} VALUES (1, 1, 'x')`);
-        const error = await (async () => {
-          try {
-            for await (const _ of s.transactions());
-          } catch (e) {
-            return e;
-          }
-        })();
+        const error = await iterationError(s.transactions());
         expect(error).toMatchObject({ code: "SERVER_ERROR", sqlstate: "42704", retryable: false });
         expect(events).toEqual([]);
         expect(errors).toEqual([error]);
@@ -370,12 +374,7 @@ describe("a fake walsender", () => {
       reconnect: { initialDelayMs: 10 }, onReconnect: (e) => events.push(e),
     });
     streams.add(s);
-    let error: unknown;
-    try {
-      for await (const _ of s);
-    } catch (e) {
-      error = e;
-    }
+    const error = await iterationError(s);
     expect(error).toMatchObject({ code: "DECODE_ERROR", retryable: false });
     await sleep(200);
     expect(starts).toBe(1);
@@ -399,12 +398,7 @@ describe("a fake walsender", () => {
       onError: (e) => errors.push(e),
     });
     streams.add(s);
-    let error: unknown;
-    try {
-      for await (const _ of s);
-    } catch (e) {
-      error = e;
-    }
+    const error = await iterationError(s);
     expect(events.map((e) => [e.attempt, e.cause.code])).toEqual([[1, "CONNECTION_LOST"], [2, "CONNECT_FAILED"], [3, "CONNECT_FAILED"]]);
     expect(error).toMatchObject({ code: "CONNECT_FAILED", retryable: true });
     expect(errors).toEqual([error]);
