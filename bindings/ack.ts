@@ -212,6 +212,16 @@ export class AckTracker {
     return this.#confirmed;
   }
 
+  /**
+   * A new connection starts streaming from `confirmed`: open transactions
+   * are forgotten (the server sends them again, whole); what was confirmed
+   * and handed over stays.
+   */
+  restart(): void {
+    this.#inTransaction = false;
+    this.#openStreams.clear();
+  }
+
   /** The positions to report now. */
   status(): AckPositions {
     const c = this.#confirmed;

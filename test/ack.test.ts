@@ -219,6 +219,30 @@ describe("AckTracker", () => {
     });
   });
 
+  it("restart (a new connection): the open transaction is forgotten, confirmed and handed-over positions stay", () => {
+    const t = new AckTracker({ mode: "manual" });
+    t.observe(begin(), true);
+    t.observe(commit(0x200n), true);
+    t.ack(0x200n);
+    t.observe(begin(), true); // cut off by the failure
+    t.observe(streamStart(7), true); // and a streamed one in progress
+    expect(t.inTransaction).toBe(true);
+    expect(t.keepalive(0x300n)).toBe(false);
+    t.restart();
+    expect(t.inTransaction).toBe(false);
+    expect(t.confirmed).toBe(0x200n);
+    expect(t.handedOver).toBe(0x200n);
+    expect(t.idle).toBe(true);
+    expect(t.keepalive(0x300n)).toBe(true); // idle again: nothing open holds it back
+    // A transaction handed over and not acknowledged still holds keepalives back after a restart.
+    const m = new AckTracker({ mode: "manual" });
+    m.observe(begin(), true);
+    m.observe(commit(0x400n), true);
+    m.restart();
+    expect(m.idle).toBe(false);
+    expect(m.keepalive(0x500n)).toBe(false);
+  });
+
   it("ignores messages that neither open nor end a transaction", () => {
     const t = new AckTracker();
     for (const kind of ["Relation", "Type", "Origin", "Message", "Truncate", "Update", "Delete"]) t.observe({ kind }, true);

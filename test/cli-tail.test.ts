@@ -419,6 +419,35 @@ describe("--ack", () => {
   });
 });
 
+// ------------------------------------------------------------ reconnect
+
+describe("reconnect", () => {
+  it("tail goes on after the walsender is terminated: the rows after it are printed, stderr tells, the status line counts it", async () => {
+    const c = clusters.get(18)!;
+    const slot = "s_reconnect";
+    await c.query("CREATE TABLE cli_rc (k int PRIMARY KEY); CREATE PUBLICATION p_rc FOR TABLE cli_rc");
+    const tail = new Cli(["tail", "-c", c.connectionString, "--publication", "p_rc", "--slot", slot, "--create-slot", "--progress"]);
+    cleanup.push(async () => tail.child.kill("SIGKILL"));
+    await waitActive(c, slot);
+    await c.query("INSERT INTO cli_rc VALUES (1)");
+    await tail.until((ls) => ls.some((l) => String(col(l, "k")) === "1"));
+    const [{ pid }] = await c.query<{ pid: number }>("SELECT active_pid AS pid FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+    expect(await c.query("SELECT pg_terminate_backend($1) AS ok", [pid])).toEqual([{ ok: true }]);
+    await c.query("INSERT INTO cli_rc VALUES (2)");
+    const lines = await tail.until((ls) => ls.some((l) => String(col(l, "k")) === "2"));
+    expect(lines.map((l) => String(col(l, "k")))).toEqual(["1", "2"]); // 1 was acknowledged once printed: not again
+    expect(tail.stderr).toMatch(/tail: connection lost \(.*terminat.*\); reconnecting in \d+ ms \(attempt 1\)/);
+    expect(tail.stderr).toMatch(/tail: reconnected after \d+ attempt\(s\), from \d+\/[0-9A-F]+/);
+    // The plain status line (--progress, every 2 s) shows the count.
+    for (let i = 0; i < 100 && !/\| reconnects 1\b/.test(tail.stderr); i++) await sleep(100);
+    expect(tail.stderr).toMatch(/\| reconnects 1\b/);
+    tail.child.kill("SIGINT");
+    const r = await tail.exited;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/; 1 reconnect\n/); // the summary
+  });
+});
+
 // ------------------------------------------------------------ errors
 
 describe.concurrent("errors: one line with a hint, non-zero exit", () => {
@@ -505,9 +534,9 @@ describe.concurrent("errors: one line with a hint, non-zero exit", () => {
     expectError(await run(["tail", "-c", url(15), "--publication", "p_cli", "--streaming", "parallel"]), 1, /protocol version 4/);
   });
 
-  it("the walsender terminated mid-stream", async () => {
+  it("the walsender terminated mid-stream, with --no-reconnect", async () => {
     const c = clusters.get(18)!;
-    const t = new Cli(["tail", "-c", url(18), "--publication", "p_seq", "--slot", "s_term", "--create-slot"]);
+    const t = new Cli(["tail", "-c", url(18), "--publication", "p_seq", "--slot", "s_term", "--create-slot", "--no-reconnect"]);
     cleanup.push(async () => t.child.kill("SIGKILL"));
     await waitActive(c, "s_term");
     await c.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 's_term'");

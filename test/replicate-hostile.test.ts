@@ -47,6 +47,7 @@ async function connect(f: FakeWalsender, extra: Partial<ReplicateOptions> = {}):
     slot: "s",
     publications: "p",
     statusIntervalMs: 60_000,
+    reconnect: false, // these tests assert the error that ends the stream
     ...extra,
   });
   stream = s;

@@ -211,7 +211,8 @@ async function table(c: Ctx, extra = ""): Promise<{ table: string; pub: string; 
 }
 
 async function open(c: Ctx, options: Omit<ReplicateOptions, "connection"> & Partial<Pick<ReplicateOptions, "connection">>): Promise<ReplicationStream> {
-  const s = await replicate({ connection: c.config, ...options });
+  // These tests assert how a stream ends on an error: no automatic reconnect (test/replicate-reconnect.test.ts has it).
+  const s = await replicate({ connection: c.config, reconnect: false, ...options });
   openStreams.add(s);
   return s;
 }

@@ -20,7 +20,7 @@ import { createDecoder } from "../create-decoder.ts";
 import { formatLsn, parseLsn } from "../lsn.ts";
 import { replicate } from "../pg/replicate.ts";
 import type { ReplicationStream } from "../pg/stream.ts";
-import type { StreamingMode } from "../pg/options.ts";
+import type { ReplicateOptions, StreamingMode } from "../pg/options.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/catalog.ts";
 import type { TypeKnowledge } from "../values/options.ts";
 import type { Server } from "./server.ts";
@@ -108,6 +108,8 @@ export interface SourceSettings {
   heartbeatMs: number | undefined;
   /** --failover: create the slot as a failover slot (PostgreSQL 17+). */
   failover: boolean;
+  /** Reconnect after a retryable failure (replicate()'s `reconnect`): false unless the command turns it on (tail does). */
+  reconnect: boolean;
 }
 
 /** The PG* variables that select a server instead of the embedded one. */
@@ -187,6 +189,7 @@ export function sourceSettings(f: SourceFlags, env: NodeJS.ProcessEnv = process.
     follow: f.follow === true,
     progress: f.progress === true,
     maxMessages: positiveInt("max-messages", f["max-messages"]),
+    reconnect: false,
   };
 }
 
@@ -313,6 +316,16 @@ export class Interrupted extends Error {
   }
 }
 
+/** replicate()'s reconnect options for the settings: each attempt and each return told on stderr. */
+function reconnectOptions(s: SourceSettings, hooks: SourceHooks): Pick<ReplicateOptions, "reconnect" | "onReconnect" | "onReconnected"> {
+  if (!s.reconnect) return { reconnect: false };
+  return {
+    reconnect: true,
+    onReconnect: (e) => hooks.note(`${e.attempt === 1 ? "connection lost" : "reconnect failed"} (${e.cause.message}); reconnecting in ${e.delayMs} ms (attempt ${e.attempt})`),
+    onReconnected: (e) => hooks.note(`reconnected after ${e.attempts} attempt(s), from ${formatLsn(e.startLsn)}; what was not acknowledged comes again`),
+  };
+}
+
 /** A factory of replication Clients made with the CLI's own `pg`. */
 function replicationClient(pg: PgModule, config: ClientConfig): () => Client {
   return () => new pg.Client({ ...config, replication: "database" } as ClientConfig);
@@ -384,6 +397,7 @@ async function openEmbedded(
     statusIntervalMs: 1000,
     stopTimeoutMs: 5000,
     heartbeat: s.heartbeatMs === undefined ? undefined : { intervalMs: s.heartbeatMs },
+    ...reconnectOptions(s, hooks),
   });
   cleanups.push(() => stream.stop());
   hooks.note(`PostgreSQL ${cluster.version} at ${cluster.connectionString} (temporary; removed on exit), slot ${DEMO_SLOT}, publication ${DEMO_PUBLICATION}`);
@@ -495,6 +509,7 @@ async function openConnected(
     statusIntervalMs: 1000,
     stopTimeoutMs: 5000,
     heartbeat: s.heartbeatMs === undefined ? undefined : { intervalMs: s.heartbeatMs },
+    ...reconnectOptions(s, hooks),
     onNotice: (n) => {
       if (n.severity === "WARNING") hooks.note(`server warning: ${n.message}`);
     },

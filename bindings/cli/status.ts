@@ -21,6 +21,8 @@ export interface StatusSample {
   lsn: bigint;
   /** What is acknowledged to the server. */
   acked: bigint;
+  /** Automatic reconnects so far (shown once there was one). */
+  reconnects?: number;
 }
 
 export interface StatusOptions {
@@ -115,6 +117,7 @@ export class StatusLine {
       `${s.messages} messages (${formatBytes(s.bytes)}) in ${seconds.toFixed(1)} s, ${rate(s.messages / Math.max(seconds, 1e-3))} msg/s, ${(s.bytes / (1024 * 1024) / Math.max(seconds, 1e-3)).toFixed(2)} MB/s`,
       `acknowledged up to ${formatLsn(s.acked)}`,
     ];
+    if (s.reconnects) parts.push(`${s.reconnects} reconnect${s.reconnects === 1 ? "" : "s"}`);
     this.#o.out.write(`${parts.join("; ")}${extra ? `; ${extra}` : ""}\n`);
   }
 
@@ -140,6 +143,7 @@ export class StatusLine {
     const lag = this.#walEnd !== undefined ? (this.#walEnd > s.lsn ? this.#walEnd - s.lsn : 0n) : undefined;
     let text = `${this.#o.label}: ${this.#o.writtenUnit === "messages" ? `${s.messages} messages` : `${s.written} ${this.#o.writtenUnit}`} | ${rate(mps)} msg/s | ${mbps.toFixed(2)} MB/s | lsn ${formatLsn(s.lsn)}`;
     if (lag !== undefined) text += ` | lag ${formatBytes(Number(lag))}`;
+    if (s.reconnects) text += ` | reconnects ${s.reconnects}`;
     if (this.#tty) {
       const width = this.#o.out.columns ?? 120;
       if (text.length > width - 1) text = text.slice(0, width - 1);

@@ -47,6 +47,9 @@ connection:
   --heartbeat SECONDS    write a heartbeat into the WAL every SECONDS (pg_logical_emit_message,
                          filtered from the output) so the slot of a quiet database keeps advancing
   --failover             create --slot as a failover slot (PostgreSQL 17+; an error before)
+  --no-reconnect         exit on a lost connection instead of reconnecting (reconnecting, the
+                         default, needs a slot that outlives the connection: --slot, not --temporary;
+                         transactions not yet acknowledged are printed again)
 
 output:
   --tables LIST          only these tables: schema.table or table; repeat or comma-separate
@@ -77,13 +80,14 @@ export async function tailCommand(args: string[]): Promise<number> {
       transactions: { type: "boolean", default: false },
       format: { type: "string", default: "jsonl" },
       "numbers-as-strings": { type: "boolean", default: false },
+      "no-reconnect": { type: "boolean", default: false },
     },
   });
   if (values.help) {
     process.stdout.write(TAIL_USAGE);
     return 0;
   }
-  const settings = sourceSettings(values as SourceFlags);
+  const settings = { ...sourceSettings(values as SourceFlags), reconnect: !values["no-reconnect"] };
   const format = values.format;
   if (format !== "jsonl" && format !== "pretty") throw usage(`--format must be jsonl or pretty, not ${JSON.stringify(format)}`);
   const tables = (values.tables ?? []).flatMap((t) => t.split(",")).map((t) => t.trim()).filter((t) => t.length > 0);
@@ -113,6 +117,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       transactions,
       lsn: source?.stream.lastReceivedLsn ?? 0n,
       acked: source?.stream.lastAckedLsn ?? 0n,
+      reconnects: source?.stream.stats.reconnects ?? 0,
     }),
     walEnd: () => source?.walEnd() ?? Promise.resolve(undefined),
   });

@@ -80,8 +80,14 @@ export function resolveConnection(connection: ReplicateOptions["connection"]): R
   return { config, factory: undefined, secrets };
 }
 
-/** Creates and connects the replication client described by `connection`. */
-export async function openClient(connection: ResolvedConnection, pgModule: ReplicateOptions["pg"]): Promise<PgReplicationClient> {
+/**
+ * Creates and connects the replication client described by `connection`.
+ * `created` sees the client before it connects (a reconnect ends one that
+ * takes too long).
+ */
+export async function openClient(
+  connection: ResolvedConnection, pgModule: ReplicateOptions["pg"], created?: (client: Client) => void,
+): Promise<PgReplicationClient> {
   let client: Client;
   if (connection.factory !== undefined) {
     client = await connection.factory();
@@ -97,6 +103,7 @@ export async function openClient(connection: ResolvedConnection, pgModule: Repli
   // An 'error' event without a listener would crash the process; the stream
   // learns of failures through its own listeners and the active query.
   client.on("error", () => {});
+  created?.(client);
   try {
     await client.connect();
   } catch (e) {

@@ -4,7 +4,8 @@
  * publication missing, the walsender terminated), the connection lost, the
  * server ending the stream on its own, bytes the decoder rejects — is a
  * `ReplicationError` with a stable `code`, the server's SQLSTATE when there
- * is one, and the underlying error as `cause`.
+ * is one, and the underlying error as `cause`. A `retryable` one is
+ * reconnected from by the stream itself unless `reconnect: false`; then:
  *
  * @example
  * ```ts

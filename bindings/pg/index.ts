@@ -22,6 +22,7 @@ export type { ReplicationHealth, SlotLostEvent, StreamProgress } from "./health.
 export type { SlotState } from "./slot-state.ts";
 export type { PublicationReport } from "./publication.ts";
 export { HEARTBEAT_PREFIX } from "./heartbeat.ts";
+export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {
   TransactionAssembler,

@@ -11,6 +11,7 @@ import { checkMaxMessageSize } from "../limits.ts";
 import { ReplicationError } from "./errors.ts";
 import { heartbeatQuery } from "./heartbeat.ts";
 import { publicationSpec } from "./publication.ts";
+import { reconnectPolicy, type ReconnectEvent, type ReconnectOptions, type ReconnectPolicy, type ReconnectedEvent } from "./reconnect.ts";
 
 /** A replication slot to stream from. */
 export interface SlotOptions {
@@ -156,7 +157,7 @@ export interface ReplicateOptions {
   stopTimeoutMs?: number;
   /** The `pg` module, when it cannot be imported dynamically (e.g. a bundle). */
   pg?: { Client: new (config: ClientConfig) => Client };
-  /** Called once with the error that ended the stream. */
+  /** Called once with the error that ended the stream (an error that is reconnected from does not end it: see `onReconnect`). */
   onError?: (error: ReplicationError) => void;
   /** Called after every standby status update sent. */
   onStatus?: (status: Required<StandbyStatus>) => void;
@@ -176,6 +177,23 @@ export interface ReplicateOptions {
   onSlotLost?: (event: import("./health.ts").SlotLostEvent) => void;
   /** Called with NoticeResponse fields (e.g. PostgreSQL 18's warning about a missing publication). */
   onNotice?: (notice: { severity?: string; code?: string; message: string }) => void;
+  // --- automatic reconnect (reconnect.ts)
+  /**
+   * Reconnect after a retryable failure (`ReplicationError.retryable`: the
+   * connection lost, the server restarting or ending the stream, the
+   * walsender terminated, RECEIVE_TIMEOUT, the slot still held by the old
+   * walsender), with exponential backoff and full jitter, resuming from
+   * `lastAckedLsn`; the iterations go on. `false`: the stream ends with the
+   * error. Default on (`{ initialDelayMs: 500, maxDelayMs: 30 000,
+   * multiplier: 2, maxAttempts: Infinity }`); off for a temporary slot,
+   * which is gone with its connection. Only failures after the start are
+   * retried: `replicate()` itself rejects.
+   */
+  reconnect?: boolean | ReconnectOptions;
+  /** Called before each reconnect attempt's wait. */
+  onReconnect?: (event: ReconnectEvent) => void;
+  /** Called once streaming again after a reconnect. */
+  onReconnected?: (event: ReconnectedEvent) => void;
 }
 
 /** Options with defaults applied and values checked. */
@@ -202,6 +220,7 @@ export interface NormalizedOptions {
   heartbeat: Required<HeartbeatOptions> | undefined;
   deliverHeartbeats: boolean;
   publication: import("./publication.ts").PublicationSpec | undefined;
+  reconnect: ReconnectPolicy | false;
 }
 
 const MIB = 1 << 20;
@@ -219,6 +238,14 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 function messageLimit(max: number): number {
   try {
     return checkMaxMessageSize(max);
+  } catch (cause) {
+    throw new ReplicationError((cause as Error).message, { code: "INVALID_OPTION", cause });
+  }
+}
+
+function reconnectOption(option: ReplicateOptions["reconnect"]): ReconnectPolicy | false {
+  try {
+    return reconnectPolicy(option);
   } catch (cause) {
     throw new ReplicationError((cause as Error).message, { code: "INVALID_OPTION", cause });
   }
@@ -308,5 +335,6 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     },
     deliverHeartbeats: o.deliverHeartbeats === true,
     publication: o.publication === undefined ? undefined : publicationSpec(o.publication, publications),
+    reconnect: temporary ? false : reconnectOption(o.reconnect),
   };
 }

@@ -18,13 +18,14 @@
  * }
  * ```
  *
- * Resuming after an error (connection lost, walsender terminated, server
- * restart): start a new stream from the last acknowledged position. No
- * committed transaction is lost; the only ones delivered again are those
- * that were never acknowledged.
+ * After a retryable error (connection lost, walsender terminated, server
+ * restart, receive timeout) the stream reconnects by itself and resumes from
+ * the last acknowledged position (`reconnect`, on by default): no committed
+ * transaction is lost; the only ones delivered again are those that were
+ * never acknowledged. With `reconnect: false`, the same by hand:
  *
  * ```ts
- * let stream = await replicate(options);
+ * let stream = await replicate({ ...options, reconnect: false });
  * for (;;) {
  *   try {
  *     for await (const tx of stream.transactions()) await apply(tx);
@@ -39,7 +40,7 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoder, isBackendChoice } from "../create-decoder.ts";
-import { openClient, resolveConnection } from "./client.ts";
+import { openClient, resolveConnection, type PgConnection } from "./client.ts";
 import { startReplicationCommand } from "./commands.ts";
 import { HealthMonitor } from "./health.ts";
 import { SideConnection } from "./side-connection.ts";
@@ -47,7 +48,7 @@ import { prepareSlot } from "./slot-prepare.ts";
 import { classifySlotError } from "./slot-state.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
-import { ReplicationStream } from "./stream.ts";
+import { ReplicationStream, type StreamConnection } from "./stream.ts";
 
 async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {
   if (!isBackendChoice(choice ?? "wasm")) {
@@ -85,9 +86,30 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
       options: opts,
       start,
       serverVersion: version,
-      callbacks: { onError: options.onError, onStatus: options.onStatus, onNotice: options.onNotice },
+      callbacks: {
+        onError: options.onError, onStatus: options.onStatus, onNotice: options.onNotice,
+        onReconnect: options.onReconnect, onReconnected: options.onReconnected,
+      },
       secrets: target.secrets,
       monitor: (monitor = new HealthMonitor(new SideConnection(target, options.pg), version, opts, options)),
+      reconnect: opts.reconnect === false ? undefined : {
+        policy: opts.reconnect,
+        connect: async (lsn, signal): Promise<StreamConnection> => {
+          const again = await openClient(target, options.pg, (client) => {
+            // Given up on: end() would wait for a silent server's goodbye; the socket is destroyed instead.
+            signal.addEventListener("abort", () => (client as unknown as { connection?: PgConnection }).connection?.stream.destroy(), { once: true });
+          });
+          try {
+            // The slot again, as at the start: lost while away is SLOT_LOST (or recreated, loudly, when asked);
+            // gone is SLOT_MISSING even with `create`: a slot made now would silently skip what was missed.
+            await prepareSlot(again.client, { ...opts, slot: { ...opts.slot, create: false }, publication: undefined }, version, options);
+          } catch (e) {
+            await again.client.end().catch(() => {});
+            throw classifySlotError(fromPgError(e, "could not start replication", "CONNECTION_LOST", target.secrets), name);
+          }
+          return { client: again.client, socket: again.connection.stream, command: startReplicationCommand(name, lsn, opts) };
+        },
+      },
     });
     await stream.start(startReplicationCommand(name, start, opts));
     return stream;

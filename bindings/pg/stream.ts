@@ -27,6 +27,15 @@
  * memory, valid until the consumer asks for the next item (the next decode
  * happens only then). `transactions()` yields materialized objects instead.
  *
+ * Reconnect (when `replicate()` gives a policy, see reconnect.ts): a
+ * retryable error reached in stream order does not end the iteration. The
+ * connection is closed, the decoder reset (views of the old batches go
+ * stale; the server sends Relations again), the open transaction dropped
+ * (it is not acknowledged and comes again whole), and after the backoff a
+ * new connection streams from `lastAckedLsn`; the pull that met the error
+ * waits for it. Transactions handed over before and sent again are marked
+ * (`redelivering`, `Transaction.redelivered`).
+ *
  * Created by `replicate()`; see there for an example.
  */
 import type { Client } from "pg";
@@ -45,6 +54,7 @@ import { startReading, stopReading, takeOver, type RawSocket } from "./socket.ts
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
 import type { HealthMonitor, ReplicationHealth, StreamProgress } from "./health.ts";
 import { HEARTBEAT_PREFIX } from "./heartbeat.ts";
+import { backoffDelay, cancellableSleep, type ReconnectPolicy } from "./reconnect.ts";
 
 /** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
 export type StreamItem = PgoutputMessage | PrimaryKeepalive;
@@ -65,6 +75,15 @@ export interface ReplicationStats {
   pauses: number;
   /** Standby status updates sent. */
   statusUpdates: number;
+  /** Reconnects that succeeded (the counters above run on across them). */
+  reconnects: number;
+}
+
+/** A new connection for a reconnect: connected, pg done with it, and the START_REPLICATION to send. */
+export interface StreamConnection {
+  client: Client;
+  socket: RawSocket;
+  command: string;
 }
 
 /** What `replicate()` hands the stream. */
@@ -78,11 +97,14 @@ export interface StreamSetup {
   start: bigint;
   /** PostgreSQL's server_version_num. */
   serverVersion: number;
-  callbacks: Pick<ReplicateOptions, "onError" | "onStatus" | "onNotice">;
+  callbacks: Pick<ReplicateOptions, "onError" | "onStatus" | "onNotice" | "onReconnect" | "onReconnected">;
   /** The connection's passwords, kept out of error texts. */
   secrets: readonly string[];
   /** Slot health and heartbeats (health.ts); closed with the stream. */
   monitor?: HealthMonitor;
+  /** How to reconnect after a retryable failure; absent, the failure ends the stream. */
+  /** `connect` ends the connection it is opening when `signal` aborts (the attempt was given up on). */
+  reconnect?: { policy: ReconnectPolicy; connect: (startLsn: bigint, signal: AbortSignal) => Promise<StreamConnection> };
 }
 
 /** The messages of one decode: a decoder's batch, or the messages decoded before a rejected frame. */
@@ -91,7 +113,7 @@ interface Items {
   get(index: number): WalMessage;
 }
 
-type Phase = "starting" | "streaming" | "stopping" | "closed";
+type Phase = "starting" | "streaming" | "stopping" | "reconnecting" | "closed";
 
 /** Below this much queued, a waiting consumer is woken only after a short gathering pause. */
 const GATHER_BYTES = 64 << 10;
@@ -131,8 +153,9 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   /** Resolves when the stream has ended: with the error that ended it, or `undefined` after `stop()`. Never rejects. */
   readonly closed: Promise<ReplicationError | undefined>;
 
-  readonly #client: Client;
-  readonly #socket: RawSocket;
+  /** The current connection (replaced by a reconnect). */
+  #client: Client;
+  #socket: RawSocket;
   readonly #options: NormalizedOptions;
   readonly #callbacks: StreamSetup["callbacks"];
   readonly #secrets: readonly string[];
@@ -175,12 +198,28 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   #inFlight = 0;
   #startWaiter: { resolve: () => void; reject: (e: ReplicationError) => void } | undefined;
   #resolveClosed!: (e: ReplicationError | undefined) => void;
-  readonly #stats = { payloads: 0, bytes: 0, batches: 0, pauses: 0, statusUpdates: 0 };
   // Slot health (health.ts): what the monitor reads of the stream.
   readonly #monitor: HealthMonitor | undefined;
   readonly #progress: StreamProgress = {
     lastCommitTime: undefined, lastCommitAt: undefined, lastKeepaliveTime: undefined, lastKeepaliveAt: undefined, heartbeatsFiltered: 0,
   };
+  readonly #stats = { payloads: 0, bytes: 0, batches: 0, pauses: 0, statusUpdates: 0, reconnects: 0 };
+  // --- reconnect
+  readonly #reconnect: StreamSetup["reconnect"];
+  /** The running reconnect (pulls wait for it). */
+  #reconnecting: Promise<void> | undefined;
+  /** Cancels a backoff wait (stop()). */
+  #cancelWait: (() => void) | undefined;
+  /** What the iteration must forget on a new connection (the assembler's partial transactions). */
+  #onRestart: (() => void) | undefined;
+  /** The highest end handed over before the latest reconnect: a transaction ending at or before it is redelivered. */
+  #redeliverEnd = 0n;
+  /** The highest Begin finalLsn / BeginPrepare prepareLsn handed over, and its value at the latest reconnect. */
+  #beginSeen = 0n;
+  #redeliverBegin = 0n;
+  #redelivering = false;
+  /** The Commit / Prepare ending a redelivered span was handed over: the next message is outside it. */
+  #spanEnded = false;
 
   /** Use `replicate()`. */
   constructor(setup: StreamSetup) {
@@ -192,6 +231,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.#secrets = setup.secrets;
     this.serverVersion = setup.serverVersion;
     this.slotName = setup.options.slot.name;
+    this.#reconnect = setup.reconnect;
     this.#tracker = new AckTracker({ mode: setup.options.ack, start: setup.start });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#client.on("error", this.#onClientError);
@@ -213,6 +253,16 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   /** Timestamps of the last commit and keepalive reached, and the heartbeat messages filtered out. */
   get progress(): StreamProgress {
     return { ...this.#progress };
+  }
+
+  /**
+   * Message iteration: whether the transaction the consumer is in (from its
+   * Begin / BeginPrepare to its Commit / Prepare) is one whose Begin was
+   * handed over before the latest reconnect — delivered again, whole or
+   * after a partial first delivery. Transactions use `redelivered` instead.
+   */
+  get redelivering(): boolean {
+    return this.#redelivering;
   }
 
   /**
@@ -292,6 +342,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
 
   async #stop(): Promise<void> {
     this.#stopRequested = true;
+    this.#cancelWait?.();
     this.#wakeUp();
     this.#startWaiter?.reject(new ReplicationError("stopped before the stream started", { code: "CONNECTION_LOST" }));
     this.#startWaiter = undefined;
@@ -310,6 +361,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
       });
       clearTimeout(timeout);
     }
+    await this.#reconnecting; // a connection it is opening is closed by it
     await this.#close();
   }
 
@@ -322,7 +374,10 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
         const item = this.#poll(keepalives);
         if (item === WAIT) return WAIT;
         if (item === undefined) return DONE;
-        if (item.kind !== "PrimaryKeepalive") this.#tracker.observe(item, true);
+        if (item.kind !== "PrimaryKeepalive") {
+          this.#tracker.observe(item, true);
+          this.#markRedelivery(item);
+        }
         return { done: false, value: item };
       }),
       return: async (): Promise<IteratorResult<StreamItem>> => {
@@ -343,6 +398,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   transactions(options: AssemblerOptions = {}): AsyncIterable<TransactionItem> {
     this.#claim("transactions");
     const assembler = new TransactionAssembler(options);
+    this.#onRestart = () => assembler.reset();
     const iterator: AsyncIterableIterator<TransactionItem> = {
       next: () => this.#pull((): IteratorResult<TransactionItem> | typeof WAIT => {
         for (;;) {
@@ -352,7 +408,9 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
           if (msg.kind === "PrimaryKeepalive") continue;
           const item = assembler.push(msg);
           this.#tracker.observe(msg, item !== undefined);
-          if (item !== undefined) return { done: false, value: item };
+          if (item === undefined) continue;
+          if ("redelivered" in item && item.endLsn <= this.#redeliverEnd) (item as { redelivered: boolean }).redelivered = true;
+          return { done: false, value: item };
         }
       }),
       return: async (): Promise<IteratorResult<TransactionItem>> => {
@@ -423,6 +481,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   #poll(keepalives: boolean): PgoutputMessage | PrimaryKeepalive | undefined | typeof WAIT {
     for (;;) {
       if (this.#stopRequested) return undefined;
+      if (this.#reconnecting !== undefined) return WAIT;
       if (this.#paused && this.#buffered() <= this.#options.lowWaterMark) this.#resume();
       let item: WalMessage | undefined;
       try {
@@ -442,7 +501,10 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
         }
         if (item.kind === "BackendMessage") {
           const error = this.#backendMessage(item);
-          if (error !== undefined) throw this.#fail(error);
+          if (error !== undefined) {
+            if (this.#retry(error)) return WAIT;
+            throw this.#fail(error);
+          }
           continue;
         }
         if (item.kind === "Commit" || item.kind === "StreamCommit" || item.kind === "CommitPrepared") {
@@ -455,7 +517,10 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
         return item;
       }
       if (this.#error !== undefined) throw this.#error;
-      if (this.#lost !== undefined) throw this.#fail(this.#lost);
+      if (this.#lost !== undefined) {
+        if (this.#retry(this.#lost)) return WAIT;
+        throw this.#fail(this.#lost);
+      }
       return WAIT;
     }
   }
@@ -714,12 +779,18 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   /** The first failure ends the stream (later ones are ignored); returns the stream's error, for throwing. */
   #fail(error: ReplicationError): ReplicationError {
     if (this.#error !== undefined || this.#stopRequested) return this.#error ?? error;
+    if (this.#phase === "starting" && this.#reconnecting !== undefined) {
+      // A reconnect attempt failed to start: that attempt's failure, for #reconnectLoop to judge.
+      this.#startWaiter?.reject(error);
+      this.#startWaiter = undefined;
+      return error;
+    }
     this.#error = error;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#startWaiter?.reject(error);
     this.#startWaiter = undefined;
     // A failure before the start is replicate()'s rejection, not a stream error.
-    if (this.#phase === "streaming") {
+    if (this.#phase === "streaming" || this.#phase === "reconnecting") {
       try {
         this.#callbacks.onError?.(error);
       } catch {
@@ -729,6 +800,157 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     void this.#close();
     this.#wakeUp();
     return error;
+  }
+
+  // --- reconnect
+
+  /** Message iteration: keeps `redelivering` for the transaction the consumer is in. */
+  #markRedelivery(m: PgoutputMessage): void {
+    if (this.#spanEnded) {
+      this.#spanEnded = false;
+      this.#redelivering = false;
+    }
+    const kind = m.kind;
+    if (kind === "Begin" || kind === "BeginPrepare") {
+      const lsn = kind === "Begin" ? m.finalLsn : m.prepareLsn;
+      this.#redelivering = lsn <= this.#redeliverBegin;
+      if (lsn > this.#beginSeen) this.#beginSeen = lsn;
+    } else if (kind === "Commit" || kind === "Prepare") this.#spanEnded = this.#redelivering;
+  }
+
+  /** Starts a reconnect for a retryable `error` when the policy allows; returns whether one runs (the pull waits for it). */
+  #retry(error: ReplicationError): boolean {
+    if (this.#reconnecting !== undefined) return true;
+    if (this.#reconnect === undefined || !error.retryable || this.#stopRequested || this.#error !== undefined) return false;
+    this.#reconnecting = this.#reconnectLoop(error)
+      .catch((e: unknown) => this.#giveUp(fromPgError(e, "could not reconnect", "CONNECTION_LOST", this.#secrets)))
+      .finally(() => {
+        this.#reconnecting = undefined;
+        this.#wakeUp();
+      });
+    return true;
+  }
+
+  async #reconnectLoop(cause: ReplicationError): Promise<void> {
+    const { policy, connect } = this.#reconnect!;
+    const since = Date.now();
+    this.#redeliverEnd = this.#tracker.handedOver;
+    this.#redeliverBegin = this.#beginSeen;
+    await this.#detach();
+    for (let attempt = 1; ; attempt++) {
+      if (this.#stopRequested) return;
+      if (attempt > policy.maxAttempts) return this.#giveUp(cause);
+      const delayMs = backoffDelay(attempt, policy);
+      this.#tell(() => this.#callbacks.onReconnect?.({ attempt, delayMs, cause }));
+      if (this.#stopRequested) return; // stopped from the callback
+      const wait = cancellableSleep(delayMs);
+      this.#cancelWait = wait.cancel;
+      await wait.done;
+      this.#cancelWait = undefined;
+      if (this.#stopRequested) return;
+      const startLsn = this.lastAckedLsn;
+      try {
+        const conn = await this.#connectWithin(connect, startLsn);
+        if (this.#stopRequested) {
+          await conn.client.end().catch(() => {});
+          return;
+        }
+        this.#attach(conn);
+        await this.start(conn.command);
+      } catch (e) {
+        const error = fromPgError(e, "could not reconnect", "CONNECTION_LOST", this.#secrets);
+        if (this.#stopRequested) return;
+        if (this.#phase === "starting") await this.#detach();
+        if (!error.retryable) return this.#giveUp(error);
+        cause = error;
+        continue;
+      }
+      this.#stats.reconnects++;
+      this.#tell(() => this.#callbacks.onReconnected?.({ attempts: attempt, startLsn, downtimeMs: Date.now() - since }));
+      return;
+    }
+  }
+
+  /**
+   * A new connection, given up on (a retryable CONNECT_FAILED) after
+   * `receiveTimeoutMs`: a server that accepts the TCP connection and then
+   * says nothing must not hold the reconnect forever. The connection being
+   * opened is ended (the abort), or closed should it still come.
+   */
+  #connectWithin(connect: NonNullable<StreamSetup["reconnect"]>["connect"], startLsn: bigint): Promise<StreamConnection> {
+    const ms = this.#options.receiveTimeoutMs;
+    const abort = new AbortController();
+    const attempt = connect(startLsn, abort.signal);
+    if (ms <= 0) return attempt;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    attempt.then((conn) => (abort.signal.aborted ? conn.client.end().catch(() => {}) : undefined), () => {});
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(new ReplicationError(`no connection within receiveTimeoutMs (${ms} ms)`, { code: "CONNECT_FAILED" }));
+      }, ms);
+    });
+    return Promise.race([attempt, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /** A callback that throws must not break the reconnect. */
+  #tell(call: () => void): void {
+    try {
+      call();
+    } catch {
+      /* the consumer's problem, not the stream's */
+    }
+  }
+
+  /** Ends the stream with the error that made reconnecting hopeless. */
+  #giveUp(error: ReplicationError): void {
+    this.#reconnecting = undefined; // #fail ends the stream only outside a reconnect's start
+    this.#fail(error);
+  }
+
+  /** A new connection becomes the stream's, in the state `start()` expects. */
+  #attach(conn: StreamConnection): void {
+    this.#client = conn.client;
+    this.#socket = conn.socket;
+    this.#lost = undefined;
+    this.#phase = "starting";
+    this.#client.on("error", this.#onClientError);
+    this.#client.on("end", this.#onClientEnd);
+  }
+
+  /**
+   * Lets the current connection go: its events and bytes no longer reach
+   * the stream, what is queued or decoded from it is dropped, views of its
+   * batches go stale (decoder reset), the open transaction is forgotten.
+   */
+  async #detach(): Promise<void> {
+    this.#phase = "reconnecting";
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (this.#gathering !== undefined) clearTimeout(this.#gathering);
+    this.#gathering = undefined;
+    const client = this.#client;
+    const socket = this.#socket;
+    client.removeListener("error", this.#onClientError);
+    client.removeListener("end", this.#onClientEnd);
+    socket.removeListener("data", this.#onData);
+    socket.removeListener("drain", this.#onDrain);
+    this.#queue.clear();
+    this.#items = undefined;
+    this.#index = 0;
+    this.#itemsBytes = 0;
+    this.#paused = false;
+    this.#handleStopped = false;
+    this.#statusWanted = false;
+    this.#pinged = false;
+    this.#answered.clear();
+    this.decoder.reset();
+    this.#tracker.restart();
+    this.#onRestart?.();
+    let timeout: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([client.end().catch(() => {}), new Promise<void>((resolve) => (timeout = setTimeout(resolve, 1000)))]);
+    clearTimeout(timeout);
+    socket.destroy();
   }
 
   /** Closes the connection (Terminate, then the socket, which is destroyed if the server does not close it) and ends the stream. */

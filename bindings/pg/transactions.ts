@@ -65,6 +65,13 @@ export interface Transaction {
   readonly end: MaterializedMessage;
   /** Its messages in order (Relation, Type, Insert, Update, Delete, Truncate, transactional Message), materialized. */
   readonly messages: MaterializedMessage[];
+  /**
+   * Delivered before, by the same `ReplicationStream`, over a connection
+   * that failed before the acknowledgement reached the server: its `endLsn`
+   * is at most the highest one handed over before the reconnect. Set by
+   * `ReplicationStream.transactions()`; always false from the assembler.
+   */
+  readonly redelivered: boolean;
 }
 
 /** A non-transactional logical decoding message (`pg_logical_emit_message(false, ...)`). */
@@ -234,5 +241,5 @@ export class TransactionAssembler {
 function transaction(
   kind: Transaction["kind"], open: Open, streamed: boolean, lsn: bigint, endLsn: bigint, time: bigint, end: MaterializedMessage,
 ): Transaction {
-  return { kind, xid: open.xid, gid: open.gid, streamed, lsn, endLsn, time, origin: open.origin, begin: open.begin, end, messages: open.messages };
+  return { kind, xid: open.xid, gid: open.gid, streamed, lsn, endLsn, time, origin: open.origin, begin: open.begin, end, messages: open.messages, redelivered: false };
 }
