@@ -25,7 +25,7 @@ export interface PgReplicationClient {
 
 type PgModule = { Client: new (config: ClientConfig) => Client };
 
-async function loadPg(given: ReplicateOptions["pg"]): Promise<PgModule> {
+export async function loadPg(given: ReplicateOptions["pg"]): Promise<PgModule> {
   if (given) return given;
   try {
     const mod = (await import("pg")) as unknown as { default?: PgModule } & Partial<PgModule>;

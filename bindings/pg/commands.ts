@@ -28,17 +28,19 @@ export function quoteLiteral(text: string): string {
 /** `CREATE_REPLICATION_SLOT` for a pgoutput slot, in the syntax of the server version (`server_version_num`). */
 export function createSlotCommand(
   name: string,
-  options: { temporary?: boolean; twoPhase?: boolean },
+  options: { temporary?: boolean; twoPhase?: boolean; exportSnapshot?: boolean },
   serverVersionNum: number,
 ): string {
+  // An exported snapshot (initial snapshot, snapshot.ts) is importable until the connection runs its next command.
+  const snapshot = options.exportSnapshot ? "export" : "nothing";
   const head = `CREATE_REPLICATION_SLOT ${quoteIdent(name)}${options.temporary ? " TEMPORARY" : ""} LOGICAL pgoutput`;
   if (serverVersionNum >= 150000) {
-    return `${head} (SNAPSHOT 'nothing'${options.twoPhase ? ", TWO_PHASE" : ""})`;
+    return `${head} (SNAPSHOT '${snapshot}'${options.twoPhase ? ", TWO_PHASE" : ""})`;
   }
   if (options.twoPhase && serverVersionNum < 140000) {
     throw new RangeError("two-phase slots need PostgreSQL 14 or later");
   }
-  return `${head} NOEXPORT_SNAPSHOT${options.twoPhase ? " TWO_PHASE" : ""}`;
+  return `${head} ${options.exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT"}${options.twoPhase ? " TWO_PHASE" : ""}`;
 }
 
 /** The pgoutput options of START_REPLICATION, in order, as [name, value]. */

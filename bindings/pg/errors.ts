@@ -33,7 +33,14 @@ export type ReplicationErrorCode =
   /** Nothing arrived for `receiveTimeoutMs`, not even an answer to a status update asking for one (a stalled server or a half-open connection). */
   | "RECEIVE_TIMEOUT"
   /** The decoder rejected the bytes (`cause` is the `PgoutputError`; MESSAGE_TOO_LARGE for a frame over `maxMessageSize`). */
-  | "DECODE_ERROR";
+  | "DECODE_ERROR"
+  /**
+   * The initial snapshot (`snapshot` option) failed or was stopped before its
+   * last row: the slot's snapshot was never completed, so streaming from that
+   * slot would miss rows. Recovery: drop the slot (the client drops it when it
+   * still can; `slotDropped` in the message says) and start again with a new one.
+   */
+  | "SNAPSHOT_INCOMPLETE";
 
 export interface ReplicationErrorDetails {
   code: ReplicationErrorCode;

@@ -16,6 +16,15 @@
 export { replicate } from "./replicate.ts";
 export { ReplicationStream, type ReplicationStats, type StreamItem } from "./stream.ts";
 export type { ReplicateOptions, SlotOptions, StreamingMode } from "./options.ts";
+export {
+  SnapshotReplication,
+  type MaterializedSnapshotRow,
+  type SnapshotComplete,
+  type SnapshotItem,
+  type SnapshotOptions,
+  type SnapshotProgress,
+  type SnapshotRow,
+} from "./snapshot.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {
   TransactionAssembler,

@@ -46,6 +46,7 @@ import { createSlotCommand, slotQuery, startReplicationCommand } from "./command
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
 import { ReplicationStream } from "./stream.ts";
+import { SnapshotReplication, exportedSnapshot, normalizeSnapshot, type SnapshotOptions } from "./snapshot.ts";
 
 async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {
   if (!isBackendChoice(choice ?? "wasm")) {
@@ -73,16 +74,46 @@ async function readSlot(client: Client, name: string): Promise<SlotRow | undefin
  * (INVALID_OPTION, CONNECT_FAILED, or SERVER_ERROR with the SQLSTATE: 42704
  * missing slot, 55006 slot in use, 0A000 unsupported option, ...).
  */
-export async function replicate(options: ReplicateOptions): Promise<ReplicationStream> {
+export async function replicate(options: ReplicateOptions & { snapshot: true | SnapshotOptions }): Promise<SnapshotReplication>;
+export async function replicate(options: ReplicateOptions): Promise<ReplicationStream>;
+export async function replicate(options: ReplicateOptions): Promise<ReplicationStream | SnapshotReplication> {
   const opts = normalizeOptions(options);
+  const snapshot = normalizeSnapshot(options.snapshot);
   const target = resolveConnection(options.connection);
   const decoder = await makeDecoder(options.decoder, opts.maxMessageSize);
   const { client, connection } = await openClient(target, options.pg);
   let stream: ReplicationStream | undefined;
+  let version = 0;
+  const newStream = (start: bigint): ReplicationStream =>
+    new ReplicationStream({
+      client,
+      socket: connection.stream,
+      decoder,
+      options: opts,
+      start,
+      serverVersion: version,
+      callbacks: { onError: options.onError, onStatus: options.onStatus, onNotice: options.onNotice },
+      secrets: target.secrets,
+    });
   try {
-    const version = Number((await client.query<{ server_version_num: string }>("SHOW server_version_num")).rows[0]?.server_version_num);
+    version = Number((await client.query<{ server_version_num: string }>("SHOW server_version_num")).rows[0]?.server_version_num);
     const name = opts.slot.name;
     let slot = opts.slot.temporary ? undefined : await readSlot(client, name);
+    if (snapshot !== undefined) {
+      if (slot !== undefined) {
+        throw new ReplicationError(`snapshot needs a new slot; "${name}" exists (stream from it without snapshot, or drop it)`, { code: "INVALID_OPTION" });
+      }
+      // No command may run on this connection between the creation and START_REPLICATION: it would end the export.
+      const created = await client.query(createSlotCommand(name, { temporary: opts.slot.temporary, twoPhase: opts.twoPhase, exportSnapshot: true }, version));
+      const exported = exportedSnapshot(created.rows[0]);
+      stream = newStream(exported.consistentPoint);
+      const run = new SnapshotReplication({
+        stream, startCommand: startReplicationCommand(name, exported.consistentPoint, opts), replicationClient: client, exported,
+        options: opts, snapshot, connection: target, pg: options.pg, serverVersion: version,
+      });
+      await run.prepare(); // on failure it has dropped the slot and closed the connection
+      return run;
+    }
     if (slot === undefined && opts.slot.create) {
       await client.query(createSlotCommand(name, { temporary: opts.slot.temporary, twoPhase: opts.twoPhase }, version));
       slot = await readSlot(client, name);
@@ -95,16 +126,7 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
     // A missing slot is the server's error to report (42704) at START_REPLICATION.
     const confirmed = slot?.confirmed_flush_lsn ? parseLsn(slot.confirmed_flush_lsn) : 0n;
     const start = opts.startLsn > confirmed ? opts.startLsn : confirmed;
-    stream = new ReplicationStream({
-      client,
-      socket: connection.stream,
-      decoder,
-      options: opts,
-      start,
-      serverVersion: version,
-      callbacks: { onError: options.onError, onStatus: options.onStatus, onNotice: options.onNotice },
-      secrets: target.secrets,
-    });
+    stream = newStream(start);
     await stream.start(startReplicationCommand(name, start, opts));
     return stream;
   } catch (e) {
