@@ -357,6 +357,33 @@ for (const major of MAJORS) {
       }
     }, 60_000);
 
+    it("a slow consumer: what is buffered stays near highWaterMark whatever the table size", async () => {
+      const s = `slow${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      try {
+        await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
+        await admin.query(`INSERT INTO ${s} SELECT g, repeat('y', 300) FROM generate_series(1, 40000) g`); // ~13 MB
+        await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
+        const highWaterMark = 256 << 10;
+        const run = await replicate({
+          connection: c().config, slot: { name: `slot_${s}`, temporary: true }, publications: `pub_${s}`, snapshot: { parallel: 2 }, highWaterMark,
+        });
+        let rows = 0;
+        for await (const item of run) {
+          if (item.kind === "SnapshotComplete") break;
+          if (item.kind === "SnapshotRow" && ++rows % 2000 === 0) await new Promise((r) => setTimeout(r, 2));
+        }
+        expect(rows).toBe(40000);
+        expect(run.progress.bytes).toBeGreaterThan(12_000_000);
+        // Each of the 2 connections may overshoot by one batch (a quarter of the mark) and one socket read.
+        expect(run.buffered.highWater).toBeLessThan(highWaterMark + 2 * (highWaterMark / 4 + (128 << 10)));
+        await run.stop();
+      } finally {
+        await admin.end();
+      }
+    }, 60_000);
+
     it("an existing slot is refused (its snapshot is gone)", async () => {
       const s = `exist${++seq}`;
       const admin = new pg.Client(c().config);

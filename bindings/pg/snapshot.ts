@@ -219,6 +219,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
   #tasksLeft = new Map<number, number>();
   readonly #queue: Chunk[] = [];
   #queuedBytes = 0;
+  #queuedHighWater = 0;
   #running = 0;
   #batch: Batch | undefined;
   #index = 0;
@@ -243,6 +244,11 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     this.consistentPoint = setup.exported.consistentPoint;
     this.#highWater = setup.options.highWaterMark;
     this.#lowWater = setup.options.lowWaterMark;
+  }
+
+  /** Bytes copied and not yet handed over now, and the most ever (what `highWaterMark` bounds). */
+  get buffered(): { bytes: number; highWater: number } {
+    return { bytes: this.#queuedBytes, highWater: this.#queuedHighWater };
   }
 
   /** Progress so far (a copy). */
@@ -288,6 +294,8 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
   async #work(w: Worker): Promise<void> {
     const format = this.#setup.snapshot.format;
     const batchRows = this.#setup.snapshot.batchRows;
+    // A batch is at most a quarter of the high-water mark, so that backpressure bounds the queue to about it.
+    const batchBytes = Math.max(4096, Math.min(1 << 20, this.#highWater / 4));
     try {
       for (let task = this.#tasks.shift(); task !== undefined; task = this.#tasks.shift()) {
         if (this.#phase !== "copying") return;
@@ -305,7 +313,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
         w.copy = copyOut(w.client, copyCommand(task, format), (payload) => {
           reframer.push(payload);
           this.#progress.bytes += payload.length;
-          if (reframer.rows - seen >= batchRows || reframer.pending >= 1 << 20) {
+          if (reframer.rows - seen >= batchRows || reframer.pending >= batchBytes) {
             seen = reframer.rows;
             flush(false);
           }
@@ -329,6 +337,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     if (this.#phase !== "copying") return;
     this.#queue.push(chunk);
     this.#queuedBytes += chunk.frames.length;
+    if (this.#queuedBytes > this.#queuedHighWater) this.#queuedHighWater = this.#queuedBytes;
     if (this.#queuedBytes >= this.#highWater && !w.paused) {
       w.paused = true;
       w.copy?.pause();
