@@ -3,7 +3,7 @@
  * table, against a plain `pg` `SELECT *` of the same rows with pg-types'
  * default parsers.
  *
- *   node build/bench/bench/snapshot.bench.js [--rows N] [--rounds R] [--major 15|18]
+ *   node build/bench/bench/snapshot.bench.js [--rows N] [--rounds R] [--major 15|18] [--only NAME]
  *
  * A throwaway PostgreSQL (18 by default) gets a table of N rows (int,
  * int8, text of 96 bytes, timestamptz, numeric, bool, int4[]). Every round
@@ -33,7 +33,10 @@ const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)]!;
 const range = (xs: number[], digits = 2) => `${sorted(xs)[0]!.toFixed(digits)}-${sorted(xs)[xs.length - 1]!.toFixed(digits)}`;
 
 type Who = "snapshot binary wasm" | "snapshot binary baseline" | "snapshot text wasm" | "pg SELECT *";
-const competitors: Who[] = ["snapshot binary wasm", "snapshot binary baseline", "snapshot text wasm", "pg SELECT *"];
+const all: Who[] = ["snapshot binary wasm", "snapshot binary baseline", "snapshot text wasm", "pg SELECT *"];
+// --only "snapshot binary wasm": one competitor (for profiling with --cpu-prof).
+const only = process.argv.indexOf("--only");
+const competitors: Who[] = only >= 0 ? all.filter((w) => w === process.argv[only + 1]) : all;
 
 const cluster = await startCluster(major);
 try {
@@ -103,7 +106,7 @@ try {
       results.get(who)!.mb.push(mb);
       times.set(who, seconds);
     }
-    for (const who of competitors) ratios.get(who)!.push(times.get(who)! / times.get("pg SELECT *")!);
+    for (const who of competitors) ratios.get(who)!.push(times.get(who)! / (times.get("pg SELECT *") ?? NaN));
     process.stderr.write(`round ${r + 1}/${rounds}: ${order.map((w) => `${w} ${times.get(w)!.toFixed(3)} s`).join(", ")}\n`);
   }
 
