@@ -384,6 +384,32 @@ for (const major of MAJORS) {
       }
     }, 60_000);
 
+    it("copy connections from a connection function (walsender connections, as the CLI makes them)", async () => {
+      const s = `fac${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      try {
+        await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
+        await admin.query(`INSERT INTO ${s} SELECT g, 'x' || g FROM generate_series(1, 5000) g`);
+        await admin.query(`CREATE PUBLICATION "pub_${s}'\\" FOR TABLE ${s}`);
+        let made = 0;
+        const run = await replicate({
+          connection: () => (made++, new pg.Client({ ...c().config, replication: "database" } as ClientConfig)),
+          slot: { name: `slot_${s}`, temporary: true }, publications: `pub_${s}'\\`, snapshot: { parallel: 2 },
+        });
+        const ids = new Set<number>();
+        for await (const item of run) {
+          if (item.kind === "SnapshotComplete") break;
+          if (item.kind === "SnapshotRow") ids.add(item.tuple.value(0) as number);
+        }
+        expect(ids.size).toBe(5000);
+        expect(made).toBe(3); // the replication connection and 2 copy connections
+        await run.stop();
+      } finally {
+        await admin.end();
+      }
+    });
+
     it("an existing slot is refused (its snapshot is gone)", async () => {
       const s = `exist${++seq}`;
       const admin = new pg.Client(c().config);

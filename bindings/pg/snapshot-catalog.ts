@@ -6,10 +6,17 @@
  * `attnames`, PostgreSQL 15+) and row filters (`rowfilter`, 15+), and the
  * Relation (`R`) and Type (`Y`) messages pgoutput would send for them, so
  * that snapshot rows decode against the same relation metadata as
- * streamed changes.
+ * streamed changes. The queries are sent without parameters (the simple
+ * query protocol): a copy connection may be a walsender
+ * (`replication=database`), which refuses the extended protocol.
  */
 import type { Client } from "pg";
 import { quoteIdent } from "./commands.ts";
+
+/** An SQL string literal whatever standard_conforming_strings says (an E'' string: backslashes always escaped). */
+function sqlLiteral(text: string): string {
+  return `E'${text.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
+}
 
 /** A table to copy. */
 export interface SnapshotTable {
@@ -55,7 +62,7 @@ interface ColumnRow {
 /** The first OID not assigned to a built-in object: pgoutput sends a Type message for types at or above it. */
 const FIRST_NON_BUILTIN_OID = 10000;
 
-function publishedQuery(serverVersion: number): string {
+function publishedQuery(serverVersion: number, publications: readonly string[]): string {
   const lists = serverVersion >= 150000 ? "pt.attnames::text[] AS attnames, pt.rowfilter" : "NULL::text[] AS attnames, NULL::text AS rowfilter";
   return `SELECT c.oid::int8::text AS oid, n.nspname, c.relname, c.relkind::text AS relkind, c.relreplident::text AS relreplident, ${lists},
     (SELECT coalesce(sum(greatest(k.reltuples, 0)), 0) FROM pg_catalog.pg_partition_tree(c.oid) t JOIN pg_catalog.pg_class k ON k.oid = t.relid WHERE t.isleaf)::text AS reltuples,
@@ -63,11 +70,11 @@ function publishedQuery(serverVersion: number): string {
   FROM pg_catalog.pg_publication_tables pt
   JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname
   JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
-  WHERE pt.pubname = ANY($1::text[])
+  WHERE pt.pubname = ANY(ARRAY[${publications.map(sqlLiteral).join(", ")}]::text[])
   ORDER BY n.nspname, c.relname`;
 }
 
-const COLUMNS_QUERY = `SELECT a.attnum, a.attname, a.atttypid::int8::text AS atttypid, a.atttypmod,
+const columnsQuery = (oid: string): string => `SELECT a.attnum, a.attname, a.atttypid::int8::text AS atttypid, a.atttypmod,
     a.attgenerated <> '' AS generated,
     CASE c.relreplident
       WHEN 'f' THEN true
@@ -80,7 +87,7 @@ const COLUMNS_QUERY = `SELECT a.attnum, a.attname, a.atttypid::int8::text AS att
   JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
   JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
   JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace
-  WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
+  WHERE a.attrelid = ${Number(oid)}::oid AND a.attnum > 0 AND NOT a.attisdropped
   ORDER BY a.attnum`;
 
 const encoder = new TextEncoder();
@@ -142,7 +149,7 @@ function orFilters(filters: (string | null)[]): string | undefined {
  * restricts them to names given as `schema.table` or `table` (public).
  */
 export async function readSnapshotTables(client: Client, publications: readonly string[], serverVersion: number, only?: readonly string[]): Promise<SnapshotTable[]> {
-  const rows = (await client.query<PublishedRow>(publishedQuery(serverVersion), [publications])).rows;
+  const rows = (await client.query<PublishedRow>(publishedQuery(serverVersion, publications))).rows;
   const byOid = new Map<string, PublishedRow[]>();
   for (const r of rows) byOid.set(r.oid, [...(byOid.get(r.oid) ?? []), r]);
   const wanted = only === undefined ? undefined : new Set(only.map((t) => (t.includes(".") ? t : `public.${t}`)));
@@ -151,7 +158,7 @@ export async function readSnapshotTables(client: Client, publications: readonly 
     const first = same[0]!;
     if (wanted !== undefined && !wanted.has(`${first.nspname}.${first.relname}`)) continue;
     const published = new Set(same.flatMap((r) => r.attnames ?? []));
-    const cols = (await client.query<ColumnRow>(COLUMNS_QUERY, [oid])).rows.filter((c) =>
+    const cols = (await client.query<ColumnRow>(columnsQuery(oid))).rows.filter((c) =>
       first.attnames !== null ? published.has(c.attname) : !c.generated,
     );
     // Before 18 pgoutput never sends generated columns, whatever the column list says.

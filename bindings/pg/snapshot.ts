@@ -228,7 +228,8 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
   #phase: "copying" | "complete" | "streaming" | "closed" = "copying";
   #wake: (() => void) | undefined;
   #claimed = false;
-  #aborting = false;
+  /** Set when the snapshot is being abandoned; resolves once the slot is dropped and the error set. */
+  #abortDone: Promise<void> | undefined;
   #stopped = false;
   #lastProgress = 0;
   readonly #progress: SnapshotProgress = { tables: 0, tablesDone: 0, rows: 0, bytes: 0, estimatedRows: 0 };
@@ -363,8 +364,9 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
   /** The next snapshot item, or undefined once the SnapshotComplete item was handed over. */
   async #nextSnapshot(): Promise<SnapshotItem | undefined> {
     for (;;) {
+      if (this.#abortDone !== undefined) await this.#abortDone; // the error is set once the slot is dropped
       if (this.#error !== undefined) throw this.#error;
-      if (this.#phase !== "copying" || this.#aborting) return undefined;
+      if (this.#phase !== "copying") return undefined;
       while (this.#batch !== undefined && this.#index < this.#batch.length) {
         const i = this.#index++;
         const kind = this.#batch.kind(i);
@@ -436,9 +438,12 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
   }
 
   /** Fails the snapshot: copy connections closed, the slot dropped if possible, the replication connection closed. */
-  async #abort(cause: unknown): Promise<void> {
-    if (this.#aborting || this.#phase === "closed") return;
-    this.#aborting = true;
+  #abort(cause: unknown): Promise<void> {
+    return (this.#abortDone ??= this.#abortOnce(cause));
+  }
+
+  async #abortOnce(cause: unknown): Promise<void> {
+    if (this.#phase === "closed") return;
     const slot = this.slotName;
     this.#phase = "closed";
     this.#queue.length = 0;
