@@ -21,6 +21,8 @@ export interface StatusSample {
   lsn: bigint;
   /** What is acknowledged to the server. */
   acked: bigint;
+  /** A phase shown at the line's end (the initial snapshot's progress). */
+  phase?: string;
 }
 
 export interface StatusOptions {
@@ -140,6 +142,7 @@ export class StatusLine {
     const lag = this.#walEnd !== undefined ? (this.#walEnd > s.lsn ? this.#walEnd - s.lsn : 0n) : undefined;
     let text = `${this.#o.label}: ${this.#o.writtenUnit === "messages" ? `${s.messages} messages` : `${s.written} ${this.#o.writtenUnit}`} | ${rate(mps)} msg/s | ${mbps.toFixed(2)} MB/s | lsn ${formatLsn(s.lsn)}`;
     if (lag !== undefined) text += ` | lag ${formatBytes(Number(lag))}`;
+    if (s.phase !== undefined) text += ` | ${s.phase}`;
     if (this.#tty) {
       const width = this.#o.out.columns ?? 120;
       if (text.length > width - 1) text = text.slice(0, width - 1);
