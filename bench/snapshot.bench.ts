@@ -9,7 +9,8 @@
  * int8, text of 96 bytes, timestamptz, numeric, bool, int4[]). Every round
  * runs each competitor once, in a rotated order: snapshot binary COPY
  * (wasm decoder, baseline decoder), snapshot text COPY (wasm), each with
- * `parallel: 1` on a temporary slot, and `pg` SELECT. Every value of every
+ * `parallel: 1` on a temporary slot, binary wasm with `parallel: 2` (ctid
+ * ranges of 512 pages on two connections), and `pg` SELECT. Every value of every
  * row is read (`tuple.value(i)`; pg parses them all anyway), so the figures
  * compare what a consumer gets. Reported: medians and ranges of rows/s and
  * MB/s (COPY bytes received; for pg the binary COPY size of the table, so
@@ -32,8 +33,8 @@ const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)]!;
 const range = (xs: number[], digits = 2) => `${sorted(xs)[0]!.toFixed(digits)}-${sorted(xs)[xs.length - 1]!.toFixed(digits)}`;
 
-type Who = "snapshot binary wasm" | "snapshot binary baseline" | "snapshot text wasm" | "pg SELECT *";
-const all: Who[] = ["snapshot binary wasm", "snapshot binary baseline", "snapshot text wasm", "pg SELECT *"];
+type Who = "snapshot binary wasm" | "snapshot binary wasm parallel 2" | "snapshot binary baseline" | "snapshot text wasm" | "pg SELECT *";
+const all: Who[] = ["snapshot binary wasm", "snapshot binary wasm parallel 2", "snapshot binary baseline", "snapshot text wasm", "pg SELECT *"];
 // --only "snapshot binary wasm": one competitor (for profiling with --cpu-prof).
 const only = process.argv.indexOf("--only");
 const competitors: Who[] = only >= 0 ? all.filter((w) => w === process.argv[only + 1]) : all;
@@ -55,11 +56,12 @@ try {
   let slot = 0;
   let copyBinaryMb = 0;
 
-  async function runSnapshot(format: "binary" | "text", decoder: "wasm" | "baseline"): Promise<{ seconds: number; mb: number; count: number }> {
+  async function runSnapshot(format: "binary" | "text", decoder: "wasm" | "baseline", parallel: number): Promise<{ seconds: number; mb: number; count: number }> {
     const t0 = performance.now();
     const run = await replicate({
       connection: config, slot: { name: `bench_${slot++}`, temporary: true }, publications: "snap_pub", decoder,
-      snapshot: { format, parallel: 1 },
+      // parallel 2: the table in ctid ranges of 512 pages over two connections.
+      snapshot: { format, parallel, chunkPages: 512 },
     });
     let count = 0;
     let sink = 0;
@@ -98,7 +100,7 @@ try {
         mb = copyBinaryMb;
       } else {
         const format = who.includes("text") ? "text" : "binary";
-        ({ seconds, mb, count } = await runSnapshot(format, who.endsWith("baseline") ? "baseline" : "wasm"));
+        ({ seconds, mb, count } = await runSnapshot(format, who.endsWith("baseline") ? "baseline" : "wasm", who.endsWith("parallel 2") ? 2 : 1));
         if (format === "binary") copyBinaryMb = mb;
       }
       if (count !== rows) throw new Error(`${who}: ${count} rows, expected ${rows}`);
