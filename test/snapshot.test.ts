@@ -480,6 +480,17 @@ describe("commands", () => {
   });
 });
 
+describe("options", () => {
+  it("bad snapshot options and startLsn with a snapshot are INVALID_OPTION before any connection", async () => {
+    const base = { connection: "postgres://nobody@127.0.0.1:1/x", slot: "s", publications: "p" };
+    const bad = [{ parallel: 0 }, { parallel: 1.5 }, { batchRows: -1 }, { format: "csv" }, { tables: [""] }, { chunkPages: 0 }];
+    for (const b of bad) {
+      await expect(replicate({ ...base, snapshot: b as never }), JSON.stringify(b)).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    }
+    await expect(replicate({ ...base, snapshot: true, startLsn: "0/10" })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+  });
+});
+
 describe("COPY re-framing of hostile bytes", () => {
   const header = Uint8Array.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
   const tuple = Uint8Array.from([0, 2, 0, 0, 0, 4, 0, 0, 0, 7, 0xff, 0xff, 0xff, 0xff]);

@@ -79,6 +79,9 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
 export async function replicate(options: ReplicateOptions): Promise<ReplicationStream | SnapshotReplication> {
   const opts = normalizeOptions(options);
   const snapshot = normalizeSnapshot(options.snapshot);
+  if (snapshot !== undefined && options.startLsn !== undefined) {
+    throw new ReplicationError("snapshot and startLsn exclude each other: a snapshot streams from its new slot's consistent point", { code: "INVALID_OPTION" });
+  }
   const target = resolveConnection(options.connection);
   const decoder = await makeDecoder(options.decoder, opts.maxMessageSize);
   const { client, connection } = await openClient(target, options.pg);
