@@ -23,6 +23,7 @@ export {
   type SnapshotItem,
   type SnapshotOptions,
   type SnapshotProgress,
+  type SnapshotReplicateOptions,
   type SnapshotRow,
 } from "./snapshot.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";

@@ -9,7 +9,6 @@ import type { AckMode } from "../ack.ts";
 import { parseLsn } from "../lsn.ts";
 import { checkMaxMessageSize } from "../limits.ts";
 import { ReplicationError } from "./errors.ts";
-import type { SnapshotOptions } from "./snapshot.ts";
 
 /** A replication slot to stream from. */
 export interface SlotOptions {
@@ -112,14 +111,6 @@ export interface ReplicateOptions {
   coalesceMs?: number;
   /** Milliseconds `stop()` waits for the server to end the stream before closing the socket. Default 10 000. */
   stopTimeoutMs?: number;
-  /**
-   * Copy every row the publications hold first, then stream the changes
-   * after them, with no gap and no duplicate (README "Initial snapshot"):
-   * `true` or `{ tables, parallel, batchRows, format, onProgress }`. The
-   * slot must not exist yet: it is created with an exported snapshot.
-   * `replicate()` then resolves to a `SnapshotReplication`.
-   */
-  snapshot?: boolean | SnapshotOptions;
   /** The `pg` module, when it cannot be imported dynamically (e.g. a bundle). */
   pg?: { Client: new (config: ClientConfig) => Client };
   /** Called once with the error that ended the stream. */

@@ -46,7 +46,7 @@ import { createSlotCommand, slotQuery, startReplicationCommand } from "./command
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
 import { ReplicationStream } from "./stream.ts";
-import { SnapshotReplication, exportedSnapshot, normalizeSnapshot, type SnapshotOptions } from "./snapshot.ts";
+import { SnapshotReplication, exportedSnapshot, normalizeSnapshot, type SnapshotOptions, type SnapshotReplicateOptions } from "./snapshot.ts";
 
 async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {
   if (!isBackendChoice(choice ?? "wasm")) {
@@ -76,9 +76,10 @@ async function readSlot(client: Client, name: string): Promise<SlotRow | undefin
  */
 export async function replicate(options: ReplicateOptions & { snapshot: true | SnapshotOptions }): Promise<SnapshotReplication>;
 export async function replicate(options: ReplicateOptions): Promise<ReplicationStream>;
-export async function replicate(options: ReplicateOptions): Promise<ReplicationStream | SnapshotReplication> {
+export async function replicate(options: SnapshotReplicateOptions): Promise<ReplicationStream | SnapshotReplication>;
+export async function replicate(options: ReplicateOptions | SnapshotReplicateOptions): Promise<ReplicationStream | SnapshotReplication> {
   const opts = normalizeOptions(options);
-  const snapshot = normalizeSnapshot(options.snapshot);
+  const snapshot = normalizeSnapshot((options as Partial<SnapshotReplicateOptions>).snapshot);
   if (snapshot !== undefined && options.startLsn !== undefined) {
     throw new ReplicationError("snapshot and startLsn exclude each other: a snapshot streams from its new slot's consistent point", { code: "INVALID_OPTION" });
   }

@@ -47,6 +47,17 @@ import { copyCommand, planTasks, readSnapshotTables, type CopyTask, type Snapsho
 import type { ReplicationStream, StreamItem } from "./stream.ts";
 import type { AssemblerOptions, TransactionItem } from "./transactions.ts";
 
+/**
+ * `replicate()`'s options with `snapshot`: copy every row the publications
+ * hold first, then stream the changes after them, with no gap and no
+ * duplicate (README "Initial snapshot"). The slot must not exist yet: it is
+ * created with an exported snapshot. `replicate()` then resolves to a
+ * `SnapshotReplication` (`snapshot: false` to a `ReplicationStream`).
+ */
+export interface SnapshotReplicateOptions extends ReplicateOptions {
+  snapshot: boolean | SnapshotOptions;
+}
+
 /** The `snapshot` option of `replicate()`. */
 export interface SnapshotOptions {
   /** Only these tables of the publications (`schema.table`, or `table` in public). Default: all. */
@@ -121,7 +132,7 @@ function count(name: string, v: number | undefined, fallback: number): number {
 }
 
 /** The `snapshot` option checked, or undefined for none. */
-export function normalizeSnapshot(o: ReplicateOptions["snapshot"]): Normalized | undefined {
+export function normalizeSnapshot(o: SnapshotReplicateOptions["snapshot"] | undefined): Normalized | undefined {
   if (o === undefined || o === false) return undefined;
   const s: SnapshotOptions = o === true ? {} : o;
   if (s === null || typeof s !== "object") throw invalid("must be true or an options object");
