@@ -220,7 +220,8 @@ for (const major of MAJORS) {
         const progress: number[] = [];
         const run = await replicate({
           connection: c().config, slot: { name: `slot_${s}`, create: true }, publications: `pub_${s}`,
-          snapshot: { parallel: 3, chunkPages: 64, batchRows: 500, onProgress: (p) => progress.push(p.rows) },
+          // Binary snapshot rows, text changes: the replay compares values across the two formats.
+          snapshot: { parallel: 3, chunkPages: 64, batchRows: 500, format: "binary", onProgress: (p) => progress.push(p.rows) },
           highWaterMark: 1 << 20,
         });
         const commitsAtStart = commits;
@@ -367,11 +368,12 @@ for (const major of MAJORS) {
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
         const highWaterMark = 256 << 10;
         const run = await replicate({
-          connection: c().config, slot: { name: `slot_${s}`, temporary: true }, publications: `pub_${s}`, snapshot: { parallel: 2 }, highWaterMark,
+          connection: c().config, slot: { name: `slot_${s}`, temporary: true }, publications: `pub_${s}`, snapshot: { parallel: 2 }, highWaterMark, binary: true,
         });
         let rows = 0;
         for await (const item of run) {
           if (item.kind === "SnapshotComplete") break;
+          if (item.kind === "SnapshotRow" && rows === 0) expect(item.tuple.kind(1)).toBe("binary"); // binary: true streams, and so copies, binary
           if (item.kind === "SnapshotRow" && ++rows % 2000 === 0) await new Promise((r) => setTimeout(r, 2));
         }
         expect(rows).toBe(40000);
@@ -400,7 +402,9 @@ for (const major of MAJORS) {
         const ids = new Set<number>();
         for await (const item of run) {
           if (item.kind === "SnapshotComplete") break;
-          if (item.kind === "SnapshotRow") ids.add(item.tuple.value(0) as number);
+          if (item.kind !== "SnapshotRow") continue;
+          expect(item.tuple.kind(0)).toBe("text"); // the stream's format (binary: false) by default
+          ids.add(item.tuple.value(0) as number);
         }
         expect(ids.size).toBe(5000);
         expect(made).toBe(3); // the replication connection and 2 copy connections
@@ -418,7 +422,7 @@ for (const major of MAJORS) {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
         await admin.query(`INSERT INTO ${s} SELECT g, 'x' || g FROM generate_series(1, 300) g`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
-        const run = await replicate({ connection: c().config, slot: { name: `slot_${s}`, temporary: true }, publications: `pub_${s}`, snapshot: { batchRows: 7 } });
+        const run = await replicate({ connection: c().config, slot: { name: `slot_${s}`, temporary: true }, publications: `pub_${s}`, snapshot: { batchRows: 7, format: "binary" } });
         const kept: Record<string, unknown>[] = [];
         for await (const item of run.transactions()) {
           if (item.kind === "SnapshotRow") kept.push(item);

@@ -79,7 +79,7 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
 export async function replicate(options: SnapshotReplicateOptions): Promise<ReplicationStream | SnapshotReplication>;
 export async function replicate(options: ReplicateOptions | SnapshotReplicateOptions): Promise<ReplicationStream | SnapshotReplication> {
   const opts = normalizeOptions(options);
-  const snapshot = normalizeSnapshot((options as Partial<SnapshotReplicateOptions>).snapshot);
+  const snapshot = normalizeSnapshot((options as Partial<SnapshotReplicateOptions>).snapshot, opts.binary);
   if (snapshot !== undefined && options.startLsn !== undefined) {
     throw new ReplicationError("snapshot and startLsn exclude each other: a snapshot streams from its new slot's consistent point", { code: "INVALID_OPTION" });
   }

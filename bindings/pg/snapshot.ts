@@ -66,7 +66,13 @@ export interface SnapshotOptions {
   parallel?: number;
   /** Rows decoded per batch at most (each batch is one decoder call). Default 1000. */
   batchRows?: number;
-  /** `binary` (default: COPY binary, values in their binary format) or `text` (COPY text, values as pgoutput text). */
+  /**
+   * `binary`: COPY binary, values in their binary (send) format, the faster;
+   * `text`: COPY text, values as pgoutput's text. Default: the stream's
+   * format (`binary` option), so that snapshot rows and changes carry every
+   * value in the same form (a type without a binary parser is bytes in one
+   * and text in the other otherwise).
+   */
   format?: CopyFormat;
   /** With `parallel > 1`, tables of more heap pages than this are copied in ctid ranges of about this size. Default 16384 (128 MiB). */
   chunkPages?: number;
@@ -132,7 +138,7 @@ function count(name: string, v: number | undefined, fallback: number): number {
 }
 
 /** The `snapshot` option checked, or undefined for none. */
-export function normalizeSnapshot(o: SnapshotReplicateOptions["snapshot"] | undefined): Normalized | undefined {
+export function normalizeSnapshot(o: SnapshotReplicateOptions["snapshot"] | undefined, streamBinary: boolean): Normalized | undefined {
   if (o === undefined || o === false) return undefined;
   const s: SnapshotOptions = o === true ? {} : o;
   if (s === null || typeof s !== "object") throw invalid("must be true or an options object");
@@ -144,7 +150,7 @@ export function normalizeSnapshot(o: SnapshotReplicateOptions["snapshot"] | unde
     tables: s.tables,
     parallel: count("parallel", s.parallel, 2),
     batchRows: count("batchRows", s.batchRows, 1000),
-    format: s.format ?? "binary",
+    format: s.format ?? (streamBinary ? "binary" : "text"),
     chunkPages: count("chunkPages", s.chunkPages, 16384),
     onProgress: s.onProgress,
   };
