@@ -186,6 +186,9 @@ for (const major of MAJORS) {
         await admin.query(`INSERT INTO ${s}.filtered SELECT g, 'w' || g, 'hidden' FROM generate_series(1, 3000) g`);
         await admin.query(`CREATE TABLE ${s}.done (id int PRIMARY KEY)`);
         await admin.query(`ANALYZE ${s}.items, ${s}.nokey, ${s}.parts`);
+        // chunkPages 16 below: items, nokey and the partition root are all copied in ctid ranges.
+        const pages = await admin.query(`SELECT relname, relpages FROM pg_class WHERE relnamespace = '${s}'::regnamespace AND relkind = 'r'`);
+        for (const r of pages.rows) if (r.relname !== "done" && r.relname !== "filtered") expect(r.relpages, r.relname).toBeGreaterThanOrEqual(32);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}.items, ${s}.nokey, ${s}.parts, ${s}.done,
           ${s}.filtered (id, w) WHERE (id % 3 <> 0) WITH (publish_via_partition_root = true)`);
 
@@ -221,7 +224,7 @@ for (const major of MAJORS) {
         const run = await replicate({
           connection: c().config, slot: { name: `slot_${s}`, create: true }, publications: `pub_${s}`,
           // Binary snapshot rows, text changes: the replay compares values across the two formats.
-          snapshot: { parallel: 3, chunkPages: 64, batchRows: 500, format: "binary", onProgress: (p) => progress.push(p.rows) },
+          snapshot: { parallel: 3, chunkPages: 16, batchRows: 500, format: "binary", onProgress: (p) => progress.push(p.rows) },
           highWaterMark: 1 << 20,
         });
         const commitsAtStart = commits;
