@@ -451,6 +451,30 @@ for (const major of MAJORS) {
       }
     });
 
+    it("tables: only the tables named; a name not in the publications is INVALID_OPTION and leaves no slot", async () => {
+      const s = `tbl${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      try {
+        await admin.query(`CREATE TABLE ${s}_a (id int PRIMARY KEY); INSERT INTO ${s}_a SELECT generate_series(1, 10)`);
+        await admin.query(`CREATE TABLE ${s}_b (id int PRIMARY KEY); INSERT INTO ${s}_b SELECT generate_series(1, 20)`);
+        await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}_a, ${s}_b`);
+        const run = await replicate({ connection: c().config, slot: { name: `slot_${s}`, temporary: true }, publications: `pub_${s}`, snapshot: { tables: [`public.${s}_b`] } });
+        const names = new Map<string, number>();
+        for await (const item of run) {
+          if (item.kind === "SnapshotComplete") break;
+          if (item.kind === "SnapshotRow") names.set(item.relation.name, (names.get(item.relation.name) ?? 0) + 1);
+        }
+        expect([...names]).toEqual([[`${s}_b`, 20]]);
+        await run.stop();
+        await expect(replicate({ connection: c().config, slot: { name: `slot_${s}_x`, create: true }, publications: `pub_${s}`, snapshot: { tables: ["nope"] } }))
+          .rejects.toMatchObject({ code: "INVALID_OPTION", message: expect.stringMatching(/nope/) });
+        expect((await admin.query(`SELECT 1 FROM pg_replication_slots WHERE slot_name = $1`, [`slot_${s}_x`])).rows).toEqual([]);
+      } finally {
+        await admin.end();
+      }
+    });
+
     it("an existing slot is refused (its snapshot is gone)", async () => {
       const s = `exist${++seq}`;
       const admin = new pg.Client(c().config);
