@@ -18,6 +18,13 @@
  * 30; TUPLE: 1 column whose kind byte ('t') is at byte 37, so its length is
  * at 38 and the value "hi" at 42..44.
  *
+ * ## COPY rows (initial snapshot)
+ * Rows of `COPY ... TO STDOUT` (binary or text) reach the kernel in no
+ * framing of its own: bindings/pg/copy-reframe.ts re-frames each tuple as a
+ * length-framed pgoutput Insert (a binary field as a `b` column, a text
+ * field as `t`, NULL as `n`; the COPY framing is specified there), so the
+ * tape of a snapshot row is the tape of an Insert.
+ *
  * ## Memory
  * The binding lays out, from the kernel's `heapBase()` (16-aligned):
  *   [ result: 64 bytes (RESULT_WORDS i32 used) | input bytes | tape: i32 words | relation width table: i32 words ]

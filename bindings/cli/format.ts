@@ -372,6 +372,17 @@ export class ChangeFormatter {
     }
   }
 
+  /**
+   * A row of the initial snapshot (`tail --snapshot`): action `S`, schema,
+   * table and columns, no xid, lsn or timestamp (it was committed before the
+   * slot's consistent point). Undefined for a table --tables leaves out.
+   */
+  snapshotRow(relation: Relation, tuple: Tuple): string | undefined {
+    const info = this.#info(relation);
+    if (!info.wanted) return undefined;
+    return this.#text({ action: "S", schema: relation.namespace, table: relation.name, columns: this.#columns(tuple, undefined, info.types, undefined).columns });
+  }
+
   /** Forgets transactions in progress (e.g. when a stream starts over). */
   reset(): void {
     this.#open = undefined;

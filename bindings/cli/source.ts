@@ -20,6 +20,7 @@ import { createDecoder } from "../create-decoder.ts";
 import { formatLsn, parseLsn } from "../lsn.ts";
 import { replicate } from "../pg/replicate.ts";
 import type { ReplicationStream } from "../pg/stream.ts";
+import { SnapshotReplication } from "../pg/snapshot.ts";
 import type { ReplicateOptions, StreamingMode } from "../pg/options.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/catalog.ts";
 import type { TypeKnowledge } from "../values/options.ts";
@@ -50,6 +51,7 @@ export const SOURCE_OPTIONS = {
   pg: { type: "string" },
   follow: { type: "boolean", default: false },
   progress: { type: "boolean", default: false },
+  snapshot: { type: "boolean", default: false },
   "max-messages": { type: "string" },
   heartbeat: { type: "string" },
   failover: { type: "boolean", default: false },
@@ -74,6 +76,7 @@ export interface SourceFlags {
   pg?: string;
   follow?: boolean;
   progress?: boolean;
+  snapshot?: boolean;
   "max-messages"?: string;
   heartbeat?: string;
   failover?: boolean;
@@ -103,6 +106,8 @@ export interface SourceSettings {
   backend: "wasm" | "baseline";
   follow: boolean;
   progress: boolean;
+  /** Copy the publications' rows first (initial snapshot), on a new slot. */
+  snapshot: boolean;
   maxMessages: number | undefined;
   /** --heartbeat SECONDS, in ms (bindings/pg/heartbeat.ts). */
   heartbeatMs: number | undefined;
@@ -188,6 +193,7 @@ export function sourceSettings(f: SourceFlags, env: NodeJS.ProcessEnv = process.
     backend,
     follow: f.follow === true,
     progress: f.progress === true,
+    snapshot: f.snapshot === true,
     maxMessages: positiveInt("max-messages", f["max-messages"]),
     reconnect: false,
   };
@@ -296,6 +302,8 @@ export interface SourceHooks {
 
 export interface Source {
   stream: ReplicationStream;
+  /** With --snapshot: iterate this (snapshot rows, then the stream's messages). */
+  snapshot: SnapshotReplication | undefined;
   decoder: PgoutputDecoder;
   /** The server's end of WAL, for the lag. */
   walEnd: () => Promise<bigint | undefined>;
@@ -383,8 +391,9 @@ async function openEmbedded(
   const types = typesFromCatalog(await cluster.query<CatalogTypeRow>(TYPES_QUERY));
   const decoder = await makeDecoder(s, hooks, types);
   await check();
-  const stream = await replicate({
+  const run = await replicate({
     connection: replicationClient(pg, { connectionString: cluster.connectionString }),
+    snapshot: s.snapshot ? {} : false,
     slot: { name: DEMO_SLOT, create: true, failover: s.failover },
     publications: [DEMO_PUBLICATION],
     protoVersion: s.protoVersion,
@@ -399,7 +408,9 @@ async function openEmbedded(
     heartbeat: s.heartbeatMs === undefined ? undefined : { intervalMs: s.heartbeatMs },
     ...reconnectOptions(s, hooks),
   });
-  cleanups.push(() => stream.stop());
+  const snapshot = run instanceof SnapshotReplication ? run : undefined;
+  const stream = snapshot?.stream ?? (run as ReplicationStream);
+  cleanups.push(() => (snapshot ?? stream).stop());
   hooks.note(`PostgreSQL ${cluster.version} at ${cluster.connectionString} (temporary; removed on exit), slot ${DEMO_SLOT}, publication ${DEMO_PUBLICATION}`);
   await check();
   const workClient = await cluster.connect();
@@ -412,6 +423,7 @@ async function openEmbedded(
   };
   return {
     stream,
+    snapshot,
     decoder,
     walEnd: async () => {
       const rows = await cluster.query<{ lsn: string | null }>(WAL_END);
@@ -494,8 +506,12 @@ async function openConnected(
   const types = typesFromCatalog((await side.query<CatalogTypeRow>(TYPES_QUERY)).rows);
   const decoder = await makeDecoder(s, hooks, types);
   await check();
-  const stream = await replicate({
+  if (s.snapshot && slotName === s.slot && !temporary && !create) {
+    throw new CliError(`--snapshot needs a new slot`, "add --create-slot (the slot must not exist yet), or leave out --slot for a temporary one");
+  }
+  const run = await replicate({
     connection: replicationClient(pg, config),
+    snapshot: s.snapshot ? {} : false,
     slot: { name: slotName, create, temporary, failover: s.failover },
     publications: s.publications,
     startLsn: s.startLsn,
@@ -514,10 +530,14 @@ async function openConnected(
       if (n.severity === "WARNING") hooks.note(`server warning: ${n.message}`);
     },
   });
-  cleanups.push(() => stream.stop());
-  hooks.note(`streaming from ${target}, slot ${slotName}${temporary ? " (temporary)" : ""}, from ${formatLsn(stream.lastAckedLsn)}`);
+  const snapshot = run instanceof SnapshotReplication ? run : undefined;
+  const stream = snapshot?.stream ?? (run as ReplicationStream);
+  cleanups.push(() => (snapshot ?? stream).stop());
+  if (snapshot !== undefined) hooks.note(`snapshot of ${s.publications.join(", ")} (slot ${slotName}), then streaming from ${formatLsn(snapshot.consistentPoint)}`);
+  else hooks.note(`streaming from ${target}, slot ${slotName}${temporary ? " (temporary)" : ""}, from ${formatLsn(stream.lastAckedLsn)}`);
   return {
     stream,
+    snapshot,
     decoder,
     walEnd: async () => {
       const rows = (await side.query<{ lsn: string | null }>(WAL_END)).rows;

@@ -23,6 +23,8 @@ export interface StatusSample {
   acked: bigint;
   /** Automatic reconnects so far (shown once there was one). */
   reconnects?: number;
+  /** A phase shown at the line's end (the initial snapshot's progress). */
+  phase?: string;
 }
 
 export interface StatusOptions {
@@ -144,6 +146,7 @@ export class StatusLine {
     let text = `${this.#o.label}: ${this.#o.writtenUnit === "messages" ? `${s.messages} messages` : `${s.written} ${this.#o.writtenUnit}`} | ${rate(mps)} msg/s | ${mbps.toFixed(2)} MB/s | lsn ${formatLsn(s.lsn)}`;
     if (lag !== undefined) text += ` | lag ${formatBytes(Number(lag))}`;
     if (s.reconnects) text += ` | reconnects ${s.reconnects}`;
+    if (s.phase !== undefined) text += ` | ${s.phase}`;
     if (this.#tty) {
       const width = this.#o.out.columns ?? 120;
       if (text.length > width - 1) text = text.slice(0, width - 1);

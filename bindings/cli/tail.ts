@@ -11,7 +11,8 @@
  */
 import { parseArgs } from "node:util";
 import { createInterface } from "node:readline";
-import { parseLsn } from "../lsn.ts";
+import { formatLsn, parseLsn } from "../lsn.ts";
+import type { SnapshotItem } from "../pg/snapshot.ts";
 import { ChangeFormatter, changeValueOptions } from "./format.ts";
 import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine } from "./status.ts";
@@ -63,6 +64,8 @@ output:
   --backend wasm|baseline  decoder (default wasm)
   --follow               embedded demo: keep streaming after the workload until Ctrl-C
   --progress             status line and summary on stderr even when it is not a terminal
+  --snapshot             first print every row the publications hold (S lines, initial snapshot),
+                         then the changes after them; needs a new slot (--create-slot, or no --slot)
 
 stderr shows a live status line (messages/s, MB/s, LSN, lag behind the server's
 WAL end) and a summary on exit when it is a terminal. Ctrl-C or SIGTERM stops
@@ -118,6 +121,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       lsn: source?.stream.lastReceivedLsn ?? 0n,
       acked: source?.stream.lastAckedLsn ?? 0n,
       reconnects: source?.stream.stats.reconnects ?? 0,
+      phase: snapshotPhase(source),
     }),
     walEnd: () => source?.walEnd() ?? Promise.resolve(undefined),
   });
@@ -205,7 +209,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       stream.closed.then(() => rl.close(), () => rl.close());
     }
 
-    const it = stream[Symbol.asyncIterator]();
+    const it = (src.snapshot ?? stream)[Symbol.asyncIterator]();
     let streamError: unknown;
     for (;;) {
       let next: IteratorResult<unknown>;
@@ -221,7 +225,24 @@ export async function tailCommand(args: string[]): Promise<number> {
       }
       if (next.done) break;
       messages++;
-      const msg = next.value as Parameters<ChangeFormatter["push"]>[0];
+      const item = next.value as SnapshotItem | Parameters<ChangeFormatter["push"]>[0];
+      if (item.kind === "SnapshotRow" || item.kind === "SnapshotComplete") {
+        // Snapshot rows need no acknowledgement: printed as they come, before any change.
+        const line = item.kind === "SnapshotRow" ? formatter.snapshotRow(item.relation, item.tuple) : undefined;
+        if (item.kind === "SnapshotComplete") status.note(`tail: snapshot complete: ${item.rows} rows of ${item.tables} tables; streaming from ${formatLsn(item.consistentPoint)}`);
+        if (line !== undefined) {
+          out.add([line]);
+          lines++;
+        }
+        if (out.pendingBytes >= 64 * 1024 || item.kind === "SnapshotComplete") out.flush();
+        if (out.needsDrain) await out.drain();
+        if ((limit !== undefined && lines >= limit) || stopRequested || out.broken) {
+          out.flush();
+          break;
+        }
+        continue;
+      }
+      const msg = item;
       const r = formatter.push(msg);
       if (r.lines.length > 0) {
         let take = r.lines;
@@ -264,6 +285,16 @@ export async function tailCommand(args: string[]): Promise<number> {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** The status line's snapshot part while the initial snapshot runs. */
+function snapshotPhase(source: Source | undefined): string | undefined {
+  const run = source?.snapshot;
+  if (run === undefined) return undefined;
+  const p = run.progress;
+  if (p.tables > 0 && p.tablesDone === p.tables) return undefined;
+  const of = p.estimatedRows > 0 ? `/${Math.round(p.estimatedRows)}` : "";
+  return `snapshot ${p.tablesDone}/${p.tables} tables, ${p.rows}${of} rows`;
 }
 
 /** An LSN from a line of stdin (`--ack manual`): `X/Y`, or JSON with `nextlsn` (a C line) or `lsn`. */

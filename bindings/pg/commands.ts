@@ -29,9 +29,11 @@ export function quoteLiteral(text: string): string {
 /** `CREATE_REPLICATION_SLOT` for a pgoutput slot, in the syntax of the server version (`server_version_num`). */
 export function createSlotCommand(
   name: string,
-  options: { temporary?: boolean; twoPhase?: boolean; failover?: boolean },
+  options: { temporary?: boolean; twoPhase?: boolean; failover?: boolean; exportSnapshot?: boolean },
   serverVersionNum: number,
 ): string {
+  // An exported snapshot (initial snapshot, snapshot.ts) is importable until the connection runs its next command.
+  const snapshot = options.exportSnapshot ? "export" : "nothing";
   const head = `CREATE_REPLICATION_SLOT ${quoteIdent(name)}${options.temporary ? " TEMPORARY" : ""} LOGICAL pgoutput`;
   if (options.failover) {
     // FAILOVER (PostgreSQL 17+): the slot is synchronized to standbys that have sync_replication_slots on.
@@ -41,12 +43,12 @@ export function createSlotCommand(
     if (options.temporary) throw new ReplicationError("a temporary slot cannot be a failover slot", { code: "INVALID_OPTION" });
   }
   if (serverVersionNum >= 150000) {
-    return `${head} (SNAPSHOT 'nothing'${options.twoPhase ? ", TWO_PHASE" : ""}${options.failover ? ", FAILOVER" : ""})`;
+    return `${head} (SNAPSHOT '${snapshot}'${options.twoPhase ? ", TWO_PHASE" : ""}${options.failover ? ", FAILOVER" : ""})`;
   }
   if (options.twoPhase && serverVersionNum < 140000) {
     throw new RangeError("two-phase slots need PostgreSQL 14 or later");
   }
-  return `${head} NOEXPORT_SNAPSHOT${options.twoPhase ? " TWO_PHASE" : ""}`;
+  return `${head} ${options.exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT"}${options.twoPhase ? " TWO_PHASE" : ""}`;
 }
 
 /** The pgoutput options of START_REPLICATION, in order, as [name, value]. */

@@ -41,7 +41,14 @@ export type ReplicationErrorCode =
   /** The slot does not exist (`sqlstate` 42704 when the server said so). */
   | "SLOT_MISSING"
   /** The server is too old for an option asked for (e.g. `slot.failover` before PostgreSQL 17). */
-  | "UNSUPPORTED_BY_SERVER";
+  | "UNSUPPORTED_BY_SERVER"
+  /**
+   * The initial snapshot (`snapshot` option) failed or was stopped before its
+   * last row: the slot's snapshot was never completed, so streaming from that
+   * slot would miss rows. Recovery: drop the slot (the client drops it when it
+   * still can; `slotDropped` in the message says) and start again with a new one.
+   */
+  | "SNAPSHOT_INCOMPLETE";
 
 export interface ReplicationErrorDetails {
   code: ReplicationErrorCode;

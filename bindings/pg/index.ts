@@ -23,6 +23,16 @@ export type { SlotState } from "./slot-state.ts";
 export type { PublicationReport } from "./publication.ts";
 export { HEARTBEAT_PREFIX } from "./heartbeat.ts";
 export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
+export {
+  SnapshotReplication,
+  type MaterializedSnapshotRow,
+  type SnapshotComplete,
+  type SnapshotItem,
+  type SnapshotOptions,
+  type SnapshotProgress,
+  type SnapshotReplicateOptions,
+  type SnapshotRow,
+} from "./snapshot.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {
   TransactionAssembler,

@@ -41,14 +41,16 @@
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoder, isBackendChoice } from "../create-decoder.ts";
 import { openClient, resolveConnection, type PgConnection } from "./client.ts";
-import { startReplicationCommand } from "./commands.ts";
+import { createSlotCommand, startReplicationCommand } from "./commands.ts";
 import { HealthMonitor } from "./health.ts";
 import { SideConnection } from "./side-connection.ts";
 import { prepareSlot } from "./slot-prepare.ts";
-import { classifySlotError } from "./slot-state.ts";
+import { classifySlotError, readSlotState } from "./slot-state.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
 import { ReplicationStream, type StreamConnection } from "./stream.ts";
+import { SnapshotReplication, exportedSnapshot, normalizeSnapshot, type SnapshotOptions, type SnapshotReplicateOptions } from "./snapshot.ts";
+import { ensurePublication } from "./publication.ts";
 
 async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {
   if (!isBackendChoice(choice ?? "wasm")) {
@@ -66,20 +68,24 @@ async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: 
  * UNSUPPORTED_BY_SERVER, or SERVER_ERROR with the SQLSTATE: 55006 slot in
  * use, 0A000 unsupported option, ...).
  */
-export async function replicate(options: ReplicateOptions): Promise<ReplicationStream> {
+export async function replicate(options: ReplicateOptions & { snapshot: true | SnapshotOptions }): Promise<SnapshotReplication>;
+export async function replicate(options: ReplicateOptions): Promise<ReplicationStream>;
+export async function replicate(options: SnapshotReplicateOptions): Promise<ReplicationStream | SnapshotReplication>;
+export async function replicate(options: ReplicateOptions | SnapshotReplicateOptions): Promise<ReplicationStream | SnapshotReplication> {
   const opts = normalizeOptions(options);
+  const snapshot = normalizeSnapshot((options as Partial<SnapshotReplicateOptions>).snapshot, opts.binary);
+  if (snapshot !== undefined && options.startLsn !== undefined) {
+    throw new ReplicationError("snapshot and startLsn exclude each other: a snapshot streams from its new slot's consistent point", { code: "INVALID_OPTION" });
+  }
   const target = resolveConnection(options.connection);
   const decoder = await makeDecoder(options.decoder, opts.maxMessageSize);
   const { client, connection } = await openClient(target, options.pg);
   let stream: ReplicationStream | undefined;
   let monitor: HealthMonitor | undefined;
-  try {
-    const version = Number((await client.query<{ server_version_num: string }>("SHOW server_version_num")).rows[0]?.server_version_num);
-    const name = opts.slot.name;
-    const slot = await prepareSlot(client, opts, version, options);
-    const confirmed = slot?.confirmedFlushLsn ?? 0n;
-    const start = opts.startLsn > confirmed ? opts.startLsn : confirmed;
-    stream = new ReplicationStream({
+  let version = 0;
+  const name = opts.slot.name;
+  const newStream = (start: bigint): ReplicationStream =>
+    new ReplicationStream({
       client,
       socket: connection.stream,
       decoder,
@@ -111,6 +117,30 @@ export async function replicate(options: ReplicateOptions): Promise<ReplicationS
         },
       },
     });
+  try {
+    version = Number((await client.query<{ server_version_num: string }>("SHOW server_version_num")).rows[0]?.server_version_num);
+    if (snapshot !== undefined) {
+      if (!opts.slot.temporary && (await readSlotState((sql) => client.query(sql).then((r) => r.rows as unknown[]), version, name)) !== undefined) {
+        throw new ReplicationError(`snapshot needs a new slot; "${name}" exists (stream from it without snapshot, or drop it)`, { code: "INVALID_OPTION" });
+      }
+      if (opts.publication !== undefined) options.onPublication?.(await ensurePublication(client, opts.publication));
+      // No command may run on this connection between the creation and START_REPLICATION: it would end the export.
+      const created = await client.query(createSlotCommand(name, {
+        temporary: opts.slot.temporary, twoPhase: opts.twoPhase, failover: opts.slot.failover, exportSnapshot: true,
+      }, version));
+      const exported = exportedSnapshot(created.rows[0]);
+      stream = newStream(exported.consistentPoint);
+      const run = new SnapshotReplication({
+        stream, startCommand: startReplicationCommand(name, exported.consistentPoint, opts), replicationClient: client, exported,
+        options: opts, snapshot, connection: target, pg: options.pg, serverVersion: version,
+      });
+      await run.prepare(); // on failure it has dropped the slot and closed the connection
+      return run;
+    }
+    const slot = await prepareSlot(client, opts, version, options);
+    const confirmed = slot?.confirmedFlushLsn ?? 0n;
+    const start = opts.startLsn > confirmed ? opts.startLsn : confirmed;
+    stream = newStream(start);
     await stream.start(startReplicationCommand(name, start, opts));
     return stream;
   } catch (e) {
