@@ -12,7 +12,9 @@
 import { parseArgs } from "node:util";
 import { createInterface } from "node:readline";
 import { parseLsn } from "../lsn.ts";
-import { ChangeFormatter, changeValueOptions } from "./format.ts";
+import { changeValueOptions } from "./format.ts";
+import { JsonLinesWriter } from "../jsonl/writer.ts";
+import type { PgoutputMessage } from "../messages.ts";
 import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine } from "./status.ts";
 import { Interrupted, SOURCE_OPTIONS, openSource, sourceSettings, type Source, type SourceFlags } from "./source.ts";
@@ -150,7 +152,8 @@ export async function tailCommand(args: string[]): Promise<number> {
     const stream = src.stream;
     status.start();
 
-    const formatter = new ChangeFormatter({
+    // The lines as bytes (bindings/jsonl), the kernel writing the columns: the same lines ChangeFormatter makes.
+    const writer = new JsonLinesWriter({
       transactions: values.transactions,
       tables,
       pretty: format === "pretty",
@@ -213,14 +216,18 @@ export async function tailCommand(args: string[]): Promise<number> {
       }
       if (next.done) break;
       messages++;
-      const msg = next.value as Parameters<ChangeFormatter["push"]>[0];
-      const r = formatter.push(msg);
-      if (r.lines.length > 0) {
-        let take = r.lines;
-        if (limit !== undefined && lines + take.length > limit) take = take.slice(0, limit - lines);
-        out.add(take);
-        lines += take.length;
-        if (take.length < r.lines.length) break; // cut short: its transaction is not acknowledged
+      const msg = next.value as PgoutputMessage;
+      const r = writer.push(msg);
+      const written = writer.lineEnds.length;
+      if (written > 0) {
+        let take = written;
+        if (limit !== undefined && lines + take > limit) {
+          take = limit - lines;
+          writer.out.len = take > 0 ? writer.lineEnds[take - 1]! : 0;
+        }
+        out.add(writer.take());
+        lines += take;
+        if (take < written) break; // cut short: its transaction is not acknowledged
       }
       if (r.ack !== undefined) {
         const at = r.ack;
@@ -279,7 +286,7 @@ export function ackedLsn(line: string): bigint | undefined {
  * write: `flush(then)` writes what was added and calls `then` once written.
  */
 class Output {
-  #pending: string[] = [];
+  #pending: Uint8Array[] = [];
   #bytes = 0;
   #needsDrain = false;
   #inflight = 0;
@@ -300,11 +307,10 @@ class Output {
     return this.#needsDrain;
   }
 
-  add(lines: readonly string[]): void {
-    for (const l of lines) {
-      this.#pending.push(l);
-      this.#bytes += l.length + 1;
-    }
+  /** Whole lines, as bytes the caller no longer writes to. */
+  add(bytes: Uint8Array): void {
+    this.#pending.push(bytes);
+    this.#bytes += bytes.length;
   }
 
   /** Drops what was added and not flushed. */
@@ -316,7 +322,7 @@ class Output {
   flush(then?: () => void): void {
     if (this.broken) return;
     if (this.#pending.length === 0 && then === undefined) return;
-    const text = this.#pending.length === 0 ? "" : `${this.#pending.join("\n")}\n`;
+    const text = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
     this.#pending = [];
     this.#bytes = 0;
     this.status?.clear();

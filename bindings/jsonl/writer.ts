@@ -64,6 +64,8 @@ export class JsonLinesWriter {
   readonly #formatter: ChangeFormatter;
   readonly #strings: boolean;
   readonly #kernel: boolean;
+  #headText = "";
+  #headBytes = new Uint8Array(0);
   /** Per relation, per column: `{"name":…,"type":…,"value":` as bytes. */
   readonly #prefixes = new WeakMap<Relation, Uint8Array[]>();
   readonly #unchanged: string[] = [];
@@ -99,18 +101,33 @@ export class JsonLinesWriter {
 
   /** The bytes written so far (a copy), emptying the buffer. */
   take(): Uint8Array {
+    this.lineEnds.length = 0;
     return this.out.take();
   }
+
+  /**
+   * Where each line written since the last take() ends (the offset after
+   * its newline in `out`): a line of pretty output holds newlines of its
+   * own, so a consumer that stops after N lines (tail's --max-messages)
+   * cuts the buffer here.
+   */
+  readonly lineEnds: number[] = [];
 
   #line(text: string): void {
     this.out.str(text);
     this.out.byte(NEWLINE);
+    this.lineEnds.push(this.out.len);
   }
 
   /** A row change's line after its head: columns, identity and unchanged as `ChangeFormatter` orders them. */
   #row(msg: Row, head: string, types: string[]): void {
     const out = this.out;
-    out.str(head);
+    // Rows of one table in one transaction share their head string (rowHead): its bytes are encoded once.
+    if (head !== this.#headText) {
+      this.#headText = head;
+      this.#headBytes = encoder.encode(head);
+    }
+    out.bytes(this.#headBytes);
     if (msg.kind === "Insert") {
       out.str(',"columns":');
       this.#columns(msg.newTuple, undefined, types, false, undefined);
@@ -129,6 +146,7 @@ export class JsonLinesWriter {
     }
     out.byte(0x7d);
     out.byte(NEWLINE);
+    this.lineEnds.push(out.len);
   }
 
   /**
