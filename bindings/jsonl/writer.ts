@@ -28,7 +28,7 @@ import { ChangeFormatter, jsonText, type FormatOptions } from "../cli/format.ts"
 import { sourceOf } from "../values/toast.ts";
 import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
 import type { JsonArea } from "../kernel/json-area.ts";
-import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JR_COLUMN, JR_FLAGS, JR_WRITTEN, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
+import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
 import { ByteSink } from "./sink.ts";
 import { kernelKind, writeTextValue } from "./text-values.ts";
 
@@ -64,8 +64,6 @@ export class JsonLinesWriter {
   readonly #formatter: ChangeFormatter;
   readonly #strings: boolean;
   readonly #kernel: boolean;
-  #headText = "";
-  #headBytes = new Uint8Array(0);
   /** Per relation, per column: `{"name":…,"type":…,"value":` as bytes. */
   readonly #prefixes = new WeakMap<Relation, Uint8Array[]>();
   readonly #unchanged: string[] = [];
@@ -122,12 +120,7 @@ export class JsonLinesWriter {
   /** A row change's line after its head: columns, identity and unchanged as `ChangeFormatter` orders them. */
   #row(msg: Row, head: string, types: string[]): void {
     const out = this.out;
-    // Rows of one table in one transaction share their head string (rowHead): its bytes are encoded once.
-    if (head !== this.#headText) {
-      this.#headText = head;
-      this.#headBytes = encoder.encode(head);
-    }
-    out.bytes(this.#headBytes);
+    out.str(head);
     if (msg.kind === "Insert") {
       out.str(',"columns":');
       this.#columns(msg.newTuple, undefined, types, false, undefined);
@@ -172,13 +165,12 @@ export class JsonLinesWriter {
       const tupleAt = (here!.first - 1) * 4;
       const oldAt = there === undefined || there.json !== area ? 0 : (there.first - 1) * 4;
       let flags = (keys ? JF_KEYS : 0) | (this.#strings ? JF_NUMBERS_AS_STRINGS : 0);
-      const u8 = area!.u8;
       while (i < n) {
         const status = area!.columns(tupleAt, oldAt, table, i, flags);
-        const written = area!.resultWord(JR_WRITTEN);
-        if (written > 0) out.bytes(u8, area!.out, area!.out + written);
-        i = area!.resultWord(JR_COLUMN);
-        flags = area!.resultWord(JR_FLAGS);
+        const written = area!.written;
+        if (written > 0) out.bytes(area!.u8, area!.out, area!.out + written);
+        i = area!.column;
+        flags = area!.flags;
         first = (flags & JF_COMMA) === 0;
         if (status === JSON_DONE || status === JSON_REFUSED) break;
         if (status === JSON_DECLINED) {

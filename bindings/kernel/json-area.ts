@@ -14,7 +14,7 @@
  *   reads), and capacity.ts then counts the area with the table, so the
  *   address limit holds.
  */
-import { JC_HEADER_WORDS, JC_WORDS, JR_WORDS } from "../jsonl-tape.ts";
+import { JC_HEADER_WORDS, JC_WORDS, JR_COLUMN, JR_FLAGS, JR_WORDS, JR_WRITTEN } from "../jsonl-tape.ts";
 import type { KernelExports } from "./exports.ts";
 
 const TABLES = 64 * 1024;
@@ -25,45 +25,41 @@ export const JSON_AREA_BYTES = JR_WORDS * 4 + TABLES + OUTPUT;
 export class JsonArea {
   /** Bumped whenever the area moves or starts over: column tables written before are gone. */
   generation = 0;
+  /** The last call's result words (JR_WRITTEN, JR_COLUMN, JR_FLAGS). */
+  written = 0;
+  column = 0;
+  flags = 0;
   #k: KernelExports | undefined;
   #at = 0;
   #next = 0;
-  #buffer: ArrayBufferLike | undefined;
-  #u8: Uint8Array = new Uint8Array(0);
-  #dv: DataView = new DataView(this.#u8.buffer);
+  // Views of the kernel's memory, taken when the decoder lays it out: memory grows only then (and the kernel never grows it).
+  u8: Uint8Array = new Uint8Array(0);
+  #dv: DataView = new DataView(this.u8.buffer);
+  #i32: Int32Array = new Int32Array(0);
+  /** Where the output starts (OUTPUT bytes). */
+  out = 0;
 
   /** The decoder laid out memory: the area is at `at` of `kernel`'s memory now. */
   moved(kernel: KernelExports, at: number): void {
     this.#k = kernel;
     this.#at = at;
     this.#next = at + JR_WORDS * 4;
+    this.out = at + JR_WORDS * 4 + TABLES;
     this.generation++;
+    const buffer = kernel.memory.buffer;
+    this.u8 = new Uint8Array(buffer);
+    this.#dv = new DataView(buffer);
+    this.#i32 = new Int32Array(buffer);
   }
 
-  get u8(): Uint8Array {
-    this.#views();
-    return this.#u8;
-  }
-
-  /** Where the output starts, and how many bytes it holds. */
-  get out(): number {
-    return this.#at + JR_WORDS * 4 + TABLES;
-  }
-  readonly outCapacity = OUTPUT;
-  /** The result words' byte address. */
-  get result(): number {
-    return this.#at;
-  }
-
-  /** The kernel's jsonColumns (bindings/jsonl-tape.ts), on this area's output. */
+  /** The kernel's jsonColumns (bindings/jsonl-tape.ts) on this area's output; its result words land in written/column/flags. */
   columns(tuple: number, old: number, table: number, from: number, flags: number): number {
-    return this.#k!.jsonColumns(tuple, old, table, from, flags, this.out, OUTPUT, this.#at);
-  }
-
-  /** A result word of the last call. */
-  resultWord(word: number): number {
-    this.#views();
-    return this.#dv.getInt32(this.#at + word * 4, true);
+    const status = this.#k!.jsonColumns(tuple, old, table, from, flags, this.out, OUTPUT, this.#at);
+    const r = this.#at >> 2;
+    this.written = this.#i32[r + JR_WRITTEN]!;
+    this.column = this.#i32[r + JR_COLUMN]!;
+    this.flags = this.#i32[r + JR_FLAGS]!;
+    return status;
   }
 
   /**
@@ -83,7 +79,6 @@ export class JsonArea {
       this.#next = start;
       this.generation++;
     }
-    this.#views();
     const at = this.#next;
     const dv = this.#dv;
     dv.setInt32(at, n, true);
@@ -94,18 +89,10 @@ export class JsonArea {
       dv.setInt32(w, kinds[i]!, true);
       dv.setInt32(w + 4, p, true);
       dv.setInt32(w + 8, prefix.length, true);
-      this.#u8.set(prefix, p);
+      this.u8.set(prefix, p);
       p += prefix.length;
     }
     this.#next = at + bytes;
     return at;
-  }
-
-  #views(): void {
-    const buffer = this.#k!.memory.buffer;
-    if (buffer === this.#buffer) return;
-    this.#buffer = buffer;
-    this.#u8 = new Uint8Array(buffer);
-    this.#dv = new DataView(buffer);
   }
 }
