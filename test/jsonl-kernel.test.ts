@@ -82,9 +82,16 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
   });
 
   it("tricky texts in a column of every kind, in Insert, Update (old tuple, unchanged TOAST) and Delete", () => {
-    const columns: RelationColumnDesc[] = JSONL_OIDS.map((typeId, i) => ({ name: `c${i}_${typeId}`, typeId, isKey: i % 3 === 0 }));
+    // Beyond the built-ins: 16500 nothing is known of (its text is a string), 16501 an enum, 16502 a domain over int4
+    // (a Type message naming a pg_catalog type: the JS values parse it as int4, the kernel declines it).
+    const oids = [...JSONL_OIDS, 16500, 16501, 16502];
+    const columns: RelationColumnDesc[] = oids.map((typeId, i) => ({ name: `c${i}_${typeId}`, typeId, isKey: i % 3 === 0 }));
     const rel = { relationId: 16400, namespace: "public", relationName: "t\"é", columns };
-    const msgs = [encode.relation(rel)];
+    const msgs = [
+      encode.type({ typeId: 16501, namespace: "public", typeName: "mood" }),
+      encode.type({ typeId: 16502, namespace: "", typeName: "int4" }),
+      encode.relation(rel),
+    ];
     for (const text of TRICKY_TEXTS) {
       const row = columns.map(() => text);
       msgs.push(encode.insert({ relation: rel, newTuple: row }));

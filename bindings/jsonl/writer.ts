@@ -6,7 +6,7 @@
  * bindings/jsonl-tape.ts), without becoming JS values; a column it
  * declines takes the JS path here: text-values.ts for the same rules (and
  * escaped array elements), else the formatter's JS values (binary format,
- * intervals, float4, enums and other non-built-in types, …), per column.
+ * intervals, float4, domains, …), per column.
  * Everything that is not a row change printed now (B/C lines, messages,
  * truncates, streamed transactions held until their commit, pretty output)
  * is the formatter's text, appended.
@@ -28,7 +28,8 @@ import { ChangeFormatter, jsonText, type FormatOptions } from "../cli/format.ts"
 import { sourceOf } from "../values/toast.ts";
 import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
 import type { JsonArea } from "../kernel/json-area.ts";
-import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
+import type { ValueDecoder } from "../values/decoder.ts";
+import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
 import { ByteSink } from "./sink.ts";
 import { kernelKind, writeTextValue } from "./text-values.ts";
 
@@ -68,7 +69,7 @@ export class JsonLinesWriter {
   readonly #prefixes = new WeakMap<Relation, Uint8Array[]>();
   readonly #unchanged: string[] = [];
   /** Per relation: its column table in a decoder's JSON area (kernel/json-area.ts), as of that area's generation. */
-  readonly #tables = new WeakMap<Relation, { area: JsonArea; generation: number; at: number }>();
+  readonly #tables = new WeakMap<Relation, { area: JsonArea; generation: number; knowledge: number; at: number }>();
 
   constructor(options: JsonLinesOptions = {}) {
     this.#formatter = new ChangeFormatter(options);
@@ -160,7 +161,7 @@ export class JsonLinesWriter {
     let i = 0;
     const n = tuple.length;
     const area = here?.json;
-    const table = !this.#kernel || area === undefined || rel === undefined || rel.columns.length !== n ? -1 : this.#tableOf(rel, area, prefixes);
+    const table = !this.#kernel || area === undefined || rel === undefined || rel.columns.length !== n ? -1 : this.#tableOf(rel, area, here!.values, prefixes);
     if (table >= 0) {
       const tupleAt = (here!.first - 1) * 4;
       const oldAt = there === undefined || there.json !== area ? 0 : (there.first - 1) * 4;
@@ -210,13 +211,21 @@ export class JsonLinesWriter {
     return true;
   }
 
-  /** The relation's column table in the area (written once per relation and area generation), or -1. */
-  #tableOf(rel: Relation, area: JsonArea, prefixes: Uint8Array[]): number {
+  /**
+   * The relation's column table in the area (written once per relation,
+   * area generation and state of the decoder's type knowledge), or -1. A
+   * non-built-in type whose text the decoder hands over as a string (an
+   * enum, a type nothing is known of) is written as one.
+   */
+  #tableOf(rel: Relation, area: JsonArea, values: ValueDecoder, prefixes: Uint8Array[]): number {
     const cached = this.#tables.get(rel);
-    if (cached !== undefined && cached.area === area && cached.generation === area.generation) return cached.at;
-    const kinds = rel.columns.map((c) => (c.typeId < FIRST_NORMAL_OID ? kernelKind(c.typeId) : JK_DECLINE) | (c.isKey ? 1 << 8 : 0));
+    if (cached !== undefined && cached.area === area && cached.generation === area.generation && cached.knowledge === values.knowledge) return cached.at;
+    const kinds = rel.columns.map((c) => {
+      const kind = c.typeId < FIRST_NORMAL_OID ? kernelKind(c.typeId) : values.textIsString(c.typeId) ? JK_STRING : JK_DECLINE;
+      return kind | (c.isKey ? 1 << 8 : 0);
+    });
     const at = area.table(kinds, prefixes);
-    this.#tables.set(rel, { area, generation: area.generation, at });
+    this.#tables.set(rel, { area, generation: area.generation, knowledge: values.knowledge, at });
     return at;
   }
 

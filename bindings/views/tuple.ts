@@ -14,6 +14,7 @@ import { readString } from "../utf8.ts";
 import { columnValue } from "../values/column.ts";
 import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
 import type { JsonArea } from "../kernel/json-area.ts";
+import type { ValueDecoder } from "../values/decoder.ts";
 import type { TapeBatch } from "./batch.ts";
 import { copyBytes } from "../copy-bytes.ts";
 
@@ -124,7 +125,7 @@ export function tapeColumns(t: Tuple): TapeColumns | undefined {
   const inner = t as unknown as { b: TapeBatch; w: number };
   const b = inner.b;
   b.live();
-  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1, json: b.json };
+  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1, json: b.json, values: b.values };
 }
 
 export interface TapeColumns {
@@ -135,6 +136,8 @@ export interface TapeColumns {
   first: number;
   /** The decoder's JSON area (kernel/json-area.ts), for the kernel's jsonColumns. */
   json: JsonArea | undefined;
+  /** The decoder's value parsers. */
+  values: ValueDecoder;
 }
 
 function wrongKind(column: ColumnRef): PgoutputError {
