@@ -68,7 +68,9 @@ export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32,
     const prefix = load<i32>(c + (JC_PREFIX << 2));
     const prefixLength = load<i32>(c + (JC_PREFIX_LENGTH << 2));
     if (len < 0 || <u64>at + 5 + <u64>len > size || prefix < 0 || prefixLength < 0 || <u64>prefix + <u64>prefixLength > size) { status = JSON_DECLINED; break; }
-    const need = <u64>prefixLength + <u64>len * 6 + JSON_SLACK;
+    let need = <u64>prefixLength + <u64>len * 6 + JSON_SLACK;
+    // A large value: what it takes exactly (escapes counted), before giving up on it.
+    if (need > <u64>(end - o)) need = <u64>prefixLength + <u64>room(kindKey & 0xff, at + 5, len) + JSON_SLACK;
     if (need > <u64>(end - o)) {
       // Nothing written yet: the column needs more than the whole output, so it is the binding's.
       status = o == out ? JSON_DECLINED : JSON_FULL;
@@ -98,6 +100,23 @@ function refuse(result: usize, from: i32, flags: i32): i32 {
   store<i32>(result + (JR_COLUMN << 2), from);
   store<i32>(result + (JR_FLAGS << 2), flags);
   return JSON_REFUSED;
+}
+
+/**
+ * At most how many bytes the value's JSON takes beyond JSON_SLACK: its
+ * length, plus per byte what its escape adds (strings, numeric's NaN text,
+ * string array elements), plus the quotes a string array's elements gain.
+ */
+function room(kind: i32, p: i32, n: i32): i32 {
+  if (kind != JK_STRING && kind != JK_NUMERIC && kind != JK_STRING_ARRAY) return n + 2;
+  let extra = 2;
+  for (let i = p; i < p + n; i++) {
+    const c = u8at(i);
+    if (c == QUOTE || c == BACKSLASH || c == 8 || c == 9 || c == 10 || c == 12 || c == 13) extra += 1;
+    else if (c < 0x20) extra += 5;
+    else if (c == 0x2c && kind == JK_STRING_ARRAY) extra += 2;
+  }
+  return n + extra;
 }
 
 /** One text value's JSON at o; false: the JS path's (o may have moved: the caller resets it). */

@@ -37,9 +37,12 @@
  *   calls again from JR_COLUMN + 1.
  * - JSON_FULL: column JR_COLUMN may not fit in what is left of the output:
  *   the binding takes the bytes written and calls again from JR_COLUMN. The
- *   room asked for a column is its prefix + 6 × its value length + 34
- *   bytes (every byte a `\u00xx` escape); a column that needs more than the
- *   whole output is declined instead, so a call always makes progress.
+ *   room asked for a column is its prefix + 6 × its value length +
+ *   JSON_SLACK bytes (every byte a `\u00xx` escape), or where that is more
+ *   than is left, its prefix + JSON_SLACK + the value's length with what
+ *   each escape adds counted (and 2 quotes per string array element); a
+ *   column that needs more than the whole output is declined instead, so a
+ *   call always makes progress.
  * - JSON_REFUSED: the arguments do not fit together (the tuple's ncols is
  *   not the table's, `from` out of range, an address outside memory):
  *   nothing written, the binding writes the whole tuple.

@@ -87,7 +87,9 @@ function run(dv: DataView, tuple: number, old: number, columns: number, from: nu
     const prefix = load(dv, c + (JC_PREFIX << 2));
     const prefixLength = load(dv, c + (JC_PREFIX_LENGTH << 2));
     if (len < 0 || at + 5 + len > size || prefix < 0 || prefixLength < 0 || prefix + prefixLength > size) { status = JSON_DECLINED; break; }
-    const need = prefixLength + len * 6 + JSON_SLACK;
+    let need = prefixLength + len * 6 + JSON_SLACK;
+    // A large value: what it takes exactly (escapes counted), before giving up on it.
+    if (need > end - o) need = prefixLength + room(kindKey & 0xff, at + 5, len) + JSON_SLACK;
     if (need > end - o) {
       // Nothing written yet: the column needs more than the whole output, so it is the binding's.
       status = o === out ? JSON_DECLINED : JSON_FULL;
@@ -117,6 +119,23 @@ function refuse(dv: DataView, result: number, from: number, flags: number): numb
   dv.setInt32(result + (JR_COLUMN << 2), from, true);
   dv.setInt32(result + (JR_FLAGS << 2), flags, true);
   return JSON_REFUSED;
+}
+
+/**
+ * At most how many bytes the value's JSON takes beyond JSON_SLACK: its
+ * length, plus per byte what its escape adds (strings, numeric's NaN text,
+ * string array elements), plus the quotes a string array's elements gain.
+ */
+function room(kind: number, p: number, n: number): number {
+  if (kind !== JK_STRING && kind !== JK_NUMERIC && kind !== JK_STRING_ARRAY) return n + 2;
+  let extra = 2;
+  for (let i = p; i < p + n; i++) {
+    const c = u8at(i);
+    if (c === QUOTE || c === BACKSLASH || c === 8 || c === 9 || c === 10 || c === 12 || c === 13) extra += 1;
+    else if (c < 0x20) extra += 5;
+    else if (c === 0x2c && kind === JK_STRING_ARRAY) extra += 2;
+  }
+  return n + extra;
 }
 
 /** One text value's JSON at o; false: the JS path's (o may have moved: the caller resets it). */

@@ -18,7 +18,7 @@ import { JC_HEADER_WORDS, JC_WORDS, JR_COLUMN, JR_FLAGS, JR_WORDS, JR_WRITTEN } 
 import type { KernelExports } from "./exports.ts";
 
 const TABLES = 64 * 1024;
-const OUTPUT = 192 * 1024;
+const OUTPUT = 448 * 1024;
 /** Bytes the decoder reserves for the area. */
 export const JSON_AREA_BYTES = JR_WORDS * 4 + TABLES + OUTPUT;
 
