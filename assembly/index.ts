@@ -570,3 +570,4 @@ export function decode(
 }
 
 export { textTimestamp } from "./values";
+export { jsonColumns } from "./jsonl";

@@ -19,8 +19,9 @@
  *   objects, rows parsed by `pg.types`): its own `PgoutputPlugin` against
  *   this package's drop-in plugin (bindings/compat) over each backend, all
  *   fed `parse(buffer)` per message.
- * - `jsonl`: `decode --changes`' JSON Lines bytes (JsonLinesWriter) over
- *   decoders with `changeValueOptions()`; `js-formatter` is the CLI's
+ * - `jsonl`: `decode --changes`' JSON Lines bytes (JsonLinesWriter, whose
+ *   columns each backend's kernel writes: `jsonColumns`) over decoders with
+ *   `changeValueOptions()`; `js-formatter` is the CLI's
  *   former path (ChangeFormatter's strings, encoded). Output MB/s (bytes of
  *   JSON Lines per second) is reported next to the input MB/s.
  */

@@ -35,5 +35,5 @@ export {
 } from "./values/index.ts";
 export { toJsonValue } from "./values/json.ts";
 // JSON Lines of changes (the CLI's `decode --changes` / `tail` lines) as bytes; decoders made with changeValueOptions().
-export { JsonLinesWriter, changesToJsonLines, type WriteOutput } from "./jsonl/writer.ts";
+export { JsonLinesWriter, changesToJsonLines, type JsonLinesOptions, type WriteOutput } from "./jsonl/writer.ts";
 export { changeValueOptions, type FormatOptions } from "./cli/format.ts";

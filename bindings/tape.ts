@@ -27,14 +27,19 @@
  *
  * ## Memory
  * The binding lays out, from the kernel's `heapBase()` (16-aligned):
- *   [ result: 64 bytes (RESULT_WORDS i32 used) | input bytes | tape: i32 words | relation width table: i32 words ]
+ *   [ result: 64 bytes (RESULT_WORDS i32 used) | input bytes | tape: i32 words | relation width table: i32 words | JSON area ]
  * The tape starts 16-aligned after the input capacity, the table right after
- * the tape capacity; the whole layout ends at or below 2^31 (offsets are i32).
+ * the tape capacity, the JSON area (bindings/kernel/json-area.ts) right
+ * after the table; the whole layout ends at or below 2^31 (offsets are i32).
  *   Why one linear region, owned by the binding: the kernel allocates nothing
  *   and imports nothing, so it cannot fail or trap on memory; the binding
  *   grows memory only between calls, and re-takes its typed-array views then.
  *   Why the table last: growing the table (STATUS_TABLE_FULL) moves nothing
  *   else; the binding rewrites it behind a grown tape.
+ *
+ * The kernel's second export over the tape, `jsonColumns` (a tuple's
+ * columns as JSON Lines bytes, for bindings/jsonl/writer.ts), is specified
+ * in bindings/jsonl-tape.ts.
  *
  * ## decode: 11 arguments
  *   decode(input, from, length, framing, tape, tapeFrom, tapeCapacity, state, maxMessage, result, widths): STATUS

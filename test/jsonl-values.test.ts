@@ -12,6 +12,7 @@ import { ValueDecoder } from "../bindings/values/index.ts";
 import { changeValueOptions, jsonText } from "../bindings/cli/format.ts";
 import { ByteSink } from "../bindings/jsonl/sink.ts";
 import { writeTextValue } from "../bindings/jsonl/text-values.ts";
+import { JSONL_OIDS, TRICKY_TEXTS } from "./support/jsonl-cases.ts";
 
 const values = new ValueDecoder(changeValueOptions());
 const utf8 = new TextEncoder();
@@ -47,20 +48,8 @@ function same(oid: number, input: string | Uint8Array): void {
   }
 }
 
-const TRICKY = [
-  "", "a", "\"", "\\", "\\\\\"", "\b\f\n\r\t", "\u0000\u0001\u001f\u007f", "é", "日本語", "😀", "\u2028\u2029", "a\"b\\c",
-  "0", "-0", "00", "01", "-", "1", "-1", "2147483647", "-2147483648", "2147483648", "9223372036854775807", "-9223372036854775808",
-  "1.5", "-1.50", "0.5", "-0.5", ".5", "5.", "1e10", "1.5e-07", "NaN", "Infinity", "-Infinity", "0.0001", "0.00001", "123456789012345",
-  "1234567890123456", "0.1", "t", "f", "true", "T",
-  "{}", "{1,2,3}", "{1,NULL,3}", "{null,Null}", "{-0}", "{01}", "{a,b}", "{\"a b\",\"c\\\"d\",\"e\\\\f\"}", "{\"NULL\"}", "{ a}", "{a,}",
-  "{,a}", "{{1,2},{3,4}}", "[0:1]={1,2}", "{\"日本\",é}", "{\"\"}", "{\"a\\\\\"}",
-  "\\x", "\\x00ff", "\\x00FF", "\\x0", "abc",
-  "2024-01-01 00:00:01+00", "2024-01-01 00:00:01.5+00", "2024-01-01 00:00:01.123456+00", "2024-01-01 00:00:01+05:30",
-  "2024-01-01 00:00:01", "2024-01-01 23:59:59.999999", "0001-01-01 00:00:00", "2024-01-01 00:00:01 BC", "infinity", "-infinity",
-  "10000-01-01 00:00:00", "2024-13-01 00:00:00",
-  "{\"a\": 1}", "{\"a\":\r\n 1}", "[1,\n\n2]", "\"x\"",
-];
-const OIDS = [16, 21, 23, 26, 20, 1700, 25, 1043, 1042, 19, 2950, 790, 1082, 114, 3802, 1114, 1184, 701, 17, 1005, 1007, 1016, 1009, 1015];
+const TRICKY = TRICKY_TEXTS;
+const OIDS = JSONL_OIDS;
 
 describe("JSON bytes of text values = the JS path's JSON", () => {
   it("tricky texts, every fast type", () => {

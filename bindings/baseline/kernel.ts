@@ -34,6 +34,7 @@ import {
 import type { KernelExports } from "../kernel/exports.ts";
 import { LinearMemory } from "./memory.ts";
 import { textTimestamp } from "./values.ts";
+import { jsonColumns } from "./jsonl.ts";
 
 // Parse functions return the offset after what they read, or one of these.
 const ERR = -1;
@@ -603,6 +604,10 @@ export function createKernel(): KernelExports {
     textTimestamp: (offset, length, withZone) => {
       views();
       return textTimestamp(u8, offset, length, withZone);
+    },
+    jsonColumns: (tuple, old, columns, from, flags, out, outCapacity, result) => {
+      views();
+      return jsonColumns(u8, dv, tuple, old, columns, from, flags, out, outCapacity, result);
     },
   };
 }

@@ -298,6 +298,8 @@ export interface SourceHooks {
   values?: (types: Record<number, TypeKnowledge>) => ValueOptions;
   /** A demo step starts. */
   onDemoStep?: (step: DemoStep, index: number) => void;
+  /** The connection was lost and is being reopened: what the command holds of an unfinished transaction comes again. */
+  onReconnect?: () => void;
 }
 
 export interface Source {
@@ -329,7 +331,10 @@ function reconnectOptions(s: SourceSettings, hooks: SourceHooks): Pick<Replicate
   if (!s.reconnect) return { reconnect: false };
   return {
     reconnect: true,
-    onReconnect: (e) => hooks.note(`${e.attempt === 1 ? "connection lost" : "reconnect failed"} (${e.cause.message}); reconnecting in ${e.delayMs} ms (attempt ${e.attempt})`),
+    onReconnect: (e) => {
+      if (e.attempt === 1) hooks.onReconnect?.();
+      hooks.note(`${e.attempt === 1 ? "connection lost" : "reconnect failed"} (${e.cause.message}); reconnecting in ${e.delayMs} ms (attempt ${e.attempt})`);
+    },
     onReconnected: (e) => hooks.note(`reconnected after ${e.attempts} attempt(s), from ${formatLsn(e.startLsn)}; what was not acknowledged comes again`),
   };
 }

@@ -14,6 +14,8 @@ import { createInterface } from "node:readline";
 import { formatLsn, parseLsn } from "../lsn.ts";
 import type { SnapshotItem } from "../pg/snapshot.ts";
 import { ChangeFormatter, changeValueOptions } from "./format.ts";
+import { JsonLinesWriter } from "../jsonl/writer.ts";
+import type { PgoutputMessage } from "../messages.ts";
 import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine } from "./status.ts";
 import { Interrupted, SOURCE_OPTIONS, openSource, sourceSettings, type Source, type SourceFlags } from "./source.ts";
@@ -153,6 +155,8 @@ export async function tailCommand(args: string[]): Promise<number> {
         note: (text) => status.note(`tail: ${text}`),
         values: (types) => changeValueOptions(types),
         onDemoStep: (step) => status.note(`demo: ${step.note}`),
+        // Lines wait in `out` until their transaction's commit: those of the one cut off are printed when it comes again.
+        onReconnect: () => out.discard(),
       });
     } catch (e) {
       if (e instanceof Interrupted) return 0;
@@ -162,13 +166,22 @@ export async function tailCommand(args: string[]): Promise<number> {
     const stream = src.stream;
     status.start();
 
-    const formatter = new ChangeFormatter({
+    // The lines as bytes (bindings/jsonl), the kernel writing the columns: the same lines ChangeFormatter makes.
+    const writer = new JsonLinesWriter({
       transactions: values.transactions,
       tables,
       pretty: format === "pretty",
       numbersAsStrings: values["numbers-as-strings"],
       types: src.decoder.types,
     });
+    // Snapshot rows (--snapshot) are few next to changes: ChangeFormatter's line for each.
+    const snapshotLines = new ChangeFormatter({
+      tables,
+      pretty: format === "pretty",
+      numbersAsStrings: values["numbers-as-strings"],
+      types: src.decoder.types,
+    });
+    const encoder = new TextEncoder();
     const ack = settings.ack;
     const limit = settings.maxMessages;
 
@@ -225,13 +238,13 @@ export async function tailCommand(args: string[]): Promise<number> {
       }
       if (next.done) break;
       messages++;
-      const item = next.value as SnapshotItem | Parameters<ChangeFormatter["push"]>[0];
+      const item = next.value as SnapshotItem | PgoutputMessage;
       if (item.kind === "SnapshotRow" || item.kind === "SnapshotComplete") {
         // Snapshot rows need no acknowledgement: printed as they come, before any change.
-        const line = item.kind === "SnapshotRow" ? formatter.snapshotRow(item.relation, item.tuple) : undefined;
+        const line = item.kind === "SnapshotRow" ? snapshotLines.snapshotRow(item.relation, item.tuple) : undefined;
         if (item.kind === "SnapshotComplete") status.note(`tail: snapshot complete: ${item.rows} rows of ${item.tables} tables; streaming from ${formatLsn(item.consistentPoint)}`);
         if (line !== undefined) {
-          out.add([line]);
+          out.add(encoder.encode(line + "\n"));
           lines++;
         }
         if (out.pendingBytes >= 64 * 1024 || item.kind === "SnapshotComplete") out.flush();
@@ -243,13 +256,17 @@ export async function tailCommand(args: string[]): Promise<number> {
         continue;
       }
       const msg = item;
-      const r = formatter.push(msg);
-      if (r.lines.length > 0) {
-        let take = r.lines;
-        if (limit !== undefined && lines + take.length > limit) take = take.slice(0, limit - lines);
-        out.add(take);
-        lines += take.length;
-        if (take.length < r.lines.length) break; // cut short: its transaction is not acknowledged
+      const r = writer.push(msg);
+      const written = writer.lineEnds.length;
+      if (written > 0) {
+        let take = written;
+        if (limit !== undefined && lines + take > limit) {
+          take = limit - lines;
+          writer.out.len = take > 0 ? writer.lineEnds[take - 1]! : 0;
+        }
+        out.add(writer.take());
+        lines += take;
+        if (take < written) break; // cut short: its transaction is not acknowledged
       }
       if (r.ack !== undefined) {
         const at = r.ack;
@@ -318,7 +335,7 @@ export function ackedLsn(line: string): bigint | undefined {
  * write: `flush(then)` writes what was added and calls `then` once written.
  */
 class Output {
-  #pending: string[] = [];
+  #pending: Uint8Array[] = [];
   #bytes = 0;
   #needsDrain = false;
   #inflight = 0;
@@ -339,11 +356,10 @@ class Output {
     return this.#needsDrain;
   }
 
-  add(lines: readonly string[]): void {
-    for (const l of lines) {
-      this.#pending.push(l);
-      this.#bytes += l.length + 1;
-    }
+  /** Whole lines, as bytes the caller no longer writes to. */
+  add(bytes: Uint8Array): void {
+    this.#pending.push(bytes);
+    this.#bytes += bytes.length;
   }
 
   /** Drops what was added and not flushed. */
@@ -355,7 +371,7 @@ class Output {
   flush(then?: () => void): void {
     if (this.broken) return;
     if (this.#pending.length === 0 && then === undefined) return;
-    const text = this.#pending.length === 0 ? "" : `${this.#pending.join("\n")}\n`;
+    const text = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
     this.#pending = [];
     this.#bytes = 0;
     this.status?.clear();

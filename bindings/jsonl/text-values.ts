@@ -9,6 +9,10 @@
  */
 import type { ByteSink } from "./sink.ts";
 import { writeTextArray } from "./text-arrays.ts";
+import {
+  JK_DECLINE, JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
+  JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY,
+} from "../jsonl-tape.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -20,6 +24,19 @@ export function fastTextType(oid: number): boolean {
 }
 
 const enum K { Bool, Int, Uint, Int8, Numeric, String, Json, Timestamp, Timestamptz, Float, Bytea, IntArray, Int8Array, StringArray }
+
+/** K → the kernel's column kind (bindings/jsonl-tape.ts): the same rules, in assembly/jsonl.ts. */
+const KERNEL_KIND: Record<number, number> = {
+  [K.Bool]: JK_BOOL, [K.Int]: JK_INT, [K.Uint]: JK_UINT, [K.Int8]: JK_INT8, [K.Numeric]: JK_NUMERIC, [K.String]: JK_STRING,
+  [K.Json]: JK_JSON, [K.Timestamp]: JK_TIMESTAMP, [K.Timestamptz]: JK_TIMESTAMPTZ, [K.Float]: JK_FLOAT, [K.Bytea]: JK_BYTEA,
+  [K.IntArray]: JK_INT_ARRAY, [K.Int8Array]: JK_INT8_ARRAY, [K.StringArray]: JK_STRING_ARRAY,
+};
+
+/** How the kernel's jsonColumns writes a text value of this OID (JK_DECLINE: this file's or the JS values'). */
+export function kernelKind(oid: number): number {
+  const k = KIND[oid];
+  return k === undefined ? JK_DECLINE : (KERNEL_KIND[k] ?? JK_DECLINE);
+}
 
 /** OID → how its text becomes JSON (only built-in OIDs: no `types` or Type message re-maps them). */
 const KIND: Record<number, K> = {

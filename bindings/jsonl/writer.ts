@@ -1,10 +1,12 @@
 /**
  * JSON Lines of changes as bytes: the lines `ChangeFormatter` prints for
  * `decode --changes` and `tail` (docs/cli-output.md), byte for byte, written
- * into a growable buffer. A row change's columns are written from the
- * decoder's memory: text values of the common built-in types become JSON
- * without becoming JS values (text-values.ts); any other value (binary
- * format, timestamps, arrays, …) takes the formatter's JS path, per column.
+ * into a growable buffer. A row change's columns are written by the
+ * decoder's kernel, from the tape into its memory (`jsonColumns`,
+ * bindings/jsonl-tape.ts), without becoming JS values; a column it
+ * declines takes the JS path here: text-values.ts for the same rules (and
+ * escaped array elements), else the formatter's JS values (binary format,
+ * intervals, float4, domains, …), per column.
  * Everything that is not a row change printed now (B/C lines, messages,
  * truncates, streamed transactions held until their commit, pretty output)
  * is the formatter's text, appended.
@@ -24,9 +26,12 @@ import type { Relation } from "../relation.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
 import { ChangeFormatter, jsonText, type FormatOptions } from "../cli/format.ts";
 import { sourceOf } from "../values/toast.ts";
-import { tapeColumns } from "../views/tuple.ts";
+import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
+import type { JsonArea } from "../kernel/json-area.ts";
+import type { ValueDecoder } from "../values/decoder.ts";
+import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
 import { ByteSink } from "./sink.ts";
-import { writeTextValue } from "./text-values.ts";
+import { kernelKind, writeTextValue } from "./text-values.ts";
 
 const KIND_T = 0x74;
 const KIND_U = 0x75;
@@ -41,6 +46,15 @@ export interface WriteOutput {
   changes: number;
 }
 
+export interface JsonLinesOptions extends FormatOptions {
+  /**
+   * Whether the decoder's kernel writes the columns it can (default true).
+   * `false`: every value through the JS path alone, the reference the
+   * kernel's bytes are tested against; the output is the same.
+   */
+  kernel?: boolean;
+}
+
 type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 
 const encoder = new TextEncoder();
@@ -50,13 +64,17 @@ export class JsonLinesWriter {
   readonly out = new ByteSink();
   readonly #formatter: ChangeFormatter;
   readonly #strings: boolean;
+  readonly #kernel: boolean;
   /** Per relation, per column: `{"name":…,"type":…,"value":` as bytes. */
   readonly #prefixes = new WeakMap<Relation, Uint8Array[]>();
   readonly #unchanged: string[] = [];
+  /** Per relation: its column table in a decoder's JSON area (kernel/json-area.ts), as of that area's generation. */
+  readonly #tables = new WeakMap<Relation, { area: JsonArea; generation: number; knowledge: number; at: number }>();
 
-  constructor(options: FormatOptions = {}) {
+  constructor(options: JsonLinesOptions = {}) {
     this.#formatter = new ChangeFormatter(options);
     this.#strings = options.numbersAsStrings === true;
+    this.#kernel = options.kernel !== false;
   }
 
   /** The formatter behind it (held streamed transactions, reset()). */
@@ -82,12 +100,22 @@ export class JsonLinesWriter {
 
   /** The bytes written so far (a copy), emptying the buffer. */
   take(): Uint8Array {
+    this.lineEnds.length = 0;
     return this.out.take();
   }
+
+  /**
+   * Where each line written since the last take() ends (the offset after
+   * its newline in `out`): a line of pretty output holds newlines of its
+   * own, so a consumer that stops after N lines (tail's --max-messages)
+   * cuts the buffer here.
+   */
+  readonly lineEnds: number[] = [];
 
   #line(text: string): void {
     this.out.str(text);
     this.out.byte(NEWLINE);
+    this.lineEnds.push(this.out.len);
   }
 
   /** A row change's line after its head: columns, identity and unchanged as `ChangeFormatter` orders them. */
@@ -112,12 +140,15 @@ export class JsonLinesWriter {
     }
     out.byte(0x7d);
     out.byte(NEWLINE);
+    this.lineEnds.push(out.len);
   }
 
   /**
    * `[{name, type, value}]` of a tuple (`keys`: the replica identity columns
    * only); unchanged TOAST is taken from `old` where it carries the value,
-   * else left out and its name added to `unchanged`.
+   * else left out and its name added to `unchanged`. The kernel writes the
+   * columns it can (jsonColumns, bindings/jsonl-tape.ts); each column it
+   * declines is written here, and it goes on after it.
    */
   #columns(tuple: Tuple, old: Tuple | undefined, types: string[], keys: boolean, unchanged: string[] | undefined): void {
     const out = this.out;
@@ -127,27 +158,79 @@ export class JsonLinesWriter {
     const there = old === undefined ? undefined : tapeColumns(old);
     out.byte(0x5b);
     let first = true;
-    for (let i = 0; i < tuple.length; i++) {
+    let i = 0;
+    const n = tuple.length;
+    const area = here?.json;
+    const table = !this.#kernel || area === undefined || rel === undefined || rel.columns.length !== n ? -1 : this.#tableOf(rel, area, here!.values, prefixes);
+    if (table >= 0) {
+      const tupleAt = (here!.first - 1) * 4;
+      const oldAt = there === undefined || there.json !== area ? 0 : (there.first - 1) * 4;
+      let flags = (keys ? JF_KEYS : 0) | (this.#strings ? JF_NUMBERS_AS_STRINGS : 0);
+      while (i < n) {
+        const status = area!.columns(tupleAt, oldAt, table, i, flags);
+        const written = area!.written;
+        if (written > 0) out.bytes(area!.u8, area!.out, area!.out + written);
+        i = area!.column;
+        flags = area!.flags;
+        first = (flags & JF_COMMA) === 0;
+        if (status === JSON_DONE || status === JSON_REFUSED) break;
+        if (status === JSON_DECLINED) {
+          if (this.#column(tuple, old, i, here, there, prefixes[i]!, first, unchanged)) first = false;
+          flags = first ? flags & ~JF_COMMA : flags | JF_COMMA;
+          i++;
+        }
+      }
+      if (i >= n) {
+        out.byte(0x5d);
+        return;
+      }
+    }
+    for (; i < n; i++) {
       const col = rel?.columns[i];
       if (keys && col !== undefined && !col.isKey) continue;
-      const src = sourceOf(tuple, i, old);
-      const tape = src === tuple ? here : there;
-      const mark = out.len;
-      if (!first) out.byte(0x2c);
-      out.bytes(prefixes[i]!);
-      if (!this.#value(src, i, tape, col?.typeId ?? 0)) {
-        out.len = mark;
-        unchanged?.push(col?.name ?? String(i));
-        continue;
-      }
-      out.byte(0x7d);
-      first = false;
+      if (this.#column(tuple, old, i, here, there, prefixes[i]!, first, unchanged)) first = false;
     }
     out.byte(0x5d);
   }
 
+  /** Column i as `{name, type, value}` (a comma first unless `first`); `false` when it is left out (unchanged TOAST). */
+  #column(tuple: Tuple, old: Tuple | undefined, i: number, here: TapeColumns | undefined, there: TapeColumns | undefined, prefix: Uint8Array, first: boolean, unchanged: string[] | undefined): boolean {
+    const out = this.out;
+    const col = tuple.relation?.columns[i];
+    const src = sourceOf(tuple, i, old);
+    const tape = src === tuple ? here : there;
+    const mark = out.len;
+    if (!first) out.byte(0x2c);
+    out.bytes(prefix);
+    if (!this.#value(src, i, tape, col?.typeId ?? 0)) {
+      out.len = mark;
+      unchanged?.push(col?.name ?? String(i));
+      return false;
+    }
+    out.byte(0x7d);
+    return true;
+  }
+
+  /**
+   * The relation's column table in the area (written once per relation,
+   * area generation and state of the decoder's type knowledge), or -1. A
+   * non-built-in type whose text the decoder hands over as a string (an
+   * enum, a type nothing is known of) is written as one.
+   */
+  #tableOf(rel: Relation, area: JsonArea, values: ValueDecoder, prefixes: Uint8Array[]): number {
+    const cached = this.#tables.get(rel);
+    if (cached !== undefined && cached.area === area && cached.generation === area.generation && cached.knowledge === values.knowledge) return cached.at;
+    const kinds = rel.columns.map((c) => {
+      const kind = c.typeId < FIRST_NORMAL_OID ? kernelKind(c.typeId) : values.textIsString(c.typeId) ? JK_STRING : JK_DECLINE;
+      return kind | (c.isKey ? 1 << 8 : 0);
+    });
+    const at = area.table(kinds, prefixes);
+    this.#tables.set(rel, { area, generation: area.generation, knowledge: values.knowledge, at });
+    return at;
+  }
+
   /** Writes column i's value; `false` for unchanged TOAST (nothing written). */
-  #value(src: Tuple, i: number, tape: ReturnType<typeof tapeColumns>, typeId: number): boolean {
+  #value(src: Tuple, i: number, tape: TapeColumns | undefined, typeId: number): boolean {
     const out = this.out;
     if (tape !== undefined) {
       const at = tape.tape[tape.first + i]!;

@@ -8,7 +8,7 @@
  * relation width table this file keeps in its memory.
  *
  * Memory, from the kernel's heapBase(): [result | input | tape | width
- * table]. Only this file grows memory, and only before a kernel call.
+ * table | JSON area]. Only this file grows memory, and only before a decode call.
  * WasmDecoder (wasm/decoder.ts) and BaselineDecoder (baseline/decoder.ts)
  * are this class with their kernel.
  */
@@ -30,6 +30,7 @@ import { TapeBatch, type Clock, type RelationDefinition } from "../views/batch.t
 import { copyBytes } from "../copy-bytes.ts";
 import { ADDRESSABLE, grownTape, layoutEnd, planCapacities, unaddressable } from "./capacity.ts";
 import { framedCopyLength, WALK_ABOVE } from "../frame-walk.ts";
+import { JSON_AREA_BYTES, JsonArea } from "./json-area.ts";
 
 const PAGE = 65536;
 /** Above this much memory, a call that needs far less starts a fresh instance so a peak is not kept forever. */
@@ -54,6 +55,8 @@ export abstract class TapeDecoder implements PgoutputDecoder {
   readonly #newKernel: () => KernelExports;
   readonly #maxMessage: number;
   readonly #clock: Clock = { generation: 0 };
+  /** Where the JSON Lines writer has the kernel write JSON (after the width table). */
+  readonly #json = new JsonArea();
   #k!: KernelExports;
   #result = 0; // byte address of the result words
   #input = 0; // byte address of the input region
@@ -251,12 +254,13 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     if (plan !== undefined) this.#layout(plan.input, plan.tape);
   }
 
+  /** The width table's bytes and the JSON area's behind it (json-area.ts): what the layout holds after the tape. */
   #tableBytes(capacity = this.#tableCapacity): number {
-    return (TABLE_HEADER_WORDS + 2 * capacity) * 4;
+    return (TABLE_HEADER_WORDS + 2 * capacity) * 4 + JSON_AREA_BYTES;
   }
 
   /**
-   * Lays out [input | tape | width table] for these capacities, growing
+   * Lays out [input | tape | width table | JSON area] for these capacities, growing
    * memory as needed. The table moves behind the tape, keeping its entries
    * (or `widths`, pairs of OID and column count, when given).
    */
@@ -281,6 +285,7 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     this.#table = table;
     this.#views();
     this.#writeTable(tableCapacity, entries);
+    this.#json.moved(this.#k, table + (TABLE_HEADER_WORDS + 2 * tableCapacity) * 4);
   }
 
   /** The width table's entries as pairs of OID and column count. */
@@ -408,7 +413,7 @@ export abstract class TapeDecoder implements PgoutputDecoder {
       }
       w += t[w + H_SIZE]!;
     }
-    return new TapeBatch(this.#clock, u8, dv, t, records, count, consumed, this.values, this.relations, definitions);
+    return new TapeBatch(this.#clock, u8, dv, t, records, count, consumed, this.values, this.relations, definitions, this.#json);
   }
 }
 

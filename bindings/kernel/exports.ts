@@ -23,6 +23,8 @@ export interface KernelExports {
   ): number;
   /** A text timestamp at memory[offset, offset + length) → µs since the Unix epoch, or NOT_PARSED (i64 min + 1). */
   textTimestamp(offset: number, length: number, withZone: number): bigint;
+  /** A tuple's columns as JSON bytes (spec: bindings/jsonl-tape.ts); returns a JSON_* status. */
+  jsonColumns(tuple: number, old: number, columns: number, from: number, flags: number, out: number, outCapacity: number, result: number): number;
 }
 
 /** The kernel's textTimestamp() answer for text it leaves to the JS parser (assembly/values.ts NOT_PARSED). */

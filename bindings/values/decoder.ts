@@ -103,6 +103,7 @@ export class ValueDecoder {
     const base = (Oid as Record<string, number | undefined>)[typeName];
     if (base === undefined || base === oid || this.#learned.get(oid)?.baseType === base) return;
     this.#learned.set(oid, { baseType: base });
+    this.#knowledge++;
     // Forget parsers already chosen for this OID.
     if (oid < FIRST_NORMAL_OID) {
       this.#text[oid] = undefined;
@@ -111,6 +112,22 @@ export class ValueDecoder {
     this.#textHigh.delete(oid);
     this.#binaryHigh.delete(oid);
   }
+
+  /**
+   * Whether a text value of this type comes out as its text, a string: no
+   * built-in parser, option, `types` entry or Type message makes it
+   * anything else (enums, and types nothing is known of). Can change when
+   * a Type message teaches something: `knowledge` counts those changes.
+   */
+  textIsString(typeId: number): boolean {
+    return this.textParser(typeId) === fallback.text;
+  }
+
+  /** Bumped whenever learnType() changes how an OID parses. */
+  get knowledge(): number {
+    return this.#knowledge;
+  }
+  #knowledge = 0;
 
   /** The (cached) parser of a type's text form: `(bytes, offset, length, typeModifier) => value`. */
   textParser(typeId: number): Parse {

@@ -13,6 +13,8 @@ import { PgoutputError } from "../errors.ts";
 import { readString } from "../utf8.ts";
 import { columnValue } from "../values/column.ts";
 import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
+import type { JsonArea } from "../kernel/json-area.ts";
+import type { ValueDecoder } from "../values/decoder.ts";
 import type { TapeBatch } from "./batch.ts";
 import { copyBytes } from "../copy-bytes.ts";
 
@@ -118,12 +120,24 @@ const readValue = (t: Tuple, i: number): unknown => t.value(i);
  * For the JSON Lines writer, which copies values from there without making
  * strings. `undefined` for a tuple of another kind (a materialized one).
  */
-export function tapeColumns(t: Tuple): { u8: Uint8Array; dv: DataView; tape: Int32Array; first: number } | undefined {
+export function tapeColumns(t: Tuple): TapeColumns | undefined {
   if (!(t instanceof TapeTuple)) return undefined;
   const inner = t as unknown as { b: TapeBatch; w: number };
   const b = inner.b;
   b.live();
-  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1 };
+  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1, json: b.json, values: b.values };
+}
+
+export interface TapeColumns {
+  u8: Uint8Array;
+  dv: DataView;
+  tape: Int32Array;
+  /** Word index of column 0's offset (the TUPLE's ncols word is the one before). */
+  first: number;
+  /** The decoder's JSON area (kernel/json-area.ts), for the kernel's jsonColumns. */
+  json: JsonArea | undefined;
+  /** The decoder's value parsers. */
+  values: ValueDecoder;
 }
 
 function wrongKind(column: ColumnRef): PgoutputError {

@@ -3,7 +3,8 @@
  * kernel's (bindings/baseline/kernel.ts), and whose decode() first copies
  * that memory into a wasm instance, runs both kernels with the same
  * arguments, and compares the status, every result word, the tape words the
- * call wrote and the relation width table, word for word. A TapeDecoder
+ * call wrote and the relation width table, word for word (jsonColumns: the
+ * status, result words and output bytes). A TapeDecoder
  * driving it goes through every path the real decoders take (framings, push
  * with pending frames, tape and table growth and resume), so a test or fuzz
  * run with it checks the TS port against the kernel on every call it makes.
@@ -24,6 +25,7 @@ import { TapeDecoder } from "../../bindings/kernel/decoder.ts";
 import { createKernel } from "../../bindings/baseline/kernel.ts";
 import { kernelModule } from "../../bindings/wasm/module.ts";
 import { RESULT_WORDS, TABLE_CAPACITY, TABLE_HEADER_WORDS } from "../../bindings/tape.ts";
+import { JR_WORDS, JR_WRITTEN } from "../../bindings/jsonl-tape.ts";
 
 const Instance = WebAssembly.Instance;
 let scratch: KernelExports | undefined;
@@ -35,7 +37,7 @@ function wasmScratch(): KernelExports {
 export class KernelMismatch extends Error {}
 
 /** Kernel calls compared so far (all twins), so a test can assert it compared something. */
-export const twinStats = { calls: 0, words: 0 };
+export const twinStats = { calls: 0, words: 0, json: 0 };
 
 function words(buffer: ArrayBufferLike, at: number, n: number): Int32Array {
   return new Int32Array(buffer, at, n);
@@ -100,6 +102,27 @@ export function twinKernel(makeTs: () => KernelExports = createKernel): KernelEx
       const b = ts.textTimestamp(offset, length, withZone);
       if (a !== b) throw new KernelMismatch(`textTimestamp(${offset}, ${length}, ${withZone}): wasm ${a}, ts ${b}`);
       return b;
+    },
+    jsonColumns(tuple, old, columns, from, flags, out, outCapacity, result) {
+      mirror();
+      const args = [tuple, old, columns, from, flags, out, outCapacity, result] as const;
+      const sw = wasm.jsonColumns(...args);
+      const st = ts.jsonColumns(...args);
+      const what = `jsonColumns(${args.join(", ")})`;
+      if (sw !== st) throw new KernelMismatch(`${what}: status wasm ${sw}, ts ${st}`);
+      const rw = words(wasm.memory.buffer, result, JR_WORDS);
+      const rt = words(ts.memory.buffer, result, JR_WORDS);
+      const r = firstDifference(rw, rt);
+      if (r >= 0) throw new KernelMismatch(`${what}: result word ${r}: wasm ${rw[r]}, ts ${rt[r]}`);
+      const written = rt[JR_WRITTEN]!;
+      const bw = new Uint8Array(wasm.memory.buffer, out, written);
+      const bt = new Uint8Array(ts.memory.buffer, out, written);
+      for (let i = 0; i < written; i++) {
+        if (bw[i] !== bt[i]) throw new KernelMismatch(`${what}: output byte ${i}: wasm ${bw[i]}, ts ${bt[i]}`);
+      }
+      twinStats.calls++;
+      twinStats.json += written;
+      return st;
     },
   };
 }

@@ -1,0 +1,421 @@
+// jsonColumns: a tuple's columns as JSON bytes, straight from the tape
+// (spec: bindings/jsonl-tape.ts). The value rules are those of
+// bindings/jsonl/text-values.ts, which the writer runs for what this
+// declines; bindings/baseline/jsonl.ts is this file line by line in TS.
+// Reads only what decode() bounds-checked (tape offsets, value lengths) and
+// the binding's column table; writes only [out, out + outCapacity).
+import {
+  JSON_DONE, JSON_DECLINED, JSON_FULL, JSON_REFUSED, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_COMMA,
+  JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
+  JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
+  JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY,
+} from "../bindings/jsonl-tape";
+
+const QUOTE: i32 = 0x22;
+const BACKSLASH: i32 = 0x5c;
+
+// The output cursor of the call.
+let o: usize = 0;
+
+@inline function u8at(p: i32): i32 {
+  return <i32>load<u8>(<usize>p);
+}
+
+@inline function put(c: i32): void {
+  store<u8>(o++, <u8>c);
+}
+
+@inline function copy(p: i32, n: i32): void {
+  memory.copy(o, <usize>p, <usize>n);
+  o += <usize>n;
+}
+
+@inline function hexDigit(d: i32): i32 {
+  return d < 10 ? 0x30 + d : 0x57 + d;
+}
+
+/** Writes tuple columns [from, ncols) as JSON (bindings/jsonl-tape.ts); returns a JSON_* status. */
+export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32, flags: i32, out: usize, outCapacity: i32, result: usize): i32 {
+  const size = <u64>memory.size() << 16;
+  if (outCapacity < 0 || <u64>out + <u64>outCapacity > size || <u64>columns + 4 > size || <u64>tuple + 4 > size || <u64>old + 4 > size) return refuse(result, from, flags);
+  const n = load<i32>(columns);
+  if (n < 0 || load<i32>(tuple) != n || from < 0 || from > n || <u64>columns + (<u64>JC_HEADER_WORDS + <u64>JC_WORDS * <u64>n) * 4 > size) return refuse(result, from, flags);
+  if (<u64>tuple + <u64>(1 + n) * 4 > size) return refuse(result, from, flags);
+  const oldN = old != 0 ? load<i32>(old) : 0;
+  if (oldN < 0 || <u64>old + <u64>(1 + oldN) * 4 > size) return refuse(result, from, flags);
+  const end = out + <usize>outCapacity;
+  o = out;
+  let comma = (flags & JF_COMMA) != 0;
+  const strings = (flags & JF_NUMBERS_AS_STRINGS) != 0;
+  let status = JSON_DONE;
+  let i = from;
+  for (; i < n; i++) {
+    const c = columns + (<usize>(JC_HEADER_WORDS + JC_WORDS * i) << 2);
+    const kindKey = load<i32>(c + (JC_KIND << 2));
+    if ((flags & JF_KEYS) != 0 && (kindKey >> 8) == 0) continue;
+    let at = load<i32>(tuple + (<usize>(1 + i) << 2));
+    // Offsets come from decode(), which checked them; checked again so that no argument can make this trap.
+    if (at < 0 || <u64>at + 5 > size) { status = JSON_DECLINED; break; }
+    let kind = u8at(at);
+    // Unchanged TOAST: the old tuple's value, where it has one.
+    if (kind == 0x75 && i < oldN) {
+      const oldAt = load<i32>(old + (<usize>(1 + i) << 2));
+      const k = oldAt >= 0 && <u64>oldAt + 5 <= size ? u8at(oldAt) : 0;
+      if (k == 0x74 || k == 0x62) { at = oldAt; kind = k; }
+    }
+    if (kind != 0x74 && kind != 0x6e) { status = JSON_DECLINED; break; }
+    const len = kind == 0x74 ? bswap<i32>(load<i32>(<usize>(at + 1))) : 0;
+    const prefix = load<i32>(c + (JC_PREFIX << 2));
+    const prefixLength = load<i32>(c + (JC_PREFIX_LENGTH << 2));
+    if (len < 0 || <u64>at + 5 + <u64>len > size || prefix < 0 || prefixLength < 0 || <u64>prefix + <u64>prefixLength > size) { status = JSON_DECLINED; break; }
+    let need = <u64>prefixLength + <u64>len * 6 + JSON_SLACK;
+    // A large value: what it takes exactly (escapes counted), before giving up on it.
+    if (need > <u64>(end - o)) need = <u64>prefixLength + <u64>room(kindKey & 0xff, at + 5, len) + JSON_SLACK;
+    if (need > <u64>(end - o)) {
+      // Nothing written yet: the column needs more than the whole output, so it is the binding's.
+      status = o == out ? JSON_DECLINED : JSON_FULL;
+      break;
+    }
+    const mark = o;
+    if (comma) put(0x2c);
+    copy(prefix, prefixLength);
+    if (kind == 0x6e) {
+      put(0x6e); put(0x75); put(0x6c); put(0x6c);
+    } else if (!value(kindKey & 0xff, at + 5, len, strings)) {
+      o = mark;
+      status = JSON_DECLINED;
+      break;
+    }
+    put(0x7d);
+    comma = true;
+  }
+  store<i32>(result + (JR_WRITTEN << 2), <i32>(o - out));
+  store<i32>(result + (JR_COLUMN << 2), i);
+  store<i32>(result + (JR_FLAGS << 2), comma ? flags | JF_COMMA : flags & ~JF_COMMA);
+  return status;
+}
+
+function refuse(result: usize, from: i32, flags: i32): i32 {
+  store<i32>(result + (JR_WRITTEN << 2), 0);
+  store<i32>(result + (JR_COLUMN << 2), from);
+  store<i32>(result + (JR_FLAGS << 2), flags);
+  return JSON_REFUSED;
+}
+
+/**
+ * At most how many bytes the value's JSON takes beyond JSON_SLACK: its
+ * length, plus per byte what its escape adds (strings, numeric's NaN text,
+ * string array elements), plus the quotes a string array's elements gain.
+ */
+function room(kind: i32, p: i32, n: i32): i32 {
+  if (kind != JK_STRING && kind != JK_NUMERIC && kind != JK_STRING_ARRAY) return n + 2;
+  let extra = 2;
+  for (let i = p; i < p + n; i++) {
+    const c = u8at(i);
+    if (c == QUOTE || c == BACKSLASH || c == 8 || c == 9 || c == 10 || c == 12 || c == 13) extra += 1;
+    else if (c < 0x20) extra += 5;
+    else if (c == 0x2c && kind == JK_STRING_ARRAY) extra += 2;
+  }
+  return n + extra;
+}
+
+/** One text value's JSON at o; false: the JS path's (o may have moved: the caller resets it). */
+function value(kind: i32, p: i32, n: i32, strings: bool): bool {
+  switch (kind) {
+    case JK_BOOL:
+      if (n != 1) return false;
+      if (u8at(p) == 0x74) { put(0x74); put(0x72); put(0x75); put(0x65); return true; }
+      if (u8at(p) == 0x66) { put(0x66); put(0x61); put(0x6c); put(0x73); put(0x65); return true; }
+      return false;
+    case JK_INT:
+      if (!canonicalInteger(p, n, true) || n > 11) return false;
+      copy(p, n);
+      return true;
+    case JK_UINT:
+      if (!canonicalInteger(p, n, false) || n > 10) return false;
+      copy(p, n);
+      return true;
+    case JK_INT8:
+      if (!canonicalInteger(p, n, true)) return false;
+      quotedIf(p, n, strings);
+      return true;
+    case JK_NUMERIC:
+      if (decimal(p, n)) quotedIf(p, n, strings);
+      else return ascii(p, n) && writeString(p, n);
+      return true;
+    case JK_STRING:
+      return writeString(p, n);
+    case JK_JSON:
+      return writeJson(p, n);
+    case JK_TIMESTAMP:
+      return writeTimestamp(p, n, false);
+    case JK_TIMESTAMPTZ:
+      return writeTimestamp(p, n, true);
+    case JK_FLOAT:
+      if (!plainFloat(p, n)) return false;
+      copy(p, n);
+      return true;
+    case JK_BYTEA:
+      return writeBytea(p, n);
+    case JK_INT_ARRAY:
+      return writeArray(p, n, JK_INT, strings);
+    case JK_INT8_ARRAY:
+      return writeArray(p, n, JK_INT8, strings);
+    case JK_STRING_ARRAY:
+      return writeArray(p, n, JK_STRING, strings);
+    default:
+      return false;
+  }
+}
+
+/**
+ * A one-dimensional text array in PostgreSQL's plain shape → a JSON array
+ * of `element` values (text-arrays.ts); bounds decoration, nesting, white
+ * space and escaped quoted elements (the JS path unescapes them): false.
+ */
+function writeArray(p: i32, n: i32, element: i32, strings: bool): bool {
+  const end = p + n;
+  if (n < 2 || u8at(p) != 0x7b || u8at(end - 1) != 0x7d) return false;
+  put(0x5b);
+  let i = p + 1;
+  const last = end - 1;
+  if (i == last) {
+    put(0x5d);
+    return true;
+  }
+  for (;;) {
+    if (u8at(i) == QUOTE) {
+      const start = ++i;
+      while (i < last && u8at(i) != QUOTE) {
+        if (u8at(i) == BACKSLASH) return false;
+        i++;
+      }
+      if (i >= last || !value(element, start, i - start, strings)) return false;
+      i++;
+    } else {
+      const start = i;
+      while (i < last && u8at(i) != 0x2c) {
+        const c = u8at(i);
+        if (c == QUOTE || c == BACKSLASH || c == 0x7b || c == 0x7d || c <= 0x20) return false;
+        i++;
+      }
+      const len = i - start;
+      if (len == 0) return false;
+      if (len == 4 && (u8at(start) | 0x20) == 0x6e && (u8at(start + 1) | 0x20) == 0x75 && (u8at(start + 2) | 0x20) == 0x6c && (u8at(start + 3) | 0x20) == 0x6c) {
+        put(0x6e); put(0x75); put(0x6c); put(0x6c);
+      } else if (!value(element, start, len, strings)) return false;
+    }
+    if (i == last) break;
+    if (u8at(i) != 0x2c) return false;
+    i++;
+    put(0x2c);
+  }
+  put(0x5d);
+  return true;
+}
+
+function ascii(p: i32, n: i32): bool {
+  for (let i = p; i < p + n; i++) if (u8at(i) >= 0x80) return false;
+  return true;
+}
+
+function quotedIf(p: i32, n: i32, quoted: bool): void {
+  if (quoted) put(QUOTE);
+  copy(p, n);
+  if (quoted) put(QUOTE);
+}
+
+@inline function isDigit(c: i32): bool {
+  return <u32>(c - 0x30) <= 9;
+}
+
+/** PostgreSQL's ISO timestamp text (and `+00` for timestamptz) as timestampISO() prints it; else false. */
+function writeTimestamp(p: i32, n: i32, zone: bool): bool {
+  const body = zone ? n - 3 : n;
+  if (body < 19 || body == 20 || body > 26) return false;
+  if (zone && (u8at(p + body) != 0x2b || u8at(p + body + 1) != 0x30 || u8at(p + body + 2) != 0x30)) return false;
+  if (u8at(p + 4) != 0x2d || u8at(p + 7) != 0x2d || u8at(p + 10) != 0x20 || u8at(p + 13) != 0x3a || u8at(p + 16) != 0x3a) return false;
+  if (body > 19 && u8at(p + 19) != 0x2e) return false;
+  for (let i = 0; i < body; i++) {
+    if (i == 4 || i == 7 || i == 10 || i == 13 || i == 16 || i == 19) continue;
+    if (!isDigit(u8at(p + i))) return false;
+  }
+  const year = two(p) * 100 + two(p + 2);
+  const month = two(p + 5);
+  const day = two(p + 8);
+  if (year == 0 || month < 1 || month > 12 || day < 1 || day > 31 || two(p + 11) > 23 || two(p + 14) > 59 || two(p + 17) > 59) return false;
+  put(QUOTE);
+  for (let i = 0; i < 19; i++) put(i == 10 ? 0x54 : u8at(p + i));
+  put(0x2e);
+  const digits = body > 19 ? body - 20 : 0;
+  for (let i = 0; i < 6; i++) put(i < digits ? u8at(p + 20 + i) : 0x30);
+  if (zone) put(0x5a);
+  put(QUOTE);
+  return true;
+}
+
+@inline function two(i: i32): i32 {
+  return (u8at(i) - 0x30) * 10 + u8at(i + 1) - 0x30;
+}
+
+/** A float8 text a JS number prints back the same (text-values.ts plainFloat). */
+function plainFloat(p: i32, n: i32): bool {
+  const end = p + n;
+  const intStart = afterSign(p, end);
+  let i = afterDigits(intStart, end);
+  const intLen = i - intStart;
+  if (intLen == 0 || (intLen > 1 && u8at(intStart) == 0x30)) return false;
+  let digits = u8at(intStart) == 0x30 ? 0 : intLen;
+  let zero = digits == 0;
+  if (i < end) {
+    if (u8at(i) != 0x2e) return false;
+    const frac = ++i;
+    let leading = 0;
+    while (i < end && isDigit(u8at(i))) {
+      if (zero && u8at(i) == 0x30 && digits == 0) leading++;
+      else {
+        digits++;
+        zero = false;
+      }
+      i++;
+    }
+    if (i == frac || i != end || u8at(end - 1) == 0x30 || leading > 4) return false;
+  }
+  if (digits > 15) return false;
+  return !(zero && u8at(p) == 0x2d);
+}
+
+/** bytea's lowercase hex text `\x…` → the JSON string `"\\x…"`. */
+function writeBytea(p: i32, n: i32): bool {
+  if (n < 2 || u8at(p) != BACKSLASH || u8at(p + 1) != 0x78 || (n & 1) != 0) return false;
+  for (let i = p + 2; i < p + n; i++) {
+    const c = u8at(i);
+    if (!(isDigit(c) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  put(QUOTE);
+  put(BACKSLASH);
+  copy(p, n);
+  put(QUOTE);
+  return true;
+}
+
+/** `-?(0|[1-9][0-9]*)`, and not `-0`. */
+function canonicalInteger(p: i32, n: i32, signed: bool): bool {
+  let i = p;
+  const end = p + n;
+  if (signed && i < end && u8at(i) == 0x2d) i++;
+  if (i == end) return false;
+  const first = u8at(i);
+  if (first == 0x30) return i + 1 == end && i == p;
+  if (first < 0x31 || first > 0x39) return false;
+  for (i++; i < end; i++) if (!isDigit(u8at(i))) return false;
+  return true;
+}
+
+/** `-?\d+(\.\d+)?` */
+function decimal(p: i32, n: i32): bool {
+  const end = p + n;
+  const start = afterSign(p, end);
+  let i = afterDigits(start, end);
+  if (i == start) return false;
+  if (i == end) return true;
+  if (u8at(i) != 0x2e) return false;
+  const frac = i + 1;
+  i = afterDigits(frac, end);
+  return i > frac && i == end;
+}
+
+/** After a leading `-`, if any. */
+function afterSign(p: i32, end: i32): i32 {
+  return p < end && u8at(p) == 0x2d ? p + 1 : p;
+}
+
+/** After the run of ASCII digits at i. */
+function afterDigits(i: i32, end: i32): i32 {
+  while (i < end && isDigit(u8at(i))) i++;
+  return i;
+}
+
+/** A JSON string of UTF-8 text, escaped as JSON.stringify escapes; invalid UTF-8: false. */
+function writeString(p: i32, n: i32): bool {
+  const end = p + n;
+  put(QUOTE);
+  let i = p;
+  while (i < end) {
+    const c = u8at(i);
+    if (c >= 0x20 && c != QUOTE && c != BACKSLASH && c < 0x80) {
+      // A run of plain ASCII: one copy.
+      let j = i + 1;
+      while (j < end) {
+        const d = u8at(j);
+        if (d < 0x20 || d == QUOTE || d == BACKSLASH || d >= 0x80) break;
+        j++;
+      }
+      copy(i, j - i);
+      i = j;
+    } else if (c < 0x80) {
+      put(BACKSLASH);
+      const short = c == QUOTE ? QUOTE : c == BACKSLASH ? BACKSLASH : c == 8 ? 0x62 : c == 9 ? 0x74 : c == 10 ? 0x6e : c == 12 ? 0x66 : c == 13 ? 0x72 : 0;
+      if (short != 0) put(short);
+      else {
+        put(0x75); put(0x30); put(0x30);
+        put(hexDigit(c >> 4)); put(hexDigit(c & 15));
+      }
+      i++;
+    } else {
+      i = copySequence(i, end);
+      if (i < 0) return false;
+    }
+  }
+  put(QUOTE);
+  return true;
+}
+
+/** json/jsonb text embedded, each run of CR/LF one space; invalid UTF-8: false. */
+function writeJson(p: i32, n: i32): bool {
+  const end = p + n;
+  let i = p;
+  while (i < end) {
+    const c = u8at(i);
+    if (c == 10 || c == 13) {
+      put(0x20);
+      while (i < end && (u8at(i) == 10 || u8at(i) == 13)) i++;
+    } else if (c < 0x80) {
+      put(c);
+      i++;
+    } else {
+      i = copySequence(i, end);
+      if (i < 0) return false;
+    }
+  }
+  return true;
+}
+
+@inline function cont(j: i32, end: i32, lo: i32, hi: i32): bool {
+  return j < end && u8at(j) >= lo && u8at(j) <= hi;
+}
+
+/** Copies the well-formed UTF-8 sequence at i; returns the index after it, or -1 (invalid). */
+function copySequence(i: i32, end: i32): i32 {
+  const len = utf8Sequence(i, end);
+  if (len == 0) return -1;
+  copy(i, len);
+  return i + len;
+}
+
+/** Length of the well-formed UTF-8 sequence at a byte ≥ 0x80 (Unicode table 3-7), or 0. */
+function utf8Sequence(i: i32, end: i32): i32 {
+  const c = u8at(i);
+  if (c >= 0xc2 && c <= 0xdf) return cont(i + 1, end, 0x80, 0xbf) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const lo = c == 0xe0 ? 0xa0 : 0x80;
+    const hi = c == 0xed ? 0x9f : 0xbf;
+    return cont(i + 1, end, lo, hi) && cont(i + 2, end, 0x80, 0xbf) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const lo = c == 0xf0 ? 0x90 : 0x80;
+    const hi = c == 0xf4 ? 0x8f : 0xbf;
+    return cont(i + 1, end, lo, hi) && cont(i + 2, end, 0x80, 0xbf) && cont(i + 3, end, 0x80, 0xbf) ? 4 : 0;
+  }
+  return 0;
+}

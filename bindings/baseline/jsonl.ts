@@ -1,0 +1,440 @@
+/**
+ * Port of assembly/jsonl.ts `jsonColumns` (spec: bindings/jsonl-tape.ts):
+ * line by line the AssemblyScript, over the TS kernel's memory, so both
+ * kernels write the same bytes and decline the same columns
+ * (test/jsonl-kernel.test.ts compares them).
+ */
+import {
+  JSON_DONE, JSON_DECLINED, JSON_FULL, JSON_REFUSED, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_COMMA,
+  JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
+  JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
+  JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY,
+} from "../jsonl-tape.ts";
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const EMPTY = new Uint8Array(0);
+
+// The call's memory and output cursor, as the module globals of jsonl.ts.
+let m: Uint8Array = EMPTY;
+let o = 0;
+
+function u8at(p: number): number {
+  return m[p]!;
+}
+
+function put(c: number): void {
+  m[o++] = c;
+}
+
+function copy(p: number, n: number): void {
+  if (n < 16) for (let k = 0; k < n; k++) m[o + k] = m[p + k]!;
+  else m.copyWithin(o, p, p + n);
+  o += n;
+}
+
+function hexDigit(d: number): number {
+  return d < 10 ? 0x30 + d : 0x57 + d;
+}
+
+function load(dv: DataView, p: number): number {
+  return dv.getInt32(p, true);
+}
+
+/** assembly/jsonl.ts `jsonColumns`, over the bytes of `memory` (`dv` its DataView). */
+export function jsonColumns(
+  memory: Uint8Array, dv: DataView, tuple: number, old: number, columns: number, from: number, flags: number,
+  out: number, outCapacity: number, result: number,
+): number {
+  m = memory;
+  try {
+    return run(dv, tuple, old, columns, from, flags, out, outCapacity, result);
+  } finally {
+    m = EMPTY; // hold no decoder's memory past the call
+  }
+}
+
+function run(dv: DataView, tuple: number, old: number, columns: number, from: number, flags: number, out: number, outCapacity: number, result: number): number {
+  const size = m.length;
+  if (outCapacity < 0 || out + outCapacity > size || columns + 4 > size || tuple + 4 > size || old + 4 > size) return refuse(dv, result, from, flags);
+  const n = load(dv, columns);
+  if (n < 0 || load(dv, tuple) !== n || from < 0 || from > n || columns + (JC_HEADER_WORDS + JC_WORDS * n) * 4 > size) return refuse(dv, result, from, flags);
+  if (tuple + (1 + n) * 4 > size) return refuse(dv, result, from, flags);
+  const oldN = old !== 0 ? load(dv, old) : 0;
+  if (oldN < 0 || old + (1 + oldN) * 4 > size) return refuse(dv, result, from, flags);
+  const end = out + outCapacity;
+  o = out;
+  let comma = (flags & JF_COMMA) !== 0;
+  const strings = (flags & JF_NUMBERS_AS_STRINGS) !== 0;
+  let status = JSON_DONE;
+  let i = from;
+  for (; i < n; i++) {
+    const c = columns + ((JC_HEADER_WORDS + JC_WORDS * i) << 2);
+    const kindKey = load(dv, c + (JC_KIND << 2));
+    if ((flags & JF_KEYS) !== 0 && (kindKey >> 8) === 0) continue;
+    let at = load(dv, tuple + ((1 + i) << 2));
+    // Offsets come from decode(), which checked them; checked again so that no argument can make this trap.
+    if (at < 0 || at + 5 > size) { status = JSON_DECLINED; break; }
+    let kind = u8at(at);
+    // Unchanged TOAST: the old tuple's value, where it has one.
+    if (kind === 0x75 && i < oldN) {
+      const oldAt = load(dv, old + ((1 + i) << 2));
+      const k = oldAt >= 0 && oldAt + 5 <= size ? u8at(oldAt) : 0;
+      if (k === 0x74 || k === 0x62) { at = oldAt; kind = k; }
+    }
+    if (kind !== 0x74 && kind !== 0x6e) { status = JSON_DECLINED; break; }
+    const len = kind === 0x74 ? dv.getInt32(at + 1) : 0;
+    const prefix = load(dv, c + (JC_PREFIX << 2));
+    const prefixLength = load(dv, c + (JC_PREFIX_LENGTH << 2));
+    if (len < 0 || at + 5 + len > size || prefix < 0 || prefixLength < 0 || prefix + prefixLength > size) { status = JSON_DECLINED; break; }
+    let need = prefixLength + len * 6 + JSON_SLACK;
+    // A large value: what it takes exactly (escapes counted), before giving up on it.
+    if (need > end - o) need = prefixLength + room(kindKey & 0xff, at + 5, len) + JSON_SLACK;
+    if (need > end - o) {
+      // Nothing written yet: the column needs more than the whole output, so it is the binding's.
+      status = o === out ? JSON_DECLINED : JSON_FULL;
+      break;
+    }
+    const mark = o;
+    if (comma) put(0x2c);
+    copy(prefix, prefixLength);
+    if (kind === 0x6e) {
+      put(0x6e); put(0x75); put(0x6c); put(0x6c);
+    } else if (!value(kindKey & 0xff, at + 5, len, strings)) {
+      o = mark;
+      status = JSON_DECLINED;
+      break;
+    }
+    put(0x7d);
+    comma = true;
+  }
+  dv.setInt32(result + (JR_WRITTEN << 2), o - out, true);
+  dv.setInt32(result + (JR_COLUMN << 2), i, true);
+  dv.setInt32(result + (JR_FLAGS << 2), comma ? flags | JF_COMMA : flags & ~JF_COMMA, true);
+  return status;
+}
+
+function refuse(dv: DataView, result: number, from: number, flags: number): number {
+  dv.setInt32(result + (JR_WRITTEN << 2), 0, true);
+  dv.setInt32(result + (JR_COLUMN << 2), from, true);
+  dv.setInt32(result + (JR_FLAGS << 2), flags, true);
+  return JSON_REFUSED;
+}
+
+/**
+ * At most how many bytes the value's JSON takes beyond JSON_SLACK: its
+ * length, plus per byte what its escape adds (strings, numeric's NaN text,
+ * string array elements), plus the quotes a string array's elements gain.
+ */
+function room(kind: number, p: number, n: number): number {
+  if (kind !== JK_STRING && kind !== JK_NUMERIC && kind !== JK_STRING_ARRAY) return n + 2;
+  let extra = 2;
+  for (let i = p; i < p + n; i++) {
+    const c = u8at(i);
+    if (c === QUOTE || c === BACKSLASH || c === 8 || c === 9 || c === 10 || c === 12 || c === 13) extra += 1;
+    else if (c < 0x20) extra += 5;
+    else if (c === 0x2c && kind === JK_STRING_ARRAY) extra += 2;
+  }
+  return n + extra;
+}
+
+/** One text value's JSON at o; false: the JS path's (o may have moved: the caller resets it). */
+function value(kind: number, p: number, n: number, strings: boolean): boolean {
+  switch (kind) {
+    case JK_BOOL:
+      if (n !== 1) return false;
+      if (u8at(p) === 0x74) { put(0x74); put(0x72); put(0x75); put(0x65); return true; }
+      if (u8at(p) === 0x66) { put(0x66); put(0x61); put(0x6c); put(0x73); put(0x65); return true; }
+      return false;
+    case JK_INT:
+      if (!canonicalInteger(p, n, true) || n > 11) return false;
+      copy(p, n);
+      return true;
+    case JK_UINT:
+      if (!canonicalInteger(p, n, false) || n > 10) return false;
+      copy(p, n);
+      return true;
+    case JK_INT8:
+      if (!canonicalInteger(p, n, true)) return false;
+      quotedIf(p, n, strings);
+      return true;
+    case JK_NUMERIC:
+      if (decimal(p, n)) quotedIf(p, n, strings);
+      else return ascii(p, n) && writeString(p, n);
+      return true;
+    case JK_STRING:
+      return writeString(p, n);
+    case JK_JSON:
+      return writeJson(p, n);
+    case JK_TIMESTAMP:
+      return writeTimestamp(p, n, false);
+    case JK_TIMESTAMPTZ:
+      return writeTimestamp(p, n, true);
+    case JK_FLOAT:
+      if (!plainFloat(p, n)) return false;
+      copy(p, n);
+      return true;
+    case JK_BYTEA:
+      return writeBytea(p, n);
+    case JK_INT_ARRAY:
+      return writeArray(p, n, JK_INT, strings);
+    case JK_INT8_ARRAY:
+      return writeArray(p, n, JK_INT8, strings);
+    case JK_STRING_ARRAY:
+      return writeArray(p, n, JK_STRING, strings);
+    default:
+      return false;
+  }
+}
+
+/**
+ * A one-dimensional text array in PostgreSQL's plain shape → a JSON array
+ * of `element` values (text-arrays.ts); bounds decoration, nesting, white
+ * space and escaped quoted elements (the JS path unescapes them): false.
+ */
+function writeArray(p: number, n: number, element: number, strings: boolean): boolean {
+  const end = p + n;
+  if (n < 2 || u8at(p) !== 0x7b || u8at(end - 1) !== 0x7d) return false;
+  put(0x5b);
+  let i = p + 1;
+  const last = end - 1;
+  if (i === last) {
+    put(0x5d);
+    return true;
+  }
+  for (;;) {
+    if (u8at(i) === QUOTE) {
+      const start = ++i;
+      while (i < last && u8at(i) !== QUOTE) {
+        if (u8at(i) === BACKSLASH) return false;
+        i++;
+      }
+      if (i >= last || !value(element, start, i - start, strings)) return false;
+      i++;
+    } else {
+      const start = i;
+      while (i < last && u8at(i) !== 0x2c) {
+        const c = u8at(i);
+        if (c === QUOTE || c === BACKSLASH || c === 0x7b || c === 0x7d || c <= 0x20) return false;
+        i++;
+      }
+      const len = i - start;
+      if (len === 0) return false;
+      if (len === 4 && (u8at(start) | 0x20) === 0x6e && (u8at(start + 1) | 0x20) === 0x75 && (u8at(start + 2) | 0x20) === 0x6c && (u8at(start + 3) | 0x20) === 0x6c) {
+        put(0x6e); put(0x75); put(0x6c); put(0x6c);
+      } else if (!value(element, start, len, strings)) return false;
+    }
+    if (i === last) break;
+    if (u8at(i) !== 0x2c) return false;
+    i++;
+    put(0x2c);
+  }
+  put(0x5d);
+  return true;
+}
+
+function ascii(p: number, n: number): boolean {
+  for (let i = p; i < p + n; i++) if (u8at(i) >= 0x80) return false;
+  return true;
+}
+
+function quotedIf(p: number, n: number, quoted: boolean): void {
+  if (quoted) put(QUOTE);
+  copy(p, n);
+  if (quoted) put(QUOTE);
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/** PostgreSQL's ISO timestamp text (and `+00` for timestamptz) as timestampISO() prints it; else false. */
+function writeTimestamp(p: number, n: number, zone: boolean): boolean {
+  const body = zone ? n - 3 : n;
+  if (body < 19 || body === 20 || body > 26) return false;
+  if (zone && (u8at(p + body) !== 0x2b || u8at(p + body + 1) !== 0x30 || u8at(p + body + 2) !== 0x30)) return false;
+  if (u8at(p + 4) !== 0x2d || u8at(p + 7) !== 0x2d || u8at(p + 10) !== 0x20 || u8at(p + 13) !== 0x3a || u8at(p + 16) !== 0x3a) return false;
+  if (body > 19 && u8at(p + 19) !== 0x2e) return false;
+  for (let i = 0; i < body; i++) {
+    if (i === 4 || i === 7 || i === 10 || i === 13 || i === 16 || i === 19) continue;
+    if (!isDigit(u8at(p + i))) return false;
+  }
+  const year = two(p) * 100 + two(p + 2);
+  const month = two(p + 5);
+  const day = two(p + 8);
+  if (year === 0 || month < 1 || month > 12 || day < 1 || day > 31 || two(p + 11) > 23 || two(p + 14) > 59 || two(p + 17) > 59) return false;
+  put(QUOTE);
+  for (let i = 0; i < 19; i++) put(i === 10 ? 0x54 : u8at(p + i));
+  put(0x2e);
+  const digits = body > 19 ? body - 20 : 0;
+  for (let i = 0; i < 6; i++) put(i < digits ? u8at(p + 20 + i) : 0x30);
+  if (zone) put(0x5a);
+  put(QUOTE);
+  return true;
+}
+
+function two(i: number): number {
+  return (u8at(i) - 0x30) * 10 + u8at(i + 1) - 0x30;
+}
+
+/** A float8 text a JS number prints back the same (text-values.ts plainFloat). */
+function plainFloat(p: number, n: number): boolean {
+  const end = p + n;
+  const intStart = afterSign(p, end);
+  let i = afterDigits(intStart, end);
+  const intLen = i - intStart;
+  if (intLen === 0 || (intLen > 1 && u8at(intStart) === 0x30)) return false;
+  let digits = u8at(intStart) === 0x30 ? 0 : intLen;
+  let zero = digits === 0;
+  if (i < end) {
+    if (u8at(i) !== 0x2e) return false;
+    const frac = ++i;
+    let leading = 0;
+    while (i < end && isDigit(u8at(i))) {
+      if (zero && u8at(i) === 0x30 && digits === 0) leading++;
+      else {
+        digits++;
+        zero = false;
+      }
+      i++;
+    }
+    if (i === frac || i !== end || u8at(end - 1) === 0x30 || leading > 4) return false;
+  }
+  if (digits > 15) return false;
+  return !(zero && u8at(p) === 0x2d);
+}
+
+/** bytea's lowercase hex text `\x…` → the JSON string `"\\x…"`. */
+function writeBytea(p: number, n: number): boolean {
+  if (n < 2 || u8at(p) !== BACKSLASH || u8at(p + 1) !== 0x78 || (n & 1) !== 0) return false;
+  for (let i = p + 2; i < p + n; i++) {
+    const c = u8at(i);
+    if (!(isDigit(c) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  put(QUOTE);
+  put(BACKSLASH);
+  copy(p, n);
+  put(QUOTE);
+  return true;
+}
+
+/** `-?(0|[1-9][0-9]*)`, and not `-0`. */
+function canonicalInteger(p: number, n: number, signed: boolean): boolean {
+  let i = p;
+  const end = p + n;
+  if (signed && i < end && u8at(i) === 0x2d) i++;
+  if (i === end) return false;
+  const first = u8at(i);
+  if (first === 0x30) return i + 1 === end && i === p;
+  if (first < 0x31 || first > 0x39) return false;
+  for (i++; i < end; i++) if (!isDigit(u8at(i))) return false;
+  return true;
+}
+
+/** `-?\d+(\.\d+)?` */
+function decimal(p: number, n: number): boolean {
+  const end = p + n;
+  const start = afterSign(p, end);
+  let i = afterDigits(start, end);
+  if (i === start) return false;
+  if (i === end) return true;
+  if (u8at(i) !== 0x2e) return false;
+  const frac = i + 1;
+  i = afterDigits(frac, end);
+  return i > frac && i === end;
+}
+
+/** After a leading `-`, if any. */
+function afterSign(p: number, end: number): number {
+  return p < end && u8at(p) === 0x2d ? p + 1 : p;
+}
+
+/** After the run of ASCII digits at i. */
+function afterDigits(i: number, end: number): number {
+  while (i < end && isDigit(u8at(i))) i++;
+  return i;
+}
+
+/** A JSON string of UTF-8 text, escaped as JSON.stringify escapes; invalid UTF-8: false. */
+function writeString(p: number, n: number): boolean {
+  const end = p + n;
+  put(QUOTE);
+  let i = p;
+  while (i < end) {
+    const c = u8at(i);
+    if (c >= 0x20 && c !== QUOTE && c !== BACKSLASH && c < 0x80) {
+      // A run of plain ASCII: one copy.
+      let j = i + 1;
+      while (j < end) {
+        const d = u8at(j);
+        if (d < 0x20 || d === QUOTE || d === BACKSLASH || d >= 0x80) break;
+        j++;
+      }
+      copy(i, j - i);
+      i = j;
+    } else if (c < 0x80) {
+      put(BACKSLASH);
+      const short = c === QUOTE ? QUOTE : c === BACKSLASH ? BACKSLASH : c === 8 ? 0x62 : c === 9 ? 0x74 : c === 10 ? 0x6e : c === 12 ? 0x66 : c === 13 ? 0x72 : 0;
+      if (short !== 0) put(short);
+      else {
+        put(0x75); put(0x30); put(0x30);
+        put(hexDigit(c >> 4)); put(hexDigit(c & 15));
+      }
+      i++;
+    } else {
+      i = copySequence(i, end);
+      if (i < 0) return false;
+    }
+  }
+  put(QUOTE);
+  return true;
+}
+
+/** json/jsonb text embedded, each run of CR/LF one space; invalid UTF-8: false. */
+function writeJson(p: number, n: number): boolean {
+  const end = p + n;
+  let i = p;
+  while (i < end) {
+    const c = u8at(i);
+    if (c === 10 || c === 13) {
+      put(0x20);
+      while (i < end && (u8at(i) === 10 || u8at(i) === 13)) i++;
+    } else if (c < 0x80) {
+      put(c);
+      i++;
+    } else {
+      i = copySequence(i, end);
+      if (i < 0) return false;
+    }
+  }
+  return true;
+}
+
+function cont(j: number, end: number, lo: number, hi: number): boolean {
+  return j < end && u8at(j) >= lo && u8at(j) <= hi;
+}
+
+/** Copies the well-formed UTF-8 sequence at i; returns the index after it, or -1 (invalid). */
+function copySequence(i: number, end: number): number {
+  const len = utf8Sequence(i, end);
+  if (len === 0) return -1;
+  copy(i, len);
+  return i + len;
+}
+
+/** Length of the well-formed UTF-8 sequence at a byte ≥ 0x80 (Unicode table 3-7), or 0. */
+function utf8Sequence(i: number, end: number): number {
+  const c = u8at(i);
+  if (c >= 0xc2 && c <= 0xdf) return cont(i + 1, end, 0x80, 0xbf) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const lo = c === 0xe0 ? 0xa0 : 0x80;
+    const hi = c === 0xed ? 0x9f : 0xbf;
+    return cont(i + 1, end, lo, hi) && cont(i + 2, end, 0x80, 0xbf) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const lo = c === 0xf0 ? 0x90 : 0x80;
+    const hi = c === 0xf4 ? 0x8f : 0xbf;
+    return cont(i + 1, end, lo, hi) && cont(i + 2, end, 0x80, 0xbf) && cont(i + 3, end, 0x80, 0xbf) ? 4 : 0;
+  }
+  return 0;
+}

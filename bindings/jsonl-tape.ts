@@ -1,0 +1,111 @@
+/**
+ * The kernel's JSON export, `jsonColumns`: the `[{"name":…,"type":…,"value":…},…]`
+ * array of one tuple on the tape (tape.ts), written as UTF-8 bytes into
+ * kernel memory by the wasm kernel (assembly/jsonl.ts) and byte for byte by
+ * its TypeScript port (bindings/baseline/jsonl.ts). The JSON Lines writer
+ * (bindings/jsonl/writer.ts) calls it per tuple and writes itself only what
+ * the kernel declines. Like tape.ts it is compiled into both kernels, so it
+ * holds only integer constants.
+ *
+ * ## jsonColumns: 8 arguments
+ *   jsonColumns(tuple, old, columns, from, flags, out, outCapacity, result): JSON_*
+ * - tuple: byte address of a TUPLE's ncols word on the tape.
+ * - old: the same for the old tuple of an Update (its values stand in for
+ *   unchanged TOAST columns of `tuple`), or 0.
+ * - columns: byte address of the relation's column table, written by the
+ *   binding once per relation (and again after the memory layout moved):
+ *   word ncols, then per column JC_WORDS words: kind | isKey << 8 (kind:
+ *   JK_*), address and length of the column's prefix bytes
+ *   `{"name":<name>,"type":<type>,"value":`.
+ * - from: the first column to write.
+ * - flags: JF_KEYS (only replica identity columns), JF_NUMBERS_AS_STRINGS
+ *   (int8 and numeric quoted), JF_COMMA (a column is already written: the
+ *   next one starts with a comma).
+ * - out, outCapacity: the output bytes [out, out + outCapacity).
+ * - result: byte address of JR_WORDS result words: JR_WRITTEN (bytes
+ *   written at `out`), JR_COLUMN (where it stopped), JR_FLAGS (`flags` with
+ *   JF_COMMA as it is after what was written).
+ * Per column i: `,` if JF_COMMA, the prefix, the value's JSON, `}`. Kind
+ * 'n' is `null`; 'u' takes `old`'s column i when that is 't' or 'b'.
+ * Neither the `[` nor the `]` is written.
+ *
+ * ## Status
+ * - JSON_DONE: every column from `from` on is written.
+ * - JSON_DECLINED: column JR_COLUMN is the binding's (nothing of it
+ *   written): a binary value, unchanged TOAST without an old value, a kind
+ *   JK_DECLINE, or text outside the shapes below; the binding writes it and
+ *   calls again from JR_COLUMN + 1.
+ * - JSON_FULL: column JR_COLUMN may not fit in what is left of the output:
+ *   the binding takes the bytes written and calls again from JR_COLUMN. The
+ *   room asked for a column is its prefix + 6 × its value length +
+ *   JSON_SLACK bytes (every byte a `\u00xx` escape), or where that is more
+ *   than is left, its prefix + JSON_SLACK + the value's length with what
+ *   each escape adds counted (and 2 quotes per string array element); a
+ *   column that needs more than the whole output is declined instead, so a
+ *   call always makes progress.
+ * - JSON_REFUSED: the arguments do not fit together (the tuple's ncols is
+ *   not the table's, `from` out of range, an address outside memory):
+ *   nothing written, the binding writes the whole tuple.
+ *   Why decline rather than fail: the binding's JS path writes every value
+ *   (the same bytes, by the rules both share); the kernel takes the common
+ *   shapes only, so it never has to be right about a rare one.
+ *
+ * ## Text values the kernel writes (else JSON_DECLINED)
+ * What the writer's JS path makes of them with `changeValueOptions()`:
+ * JK_BOOL `t`/`f` → true/false; JK_INT (int2, int4) and JK_UINT (oid, xid,
+ * cid) canonical decimal copied; JK_INT8 copied (quoted with
+ * JF_NUMBERS_AS_STRINGS); JK_NUMERIC `-?\d+(\.\d+)?` copied (quoted with
+ * the flag), other ASCII (NaN, Infinity) as a string; JK_STRING a JSON
+ * string, escaped as JSON.stringify escapes, valid UTF-8 copied (invalid:
+ * declined, the JS path turns it into U+FFFD); JK_JSON json/jsonb embedded
+ * with each CR/LF run made one space (valid UTF-8 only); JK_TIMESTAMP(TZ)
+ * ISO text as timestampISO() prints it (years 1..9999, `+00` only);
+ * JK_FLOAT (float8) plain decimals a double prints back the same; JK_BYTEA
+ * lowercase `\x` hex as the string `"\\x…"`; the JK_*_ARRAY kinds
+ * one-dimensional arrays in PostgreSQL's plain shape (`{1,NULL,"a b"}`),
+ * each element by its kind's rule and NULL (any case, unquoted) as null; a
+ * quoted element with a backslash escape is declined.
+ */
+
+export const JSON_DONE = 0;
+export const JSON_DECLINED = 1;
+export const JSON_FULL = 2;
+export const JSON_REFUSED = 3;
+
+// Flags.
+export const JF_KEYS = 1;
+export const JF_NUMBERS_AS_STRINGS = 2;
+export const JF_COMMA = 4;
+
+// Result words.
+export const JR_WORDS = 4;
+export const JR_WRITTEN = 0;
+export const JR_COLUMN = 1;
+export const JR_FLAGS = 2;
+
+// The column table: a header word (ncols), then JC_WORDS per column.
+export const JC_HEADER_WORDS = 1;
+export const JC_WORDS = 3;
+export const JC_KIND = 0; // kind | isKey << 8
+export const JC_PREFIX = 1; // byte address of the prefix
+export const JC_PREFIX_LENGTH = 2;
+
+/** Room asked for a value beyond 6 bytes per byte: comma, quotes, `\\`, `}`, a timestamp's padding. */
+export const JSON_SLACK = 34;
+
+// Column kinds (how a text value becomes JSON).
+export const JK_DECLINE = 0;
+export const JK_BOOL = 1;
+export const JK_INT = 2;
+export const JK_UINT = 3;
+export const JK_INT8 = 4;
+export const JK_NUMERIC = 5;
+export const JK_STRING = 6;
+export const JK_JSON = 7;
+export const JK_TIMESTAMP = 8;
+export const JK_TIMESTAMPTZ = 9;
+export const JK_FLOAT = 10;
+export const JK_BYTEA = 11;
+export const JK_INT_ARRAY = 12; // int2[], int4[]: elements as JK_INT
+export const JK_INT8_ARRAY = 13; // int8[]: elements as JK_INT8
+export const JK_STRING_ARRAY = 14; // text[], varchar[], bpchar[], name[]: elements as JK_STRING

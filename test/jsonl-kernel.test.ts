@@ -1,0 +1,177 @@
+/**
+ * The kernel's jsonColumns (bindings/jsonl-tape.ts) against the JS path it
+ * stands in for: JsonLinesWriter's bytes with the kernel (default) must
+ * equal its bytes with `kernel: false` (every value through the JS path,
+ * the writer as it was), on the wasm backend, the baseline and the twin
+ * kernel (both kernels on one memory image, compared on every call:
+ * status, result words, output bytes). Over the captures from real
+ * PostgreSQL 15 and 18 (test/fixtures, bench/corpus when present), the
+ * tricky texts of every kernel column kind, fast-check strings (every code
+ * point, raw bytes incl. invalid UTF-8) and numbers, tuples larger than the
+ * output area, and hostile arguments to the export itself.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { PgoutputDecoder } from "../bindings/decoder.ts";
+import { WasmDecoder } from "../bindings/wasm/decoder.ts";
+import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
+import { JsonLinesWriter, type JsonLinesOptions } from "../bindings/jsonl/writer.ts";
+import { changeValueOptions } from "../bindings/cli/format.ts";
+import { createKernel } from "../bindings/baseline/kernel.ts";
+import { instantiate, kernelModule } from "../bindings/wasm/module.ts";
+import { JSON_REFUSED, JSON_DECLINED } from "../bindings/jsonl-tape.ts";
+import { encode, frame, type ColumnDesc, type RelationColumnDesc } from "../devkit/encoder/encoder.ts";
+import { TwinDecoder, twinStats } from "./support/twin-kernel.ts";
+import { JSONL_OIDS, TRICKY_TEXTS } from "./support/jsonl-cases.ts";
+
+type Make = () => PgoutputDecoder;
+const DECODERS: [string, Make][] = [
+  ["wasm", () => new WasmDecoder({ values: changeValueOptions() })],
+  ["baseline", () => new BaselineDecoder({ values: changeValueOptions() })],
+  ["twin", () => new TwinDecoder({ values: changeValueOptions() })],
+];
+
+/** The JSON Lines of a capture pushed in `chunk`-byte pieces. */
+function lines(make: Make, bytes: Uint8Array, options: JsonLinesOptions, chunk = 65536): Buffer {
+  const d = make();
+  const w = new JsonLinesWriter({ ...options, types: d.types });
+  const parts: Uint8Array[] = [];
+  for (let i = 0; i < bytes.length; i += chunk) {
+    for (const m of d.push(bytes.subarray(i, i + chunk))) w.push(m);
+    parts.push(w.take());
+  }
+  d.end();
+  return Buffer.concat(parts);
+}
+
+/** Kernel and JS path give the same bytes for every decoder and option set; returns the output length. */
+function same(bytes: Uint8Array, what: string, chunk?: number): number {
+  let length = 0;
+  for (const [name, make] of DECODERS) {
+    for (const options of [{}, { numbersAsStrings: true }, { transactions: true }] as JsonLinesOptions[]) {
+      const js = lines(make, bytes, { ...options, kernel: false }, chunk);
+      const kernel = lines(make, bytes, options, chunk);
+      if (!js.equals(kernel)) {
+        let i = 0;
+        while (i < js.length && js[i] === kernel[i]) i++;
+        expect.fail(`${what} ${name} ${JSON.stringify(options)}: first difference at byte ${i}:\n js     ${js.subarray(Math.max(0, i - 80), i + 80)}\n kernel ${kernel.subarray(Math.max(0, i - 80), i + 80)}`);
+      }
+      length = js.length;
+    }
+  }
+  return length;
+}
+
+const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
+const corpus = fileURLToPath(new URL("../bench/corpus/", import.meta.url));
+
+describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
+  it("every capture from real PostgreSQL (test/fixtures, bench/corpus), both backends and the twin kernel", () => {
+    const before = twinStats.json;
+    const files = readdirSync(fixtures).filter((f) => f.endsWith(".bin.gz")).map((f) => ({ f, bytes: gunzipSync(readFileSync(fixtures + f)) }));
+    if (existsSync(corpus)) for (const f of readdirSync(corpus).filter((f) => f.endsWith(".bin"))) files.push({ f, bytes: readFileSync(corpus + f) });
+    expect(files.length).toBeGreaterThanOrEqual(20);
+    for (const { f, bytes } of files) expect(same(bytes, f), f).toBeGreaterThan(0);
+    // The twin compared the kernels' JSON output (so the kernel path ran).
+    expect(twinStats.json - before).toBeGreaterThan(100_000);
+    // Split anywhere: the writer's state across pushes.
+    same(gunzipSync(readFileSync(`${fixtures}pg18-unicode.bin.gz`)), "7-byte chunks", 7);
+  });
+
+  it("tricky texts in a column of every kind, in Insert, Update (old tuple, unchanged TOAST) and Delete", () => {
+    // Beyond the built-ins: 16500 nothing is known of (its text is a string), 16501 an enum, 16502 a domain over int4
+    // (a Type message naming a pg_catalog type: the JS values parse it as int4, the kernel declines it).
+    const oids = [...JSONL_OIDS, 16500, 16501, 16502];
+    const columns: RelationColumnDesc[] = oids.map((typeId, i) => ({ name: `c${i}_${typeId}`, typeId, isKey: i % 3 === 0 }));
+    const rel = { relationId: 16400, namespace: "public", relationName: "t\"é", columns };
+    const msgs = [
+      encode.type({ typeId: 16501, namespace: "public", typeName: "mood" }),
+      encode.type({ typeId: 16502, namespace: "", typeName: "int4" }),
+      encode.relation(rel),
+    ];
+    for (const text of TRICKY_TEXTS) {
+      const row = columns.map(() => text);
+      msgs.push(encode.insert({ relation: rel, newTuple: row }));
+      const partial: ColumnDesc[] = row.map((t, i) => (i % 4 === 1 ? { kind: "unchanged" } : i % 5 === 2 ? null : t));
+      msgs.push(encode.update({ relation: rel, oldTupleType: "O", oldTuple: row, newTuple: partial }));
+      msgs.push(encode.update({ relation: rel, newTuple: partial }));
+      msgs.push(encode.delete({ relation: rel, oldTupleType: "K", oldTuple: row.map((t, i) => (i % 3 === 0 ? t : null)) }));
+    }
+    expect(same(frame(msgs), "tricky")).toBeGreaterThan(0);
+  });
+
+  it("any string (every code point), raw bytes (invalid UTF-8), doubles and integers", () => {
+    const columns: RelationColumnDesc[] = [25, 114, 1700, 701, 20, 23, 16, 17, 1184].map((typeId, i) => ({ name: `c${i}`, typeId }));
+    const rel = { relationId: 16401, namespace: "s", relationName: "p", columns };
+    const text = (s: string): ColumnDesc => s;
+    const raw = (b: Uint8Array): ColumnDesc => {
+      const r = [0x74, (b.length >>> 24) & 255, (b.length >>> 16) & 255, (b.length >>> 8) & 255, b.length & 255, ...b];
+      return { raw: r };
+    };
+    fc.assert(fc.property(
+      fc.string({ unit: "binary" }), fc.uint8Array({ maxLength: 40 }), fc.double(), fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }),
+      (s, b, d, n) => {
+        const msgs = [encode.relation(rel)];
+        const number = String(d).replace(/e([+-])(\d)$/, "e$10$2");
+        msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(s)) }));
+        msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => raw(b)) }));
+        msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(number)) }));
+        msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(d.toFixed(3))) }));
+        msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(String(n))) }));
+        same(frame(msgs), `s=${JSON.stringify(s)} b=${b.join(",")} d=${d} n=${n}`);
+      },
+    ), { numRuns: 150 });
+  });
+
+  it("a tuple larger than the output area, and one value larger than all of it", () => {
+    const columns: RelationColumnDesc[] = Array.from({ length: 12 }, (_, i) => ({ name: `big${i}`, typeId: i % 2 === 0 ? 25 : 114 }));
+    const rel = { relationId: 16402, namespace: "public", relationName: "big", columns };
+    const chunk = "x\u0001\"é😀".repeat(6000); // ~60 KB of UTF-8, ~100 KB of JSON
+    const huge = "\u0002".repeat(300_000); // 1.8 MB of \u0002 escapes: more than the whole output
+    const msgs = [
+      encode.relation(rel),
+      encode.insert({ relation: rel, newTuple: columns.map((c, i) => (c.typeId === 114 ? `{"k${i}":\n"${chunk}"}` : chunk)) }),
+      encode.insert({ relation: rel, newTuple: columns.map((c, i) => (i === 4 ? huge : c.typeId === 114 ? "[1]" : "s")) }),
+    ];
+    expect(same(frame(msgs), "large", 1 << 22)).toBeGreaterThan(2_000_000);
+  });
+});
+
+describe("jsonColumns: hostile arguments are refused, never a trap", () => {
+  const kernels = [["wasm", () => instantiate(kernelModule())], ["baseline", createKernel]] as const;
+  for (const [name, make] of kernels) {
+    it(name, () => {
+      const k = make();
+      const size = k.memory.buffer.byteLength;
+      const base = k.heapBase();
+      const i32 = new Int32Array(k.memory.buffer);
+      const result = base;
+      const table = base + 64;
+      const tuple = base + 256;
+      // A table of 1 column whose prefix is out of memory, and a tuple whose column offset is out of memory.
+      i32.set([1, 6, size - 2, 100], table >> 2);
+      i32.set([1, size + 10], tuple >> 2);
+      const out = base + 1024;
+      type Args = [number, number, number, number, number, number, number, number];
+      for (const args of [
+        [size, 0, table, 0, 0, out, 100, result], // tuple outside memory
+        [tuple, size - 2, table, 0, 0, out, 100, result], // old tuple outside memory
+        [tuple, 0, size, 0, 0, out, 100, result], // table outside memory
+        [tuple, 0, table, 2, 0, out, 100, result], // from beyond ncols
+        [tuple, 0, table, -1, 0, out, 100, result],
+        [tuple, 0, table, 0, 0, size - 10, 100, result], // output past the end
+        [tuple, 0, table, 0, 0, out, -5, result],
+      ] as Args[]) {
+        expect(k.jsonColumns(...args), `${name} ${args.join(",")}`).toBe(JSON_REFUSED);
+      }
+      // Consistent shape, bad offsets inside: the column is declined (the JS path's), nothing read out of bounds.
+      expect(k.jsonColumns(tuple, 0, table, 0, 0, out, 100, result)).toBe(JSON_DECLINED);
+      i32.set([1, base + 2048], tuple >> 2);
+      new Uint8Array(k.memory.buffer).set([0x74, 0x7f, 0, 0, 0], base + 2048); // 't' with a huge length
+      expect(k.jsonColumns(tuple, 0, table, 0, 0, out, 100, result)).toBe(JSON_DECLINED);
+    });
+  }
+});
