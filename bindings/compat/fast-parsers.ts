@@ -35,6 +35,47 @@ export function fastInt(u8: Uint8Array, off: number, len: number): unknown {
   return neg ? -v : v;
 }
 
+/** Powers of ten that are exact doubles. */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+/** Above this a mantissa times 10, plus a digit, may pass 2^53 (and stop being exact). */
+const MANTISSA_MAX = Math.floor((2 ** 53 - 9) / 10);
+const DOT = 0x2e;
+
+/**
+ * float4 / float8: pg-types' `parseFloat`, for plain decimals
+ * (`-12.5`, `3`, `0.000123`) of at most ~15 significant digits: the digits
+ * as an integer `m` (exact below 2^53) divided by `10^k` (exact up to
+ * 10^22) is one correctly rounded operation on exact operands, so it is
+ * the double nearest the decimal, which is what parseFloat returns
+ * (Clinger's fast path). Exponents, NaN, Infinity and longer mantissas
+ * (PostgreSQL writes float8 with up to 17 digits) go to parseFloat.
+ */
+export function fastFloat(u8: Uint8Array, off: number, len: number): unknown {
+  let i = off;
+  const end = off + len;
+  const neg = u8[i] === MINUS;
+  if (neg) i++;
+  let m = 0;
+  let scale = -1; // digits after the point, -1 before it
+  let any = false;
+  for (; i < end; i++) {
+    const c = u8[i]!;
+    if (c === DOT) {
+      if (scale >= 0) return NOT_FAST;
+      scale = 0;
+      continue;
+    }
+    const d = c - ZERO;
+    if (d < 0 || d > 9 || m > MANTISSA_MAX) return NOT_FAST;
+    m = m * 10 + d;
+    any = true;
+    if (scale >= 0) scale++;
+  }
+  if (!any || scale > 22) return NOT_FAST;
+  const v = scale > 0 ? m / POW10[scale]! : m;
+  return neg ? -v : v;
+}
+
 /** bool: pg-types' parseBool is true for `t` (PostgreSQL's output) and false for `f`. */
 export function fastBool(u8: Uint8Array, off: number, len: number): unknown {
   if (len !== 1) return NOT_FAST;

@@ -1,6 +1,7 @@
 /**
  * LSNs and timestamps in pg-logical-replication's form.
  */
+import { fromPostgresTimestamp, POSTGRES_EPOCH_US } from "../time.ts";
 
 /**
  * An LSN as pg-logical-replication's PgoutputPlugin prints it: both halves
@@ -18,6 +19,32 @@ export function compatLsn(lsn: bigint): string | null {
   }
   return `${hex8(Number(lsn >> 32n))}/${hex8(Number(lsn & 0xffff_ffffn))}`;
 }
+
+/** `compatLsn` of the LSN at byte `o` (big-endian uint64), read as two 32-bit halves (no bigint). */
+export function compatLsnAt(dv: DataView, o: number): string | null {
+  const hi = dv.getUint32(o);
+  const lo = dv.getUint32(o + 4);
+  return (hi | lo) === 0 ? null : `${hex8(hi)}/${hex8(lo)}`;
+}
+
+/** Above this high half (in magnitude) µs since 2000 plus the Unix epoch offset may leave the exact doubles. */
+const SAFE_HIGH = 0x10_0000;
+const TWO_32 = 0x1_0000_0000;
+
+/**
+ * The timestamp at byte `o` (int64 µs since 2000-01-01) as µs since the
+ * Unix epoch, `fromPostgresTimestamp(dv.getBigInt64(o))`: within ±142
+ * years of 2000 (|µs| < 2^52) computed exactly in doubles and made a
+ * bigint once, else (±infinity included) through bigints.
+ */
+export function compatTimeAt(dv: DataView, o: number): bigint {
+  const hi = dv.getInt32(o);
+  if (hi < SAFE_HIGH && hi > -SAFE_HIGH) return BigInt(hi * TWO_32 + dv.getUint32(o + 4) + POSTGRES_EPOCH_MS_US);
+  return fromPostgresTimestamp(dv.getBigInt64(o));
+}
+
+/** POSTGRES_EPOCH_US as a double (exact). */
+const POSTGRES_EPOCH_MS_US = Number(POSTGRES_EPOCH_US);
 
 const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, "0"));
 

@@ -15,6 +15,7 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoderSync } from "../create-decoder.ts";
+import { TapeDecoder } from "../kernel/decoder.ts";
 import { startReplicationCommand as pgStartReplicationCommand } from "../pg/commands.ts";
 import { CompatConverter } from "./convert.ts";
 import { pgTypes, type TypeParserSource } from "./type-parsers.ts";
@@ -73,7 +74,10 @@ export class PgoutputWasmPlugin {
 
   /** Decodes one pgoutput message into a plain object in pg-logical-replication's shape. */
   parse(buffer: Uint8Array): AnyMessage {
-    return this.#converter.convert(this.decoder.decode(buffer));
+    const decoder = this.decoder;
+    // Both backends are tape decoders: read the message's record, no batch or view (convert.ts).
+    if (decoder instanceof TapeDecoder) return this.#converter.convertRecord(decoder.decodeRecord(buffer), decoder);
+    return this.#converter.convert(decoder.decode(buffer));
   }
 }
 
