@@ -266,9 +266,8 @@ export class CompatConverter {
       } else if (k === KIND_B) {
         const len = dv.getInt32(p + 1);
         if (copy === undefined) {
-          const placed = this.#slab.copy(u8, p, tupleEnd(u8, dv, t, w));
-          copy = placed.slab;
-          shift = placed.offset - p;
+          shift = this.#slab.copy(u8, p, tupleEnd(u8, dv, t, w)) - p;
+          copy = this.#slab.held;
         }
         const from = p + 5 + shift;
         vals[i] = copy.subarray(from, from + len);

@@ -178,8 +178,9 @@ export function fastDate(u8: Uint8Array, off: number, len: number): unknown {
   }
   let date: Date;
   if (offset !== undefined) {
+    if (!is0To99(year)) return new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms) - offset); // = setTime(getTime() - offset): both TimeClip
     date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms));
-    if (is0To99(year)) date.setUTCFullYear(year);
+    date.setUTCFullYear(year);
     if (offset !== 0) date.setTime(date.getTime() - offset);
   } else {
     date = new Date(year, month - 1, day, hour, minute, second, ms);
