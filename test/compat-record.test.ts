@@ -15,7 +15,11 @@
  *    column names, `__proto__` and integer-like ones included, also
  *    through the plugin next to PgoutputPlugin;
  * 4. LSNs and commit times read as 32-bit halves equal the bigint reading
- *    for any 64-bit value.
+ *    for any 64-bit value;
+ * 5. Begin and Commit, read from the caller's bytes without the kernel
+ *    (`convertFixed`): equal to the view path for any field values; a
+ *    wrong length, or a decoder whose maxMessageSize refuses them, still
+ *    gets the decoder's error.
  */
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
@@ -142,5 +146,63 @@ describe("LSNs and times from 32-bit halves (lsn.ts)", () => {
   it("any 64-bit value", () => {
     fc.assert(fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (x) => check(x)), { numRuns: 5000 });
     fc.assert(fc.property(fc.bigInt({ min: -(2n ** 53n), max: 2n ** 53n }), (x) => check(x)), { numRuns: 5000 });
+  });
+});
+
+describe.each(BACKENDS)("Begin and Commit without the kernel (%s)", (backend) => {
+  const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
+  const i64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
+  const begin = fc.tuple(u64, i64, fc.integer({ min: 0, max: 2 ** 32 - 1 })).map(([lsn, time, xid]) => {
+    const dv = new DataView(new ArrayBuffer(21));
+    dv.setUint8(0, 0x42);
+    dv.setBigUint64(1, lsn);
+    dv.setBigInt64(9, time);
+    dv.setUint32(17, xid);
+    return new Uint8Array(dv.buffer);
+  });
+  const commit = fc.tuple(fc.integer({ min: 0, max: 255 }), u64, u64, i64).map(([flags, lsn, end, time]) => {
+    const dv = new DataView(new ArrayBuffer(26));
+    dv.setUint8(0, 0x43);
+    dv.setUint8(1, flags);
+    dv.setBigUint64(2, lsn);
+    dv.setBigUint64(10, end);
+    dv.setBigInt64(18, time);
+    return new Uint8Array(dv.buffer);
+  });
+  const viaView = (b: Uint8Array) => new CompatConverter(pgTypes).convert(newDecoder(backend).decode(b) as PgoutputMessage);
+  const failure = (fn: () => unknown) => {
+    try {
+      return { value: fn() };
+    } catch (e) {
+      if (!isPgoutputError(e)) throw e;
+      return { code: e.code, offset: e.offset, field: e.field };
+    }
+  };
+
+  it("any field values: what the view path gives", () => {
+    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder(backend) });
+    fc.assert(fc.property(fc.oneof(begin, commit), (b) => {
+      expect(plugin.parse(Buffer.from(b))).toStrictEqual(viaView(b));
+    }), { numRuns: 3000 });
+  });
+
+  it("one byte short or long: the decoder's error", () => {
+    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder(backend) });
+    for (const b of [fc.sample(begin, 1)[0]!, fc.sample(commit, 1)[0]!]) {
+      for (const bad of [b.subarray(0, b.length - 1), Uint8Array.of(...b, 0)]) {
+        const got = failure(() => plugin.parse(Buffer.from(bad)));
+        expect(got).toEqual(failure(() => newDecoder(backend).decode(bad)));
+        expect(got).toHaveProperty("code");
+      }
+    }
+  });
+
+  it("a decoder with a smaller maxMessageSize refuses them as decode() does", () => {
+    const small = () => (backend === "wasm" ? new WasmDecoder({ maxMessageSize: 20 }) : new BaselineDecoder({ maxMessageSize: 20 }));
+    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: small() });
+    const b = fc.sample(commit, 1)[0]!;
+    const got = failure(() => plugin.parse(Buffer.from(b)));
+    expect(got).toEqual(failure(() => small().decode(b)));
+    expect(got).toMatchObject({ code: "MESSAGE_TOO_LARGE" });
   });
 });

@@ -12,7 +12,7 @@ import type { PgoutputMessage, ReplicaIdentity } from "../messages.ts";
 import type { Relation } from "../relation.ts";
 import type { Tuple } from "../tuple.ts";
 import type * as T from "./types.ts";
-import { compatLsn, compatLsnAt, compatLsnOrNull, compatTimeAt } from "./lsn.ts";
+import { compatLsn, compatLsnAt, compatLsnOrNull, compatTimeAt, lsnOfHalves, timeOfHalves } from "./lsn.ts";
 import type { TypeParserSource } from "./type-parsers.ts";
 import { rawTuple, type RawTuple } from "../views/tuple.ts";
 import { readString } from "../utf8.ts";
@@ -22,7 +22,7 @@ import { NOT_FAST, type FastParser } from "./fast-parsers.ts";
 import { rowBuilder, type RowBuilder } from "./rows.ts";
 import type { TapeDecoder, TapeRecord } from "../kernel/decoder.ts";
 import { FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, HEADER_WORDS, H_OFFSET } from "../tape.ts";
-import { fieldOffset, layoutOf } from "../layout.ts";
+import { fieldOffset, fixedSize, layoutOf } from "../layout.ts";
 
 const REPLICA_IDENTITY: Record<ReplicaIdentity, T.MessageRelation["replicaIdentity"]> = {
   d: "default",
@@ -56,6 +56,14 @@ const COMMIT_END_LSN = at(TAG_COMMIT, "endLsn"), COMMIT_TIME = at(TAG_COMMIT, "c
 const TYPE_ID = at(TAG_TYPE, "typeId");
 const CHANGE_RELATION = at(TAG_INSERT, "relationId");
 const NOT_PLAIN = (FLAG_KEEPALIVE | FLAG_BACKEND | FLAG_XID) << 8;
+/** Whole Begin and Commit messages: the tag and their fixed fields (they have no others). */
+const BEGIN_BYTES = 1 + fixedSize(layoutOf(TAG_BEGIN)!), COMMIT_BYTES = 1 + fixedSize(layoutOf(TAG_COMMIT)!);
+/** The largest message convertFixed reads: a decoder refusing messages of this size must see them. */
+export const FIXED_MAX = Math.max(BEGIN_BYTES, COMMIT_BYTES);
+
+/** Big-endian 32-bit words of a byte array, unsigned and signed. */
+const u32 = (b: Uint8Array, o: number): number => ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+const i32 = (b: Uint8Array, o: number): number => (b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!;
 
 export class CompatConverter {
   readonly #relations = new Map<number, T.MessageRelation>();
@@ -171,6 +179,34 @@ export class CompatConverter {
           rollbackTime: msg.rollbackTime, xid: msg.xid, gid: msg.gid,
         };
     }
+  }
+
+  /**
+   * A Begin or Commit straight from the message's bytes, or `undefined` for
+   * any other message. More than half of a stream's messages are these two,
+   * and the decoder has nothing to check in them but their length (every
+   * value of their fixed fields is valid) and nothing to learn from them:
+   * with the exact length, the kernel would accept the message and leave
+   * its state as it was, so it is not called; any other length goes to it
+   * and gets its error.
+   */
+  convertFixed(b: Uint8Array): T.MessageBegin | T.MessageCommit | undefined {
+    const n = b.length;
+    if (n === BEGIN_BYTES && b[0] === TAG_BEGIN) {
+      const l = 1 + BEGIN_LSN, c = 1 + BEGIN_TIME;
+      return {
+        tag: "begin", commitLsn: lsnOfHalves(u32(b, l), u32(b, l + 4)), commitTime: timeOfHalves(i32(b, c), u32(b, c + 4)),
+        xid: u32(b, 1 + BEGIN_XID),
+      };
+    }
+    if (n === COMMIT_BYTES && b[0] === TAG_COMMIT) {
+      const l = 1 + COMMIT_LSN, e = 1 + COMMIT_END_LSN, c = 1 + COMMIT_TIME;
+      return {
+        tag: "commit", flags: b[1 + COMMIT_FLAGS]!, commitLsn: lsnOfHalves(u32(b, l), u32(b, l + 4)),
+        commitEndLsn: lsnOfHalves(u32(b, e), u32(b, e + 4)), commitTime: timeOfHalves(i32(b, c), u32(b, c + 4)),
+      };
+    }
+    return undefined;
   }
 
   /**

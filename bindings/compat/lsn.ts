@@ -22,8 +22,11 @@ export function compatLsn(lsn: bigint): string | null {
 
 /** `compatLsn` of the LSN at byte `o` (big-endian uint64), read as two 32-bit halves (no bigint). */
 export function compatLsnAt(dv: DataView, o: number): string | null {
-  const hi = dv.getUint32(o);
-  const lo = dv.getUint32(o + 4);
+  return lsnOfHalves(dv.getUint32(o), dv.getUint32(o + 4));
+}
+
+/** `compatLsn` of the LSN whose high and low 32 bits are `hi` and `lo` (unsigned). */
+export function lsnOfHalves(hi: number, lo: number): string | null {
   return (hi | lo) === 0 ? null : `${hex8(hi)}/${hex8(lo)}`;
 }
 
@@ -31,16 +34,21 @@ export function compatLsnAt(dv: DataView, o: number): string | null {
 const SAFE_HIGH = 0x10_0000;
 const TWO_32 = 0x1_0000_0000;
 
-/**
- * The timestamp at byte `o` (int64 µs since 2000-01-01) as µs since the
- * Unix epoch, `fromPostgresTimestamp(dv.getBigInt64(o))`: within ±142
- * years of 2000 (|µs| < 2^52) computed exactly in doubles and made a
- * bigint once, else (±infinity included) through bigints.
- */
+/** `fromPostgresTimestamp(dv.getBigInt64(o))`, from the two halves (see timeOfHalves). */
 export function compatTimeAt(dv: DataView, o: number): bigint {
-  const hi = dv.getInt32(o);
-  if (hi < SAFE_HIGH && hi > -SAFE_HIGH) return BigInt(hi * TWO_32 + dv.getUint32(o + 4) + POSTGRES_EPOCH_MS_US);
-  return fromPostgresTimestamp(dv.getBigInt64(o));
+  return timeOfHalves(dv.getInt32(o), dv.getUint32(o + 4));
+}
+
+/**
+ * The timestamp whose int64 µs since 2000-01-01 has high half `hi`
+ * (signed) and low half `lo` (unsigned), as µs since the Unix epoch like
+ * `fromPostgresTimestamp`: within ±142 years of 2000 (|µs| < 2^52)
+ * computed exactly in doubles and made a bigint once, else (±infinity
+ * included) through bigints.
+ */
+export function timeOfHalves(hi: number, lo: number): bigint {
+  if (hi < SAFE_HIGH && hi > -SAFE_HIGH) return BigInt(hi * TWO_32 + lo + POSTGRES_EPOCH_MS_US);
+  return fromPostgresTimestamp((BigInt(hi) << 32n) + BigInt(lo));
 }
 
 /** POSTGRES_EPOCH_US as a double (exact). */

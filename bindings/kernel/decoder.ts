@@ -94,6 +94,11 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     this.#start();
   }
 
+  /** The largest message accepted (the `maxMessageSize` option). */
+  get maxMessageSize(): number {
+    return this.#maxMessage;
+  }
+
   decode(message: Uint8Array, options?: DecodeOptions): PgoutputMessage {
     this.#begin(0);
     // An oversized message is refused by its length alone: copy only its tag (for the error's kind), not its body.
