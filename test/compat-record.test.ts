@@ -137,9 +137,14 @@ describe("LSNs and times from 32-bit halves (lsn.ts)", () => {
   const dv = new DataView(new ArrayBuffer(16));
   const edges = [0n, 1n, -1n, 2n ** 63n - 1n, -(2n ** 63n), 2n ** 52n - 1n, -(2n ** 52n), 0x10_0000n << 32n, (0x10_0000n << 32n) - 1n,
     -(0x10_0000n << 32n), -(0x10_0000n << 32n) + 1n, 0xffff_ffffn, 1n << 32n];
+  // pg-logical-replication's own formatting (binary-reader.js readLsn), written independently of lsn.ts.
+  const theirs = (h: number, l: number) =>
+    h === 0 && l === 0 ? null : `${h.toString(16).padStart(8, "0")}/${l.toString(16).padStart(8, "0")}`.toUpperCase();
   const check = (x: bigint) => {
     dv.setBigInt64(4, x);
-    expect(compatLsnAt(dv, 4)).toBe(compatLsn(dv.getBigUint64(4)));
+    const want = theirs(dv.getUint32(4), dv.getUint32(8));
+    expect(compatLsnAt(dv, 4)).toBe(want);
+    expect(compatLsn(dv.getBigUint64(4))).toBe(want);
     expect(compatTimeAt(dv, 4)).toBe(fromPostgresTimestamp(dv.getBigInt64(4)));
   };
   it("edges", () => edges.forEach(check));
