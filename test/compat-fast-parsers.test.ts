@@ -170,6 +170,19 @@ describe("fast parsers equal pg-types on random values", () => {
     }
   });
 
+  it("timestamptz of the years 1000-9999 (computed without Date.UTC): every day, hour and offset", () => {
+    const tz = fc.record({
+      year: fc.integer({ min: 990, max: 10010 }), month: fc.integer({ min: 1, max: 12 }), day: fc.integer({ min: 1, max: 31 }),
+      hour: fc.integer({ min: 0, max: 23 }), minute: fc.integer({ min: 0, max: 59 }), second: fc.integer({ min: 0, max: 60 }),
+      frac: fc.option(fc.stringMatching(/^[0-9]{1,6}$/)), zone: zone.filter((z) => z !== ""),
+    }).map((t) => `${pad(t.year, 4)}-${pad(t.month, 2)}-${pad(t.day, 2)} ${pad(t.hour, 2)}:${pad(t.minute, 2)}:${pad(t.second, 2)}${t.frac === null ? "" : `.${t.frac}`}${t.zone}`);
+    useZone("UTC");
+    fc.assert(fc.property(tz, (s) => { expect(check(fastDate, 1184, s)).toBe(true); }), { numRuns: 20000 });
+    for (const s of ["2024-02-29 00:00:00+00", "2023-02-29 00:00:00+00", "1900-02-29 12:00:00+01", "2000-02-29 23:59:59.999999-14", "1000-01-01 00:00:00+00", "9999-12-31 23:59:59.999999+00", "2024-12-31 23:59:60+00"]) {
+      expect(check(fastDate, 1184, s)).toBe(true);
+    }
+  });
+
   it("intervals as PostgreSQL writes them", () => {
     const item = (unit: string) => fc.option(fc.integer({ min: -178000000, max: 178000000 }).map((n) => `${n} ${unit}${Math.abs(n) === 1 ? "" : "s"}`));
     const time = fc.option(fc.tuple(fc.constantFrom("", "-", "+"), fc.integer({ min: 0, max: 2562047788 }), fc.integer({ min: 0, max: 59 }),

@@ -104,6 +104,31 @@ function isBC(u8: Uint8Array, at: number, end: number): boolean {
   return end - at === 3 && u8[at] === 0x20 && u8[at + 1] === 0x42 && u8[at + 2] === 0x43;
 }
 
+const DAY_MS = 86_400_000;
+/** Days before each month (1-12) in a common year, and each month's length. */
+const DAYS_BEFORE = [0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
+/**
+ * `Date.UTC(year, month - 1, day, hour, minute, second, ms)` by integer
+ * arithmetic, for a valid date and time of the years 1000-9999 (the
+ * builtin's MakeDay and MakeTime cost more than the rest of the parse);
+ * `undefined` for anything else (a 60th second, a day past its month's
+ * end, which Date.UTC rolls over), left to Date.UTC. `ms` is truncated as
+ * MakeTime truncates it; no TimeClip is needed in these years.
+ */
+function plainUtc(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number | undefined {
+  if (year < 1000 || year > 9999 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const leap = isLeap(year);
+  if (day > MONTH_DAYS[month]! + (leap && month === 2 ? 1 : 0)) return undefined;
+  // Days from 1970-01-01 to January 1st of `year` (proleptic Gregorian), then to the day.
+  const y = year - 1;
+  const yearDays = 365 * (year - 1970) + (Math.floor(y / 4) - 492) - (Math.floor(y / 100) - 19) + (Math.floor(y / 400) - 4);
+  const days = yearDays + DAYS_BEFORE[month]! + (leap && month > 2 ? 1 : 0) + day - 1;
+  return days * DAY_MS + hour * 3_600_000 + minute * 60_000 + second * 1000 + Math.trunc(ms);
+}
+
 /**
  * date, timestamp, timestamptz in ISO DateStyle (`YYYY-MM-DD[ HH:MM:SS[.f…][±HH[:MM[:SS]]]][ BC]`)
  * as postgres-date builds the `Date`: the very same Date constructor and
@@ -178,7 +203,11 @@ export function fastDate(u8: Uint8Array, off: number, len: number): unknown {
   }
   let date: Date;
   if (offset !== undefined) {
-    if (!is0To99(year)) return new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms) - offset); // = setTime(getTime() - offset): both TimeClip
+    if (!is0To99(year)) {
+      const utc = plainUtc(year, month, day, hour, minute, second, ms);
+      // = setTime(getTime() - offset): both TimeClip.
+      return new Date((utc === undefined ? Date.UTC(year, month - 1, day, hour, minute, second, ms) : utc) - offset);
+    }
     date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms));
     date.setUTCFullYear(year);
     if (offset !== 0) date.setTime(date.getTime() - offset);
