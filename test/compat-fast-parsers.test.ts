@@ -13,7 +13,8 @@ import { PgoutputPlugin } from "pg-logical-replication";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
-import { NOT_FAST, fastBool, fastDate, fastInt, type FastParser } from "../bindings/compat/fast-parsers.ts";
+import { NOT_FAST, fastBool, fastDate, fastFloat, fastInt, type FastParser } from "../bindings/compat/fast-parsers.ts";
+import { readString } from "../bindings/utf8.ts";
 import { fastInt8Array, fastIntArray, fastStringArray } from "../bindings/compat/fast-arrays.ts";
 import { fastBytea } from "../bindings/compat/fast-bytea.ts";
 import { fastParserFor } from "../bindings/compat/pg-defaults.ts";
@@ -70,6 +71,15 @@ describe("fast parsers equal pg-types on edge values", () => {
       for (const oid of [21, 23, 26]) expect(check(fastInt, oid, s)).toBe(true);
     }
     for (const s of ["", "-", "1e3", " 1", "1.5", "9999999999999999"]) expect(fastInt(utf8.encode(s), 0, s.length)).toBe(NOT_FAST);
+  });
+
+  it("float4 / float8: plain decimals fast, exponents, NaN, Infinity and long mantissas to parseFloat", () => {
+    const fast = ["0", "-0", "1", "-1", "1.5", "-3.25", "0.1", "0.2", "0.30000000000001", "123456789012345", "-0.000001", "1.", "-.5",
+      "3.14159", "2.718281828459", "0.000000000000000000001", "900719925474099", "12345.6789", "-0.0", "7.000000"];
+    for (const s of fast) for (const oid of [700, 701]) expect(check(fastFloat, oid, s)).toBe(true);
+    const slow = ["", "-", ".", "1e+20", "1.2345678e-05", "NaN", "Infinity", "-Infinity", "9007199254740993", "0.30000000000000004",
+      "3.1415926535897932", "1.2.3", "+1", " 1", "1,5", "0.00000000000000000000001", "1-"];
+    for (const s of slow) for (const oid of [700, 701]) expect(check(fastFloat, oid, s)).toBe(false);
   });
 
   it("bool", () => {
@@ -160,6 +170,19 @@ describe("fast parsers equal pg-types on random values", () => {
     }
   });
 
+  it("timestamptz of the years 1000-9999 (computed without Date.UTC): every day, hour and offset", () => {
+    const tz = fc.record({
+      year: fc.integer({ min: 990, max: 10010 }), month: fc.integer({ min: 1, max: 12 }), day: fc.integer({ min: 1, max: 31 }),
+      hour: fc.integer({ min: 0, max: 23 }), minute: fc.integer({ min: 0, max: 59 }), second: fc.integer({ min: 0, max: 60 }),
+      frac: fc.option(fc.stringMatching(/^[0-9]{1,6}$/)), zone: zone.filter((z) => z !== ""),
+    }).map((t) => `${pad(t.year, 4)}-${pad(t.month, 2)}-${pad(t.day, 2)} ${pad(t.hour, 2)}:${pad(t.minute, 2)}:${pad(t.second, 2)}${t.frac === null ? "" : `.${t.frac}`}${t.zone}`);
+    useZone("UTC");
+    fc.assert(fc.property(tz, (s) => { expect(check(fastDate, 1184, s)).toBe(true); }), { numRuns: 20000 });
+    for (const s of ["2024-02-29 00:00:00+00", "2023-02-29 00:00:00+00", "1900-02-29 12:00:00+01", "2000-02-29 23:59:59.999999-14", "1000-01-01 00:00:00+00", "9999-12-31 23:59:59.999999+00", "2024-12-31 23:59:60+00"]) {
+      expect(check(fastDate, 1184, s)).toBe(true);
+    }
+  });
+
   it("intervals as PostgreSQL writes them", () => {
     const item = (unit: string) => fc.option(fc.integer({ min: -178000000, max: 178000000 }).map((n) => `${n} ${unit}${Math.abs(n) === 1 ? "" : "s"}`));
     const time = fc.option(fc.tuple(fc.constantFrom("", "-", "+"), fc.integer({ min: 0, max: 2562047788 }), fc.integer({ min: 0, max: 59 }),
@@ -175,6 +198,17 @@ describe("fast parsers equal pg-types on random values", () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), (b) => {
       expect(check(fastBytea, 17, `\\x${Buffer.from(b).toString("hex")}`)).toBe(true);
     }), { numRuns: 2000 });
+  });
+
+  it("floats: float8 and float4 values as JS and PostgreSQL write them, and plain decimals", () => {
+    fc.assert(fc.property(fc.double(), (x) => { check(fastFloat, 701, String(x)); }), { numRuns: 5000 });
+    fc.assert(fc.property(fc.float(), (x) => { check(fastFloat, 700, String(x)); }), { numRuns: 3000 });
+    fc.assert(fc.property(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.integer({ min: 1, max: 17 }), (x, p) => {
+      check(fastFloat, 701, x.toPrecision(p));
+    }), { numRuns: 5000 });
+    let fastCount = 0;
+    fc.assert(fc.property(fc.stringMatching(/^-?[0-9]{0,17}(\.[0-9]{0,17})?$/), (s) => { if (check(fastFloat, 701, s)) fastCount++; }), { numRuns: 5000 });
+    expect(fastCount).toBeGreaterThan(1000);
   });
 
   it("integers", () => {
@@ -193,6 +227,7 @@ describe("fast parsers equal pg-types on random values", () => {
       check(fastInt8Array, 1016, s);
       check(fastInterval, 1186, s);
       check(fastBytea, 17, s);
+      check(fastFloat, 701, s);
     }), { numRuns: 5000 });
   });
 
@@ -212,14 +247,15 @@ describe("the plugin: fast columns next to PgoutputPlugin, and setTypeParser win
     { name: "i2", typeId: 21 }, { name: "i4", typeId: 23, isKey: true }, { name: "o", typeId: 26 }, { name: "i8", typeId: 20 },
     { name: "b", typeId: 16 }, { name: "d", typeId: 1082 }, { name: "ts", typeId: 1114 }, { name: "tz", typeId: 1184 },
     { name: "ia", typeId: 1007 }, { name: "ta", typeId: 1009 }, { name: "i8a", typeId: 1016 }, { name: "iv", typeId: 1186 },
-    { name: "by", typeId: 17 },
+    { name: "by", typeId: 17 }, { name: "tx", typeId: 25 }, { name: "n", typeId: 1700 }, { name: "f4", typeId: 700 }, { name: "f8", typeId: 701 },
   ];
   const rel = { relationId: 16384, namespace: "public", relationName: "t", columns };
   const rows = [
     ["-32768", "1", "4294967295", "9223372036854775807", "t", "2024-02-29", "2024-02-29 12:34:56.789123", "2024-02-29 12:34:56.5+05:30",
-      "{1,NULL,3}", '{"a b",NULL,"NULL",ü}', "{-9223372036854775808}", "1 year 2 mons -3 days +04:05:06.789", "\\x00ff10"],
-    ["0", "-0", "0", "-1", "f", "0001-01-01 BC", "0044-03-15 12:00:00 BC", "infinity", "{}", "{{a},{b}}", "[0:0]={1}", "@ 1 day", "\\x"],
-    [null, "2", null, null, null, "-infinity", "0050-06-01 01:02:03", "1999-12-31 23:59:59.999999-00:25:21", null, null, null, "-00:00:00.5", "\\101\\\\"],
+      "{1,NULL,3}", '{"a b",NULL,"NULL",ü}', "{-9223372036854775808}", "1 year 2 mons -3 days +04:05:06.789", "\\x00ff10",
+      "plain", "-12.50", "3.14159", "1.25"],
+    ["0", "-0", "0", "-1", "f", "0001-01-01 BC", "0044-03-15 12:00:00 BC", "infinity", "{}", "{{a},{b}}", "[0:0]={1}", "@ 1 day", "\\x", "ü€", "NaN", "-Infinity", "1e+300"],
+    [null, "2", null, null, null, "-infinity", "0050-06-01 01:02:03", "1999-12-31 23:59:59.999999-00:25:21", null, null, null, "-00:00:00.5", "\\101\\\\", null, "12345678901234567890.123456789", "-0", "0.30000000000000004"],
   ];
   const stream = [encode.relation(rel).bytes, ...rows.map((r) => encode.insert({ relation: rel, newTuple: r }).bytes)];
   const run = (plugin: { parse(b: Buffer): unknown }) => stream.map((b) => plugin.parse(Buffer.from(b)));
@@ -236,12 +272,17 @@ describe("the plugin: fast columns next to PgoutputPlugin, and setTypeParser win
 
     it(`${backend}: a parser set with pg.types.setTypeParser wins over the fast one (checked at each Relation message)`, () => {
       const types = pg.types as unknown as { setTypeParser(oid: number, fn: (s: string) => unknown): void };
-      const defaults = [23, 1184, 1009].map((oid) => [oid, pgParser(oid)] as const);
+      const defaults = [23, 1184, 1009, 25, 1700].map((oid) => [oid, pgParser(oid)] as const);
+      // text and numeric have no pg-types parser (noParse): the fast path hands the text over, until one is set.
+      expect(fastParserFor(25, pgParser(25))).toBe(readString);
+      expect(fastParserFor(1700, pgParser(1700))).toBe(readString);
       const plugin = new PgoutputWasmPlugin({ protoVersion: 1, publicationNames: ["p"], backend });
       expect((run(plugin)[1] as { new: { i4: unknown } }).new.i4).toBe(1);
       types.setTypeParser(23, (s) => `int4:${s}`);
       types.setTypeParser(1184, (s) => `tz:${s}`);
       types.setTypeParser(1009, (s) => `ta:${s}`);
+      types.setTypeParser(25, (s) => `text:${s}`);
+      types.setTypeParser(1700, (s) => `numeric:${s}`);
       try {
         const row = (run(plugin)[1] as { new: Record<string, unknown> }).new;
         expect(row.i4).toBe("int4:1");
@@ -249,6 +290,10 @@ describe("the plugin: fast columns next to PgoutputPlugin, and setTypeParser win
         expect(row.ta).toBe('ta:{"a b",NULL,"NULL",ü}');
         expect(row.i2).toBe(-32768); // untouched types keep the fast path
         expect(fastParserFor(23, pgParser(23))).toBeUndefined();
+        expect(row.tx).toBe("text:plain");
+        expect(row.n).toBe("numeric:-12.50");
+        expect(row.f8).toBe(1.25); // untouched float8 stays fast
+        expect(fastParserFor(25, pgParser(25))).toBeUndefined();
       } finally {
         for (const [oid, fn] of defaults) types.setTypeParser(oid, fn);
       }

@@ -35,6 +35,47 @@ export function fastInt(u8: Uint8Array, off: number, len: number): unknown {
   return neg ? -v : v;
 }
 
+/** Powers of ten that are exact doubles. */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+/** Above this a mantissa times 10, plus a digit, may pass 2^53 (and stop being exact). */
+const MANTISSA_MAX = Math.floor((2 ** 53 - 9) / 10);
+const DOT = 0x2e;
+
+/**
+ * float4 / float8: pg-types' `parseFloat`, for plain decimals
+ * (`-12.5`, `3`, `0.000123`) of at most ~15 significant digits: the digits
+ * as an integer `m` (exact below 2^53) divided by `10^k` (exact up to
+ * 10^22) is one correctly rounded operation on exact operands, so it is
+ * the double nearest the decimal, which is what parseFloat returns
+ * (Clinger's fast path). Exponents, NaN, Infinity and longer mantissas
+ * (PostgreSQL writes float8 with up to 17 digits) go to parseFloat.
+ */
+export function fastFloat(u8: Uint8Array, off: number, len: number): unknown {
+  let i = off;
+  const end = off + len;
+  const neg = u8[i] === MINUS;
+  if (neg) i++;
+  let m = 0;
+  let scale = -1; // digits after the point, -1 before it
+  let any = false;
+  for (; i < end; i++) {
+    const c = u8[i]!;
+    if (c === DOT) {
+      if (scale >= 0) return NOT_FAST;
+      scale = 0;
+      continue;
+    }
+    const d = c - ZERO;
+    if (d < 0 || d > 9 || m > MANTISSA_MAX) return NOT_FAST;
+    m = m * 10 + d;
+    any = true;
+    if (scale >= 0) scale++;
+  }
+  if (!any || scale > 22) return NOT_FAST;
+  const v = scale > 0 ? m / POW10[scale]! : m;
+  return neg ? -v : v;
+}
+
 /** bool: pg-types' parseBool is true for `t` (PostgreSQL's output) and false for `f`. */
 export function fastBool(u8: Uint8Array, off: number, len: number): unknown {
   if (len !== 1) return NOT_FAST;
@@ -61,6 +102,31 @@ function is0To99(year: number): boolean {
 /** " BC" at `at`, ending the text at `end`. */
 function isBC(u8: Uint8Array, at: number, end: number): boolean {
   return end - at === 3 && u8[at] === 0x20 && u8[at + 1] === 0x42 && u8[at + 2] === 0x43;
+}
+
+const DAY_MS = 86_400_000;
+/** Days before each month (1-12) in a common year, and each month's length. */
+const DAYS_BEFORE = [0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
+/**
+ * `Date.UTC(year, month - 1, day, hour, minute, second, ms)` by integer
+ * arithmetic, for a valid date and time of the years 1000-9999 (the
+ * builtin's MakeDay and MakeTime cost more than the rest of the parse);
+ * `undefined` for anything else (a 60th second, a day past its month's
+ * end, which Date.UTC rolls over), left to Date.UTC. `ms` is truncated as
+ * MakeTime truncates it; no TimeClip is needed in these years.
+ */
+function plainUtc(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number | undefined {
+  if (year < 1000 || year > 9999 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const leap = isLeap(year);
+  if (day > MONTH_DAYS[month]! + (leap && month === 2 ? 1 : 0)) return undefined;
+  // Days from 1970-01-01 to January 1st of `year` (proleptic Gregorian), then to the day.
+  const y = year - 1;
+  const yearDays = 365 * (year - 1970) + (Math.floor(y / 4) - 492) - (Math.floor(y / 100) - 19) + (Math.floor(y / 400) - 4);
+  const days = yearDays + DAYS_BEFORE[month]! + (leap && month > 2 ? 1 : 0) + day - 1;
+  return days * DAY_MS + hour * 3_600_000 + minute * 60_000 + second * 1000 + Math.trunc(ms);
 }
 
 /**
@@ -137,8 +203,13 @@ export function fastDate(u8: Uint8Array, off: number, len: number): unknown {
   }
   let date: Date;
   if (offset !== undefined) {
+    if (!is0To99(year)) {
+      const utc = plainUtc(year, month, day, hour, minute, second, ms);
+      // = setTime(getTime() - offset): both TimeClip.
+      return new Date((utc === undefined ? Date.UTC(year, month - 1, day, hour, minute, second, ms) : utc) - offset);
+    }
     date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms));
-    if (is0To99(year)) date.setUTCFullYear(year);
+    date.setUTCFullYear(year);
     if (offset !== 0) date.setTime(date.getTime() - offset);
   } else {
     date = new Date(year, month - 1, day, hour, minute, second, ms);

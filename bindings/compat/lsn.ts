@@ -1,6 +1,7 @@
 /**
  * LSNs and timestamps in pg-logical-replication's form.
  */
+import { fromPostgresTimestamp, POSTGRES_EPOCH_US } from "../time.ts";
 
 /**
  * An LSN as pg-logical-replication's PgoutputPlugin prints it: both halves
@@ -8,23 +9,60 @@
  * itself prints `0/16B3748` — both parse as pg_lsn), `null` for 0/0.
  */
 export function compatLsn(lsn: bigint): string | null {
-  if (lsn === 0n) return null;
-  // Every Begin and Commit has LSNs: one Number conversion and a byte table
-  // instead of two bigint shifts, toString, padStart and toUpperCase.
+  // One Number conversion where the LSN is below 2^53 (all of them, in practice), two bigint operations otherwise.
   const n = Number(lsn);
   if (n <= Number.MAX_SAFE_INTEGER) {
     const hi = Math.floor(n / 0x1_0000_0000);
-    return `${hex8(hi)}/${hex8(n - hi * 0x1_0000_0000)}`;
+    return lsnOfHalves(hi, n - hi * 0x1_0000_0000);
   }
-  return `${hex8(Number(lsn >> 32n))}/${hex8(Number(lsn & 0xffff_ffffn))}`;
+  return lsnOfHalves(Number(lsn >> 32n), Number(lsn & 0xffff_ffffn));
 }
 
-const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, "0"));
-
-/** 32-bit `n` as 8 upper-case hex digits. */
-function hex8(n: number): string {
-  return HEX_BYTE[n >>> 24]! + HEX_BYTE[(n >>> 16) & 0xff]! + HEX_BYTE[(n >>> 8) & 0xff]! + HEX_BYTE[n & 0xff]!;
+/** `compatLsn` of the LSN at byte `o` (big-endian uint64), read as two 32-bit halves (no bigint). */
+export function compatLsnAt(dv: DataView, o: number): string | null {
+  return lsnOfHalves(dv.getUint32(o), dv.getUint32(o + 4));
 }
+
+/** `compatLsn` of the LSN whose high and low 32 bits are `hi` and `lo` (unsigned). */
+export function lsnOfHalves(hi: number, lo: number): string | null {
+  if ((hi | lo) === 0) return null;
+  // One string from 17 character codes: half the cost of joining hex pieces (every Begin and Commit has LSNs).
+  const h = HEX;
+  return String.fromCharCode(
+    h[hi >>> 28]!, h[(hi >>> 24) & 15]!, h[(hi >>> 20) & 15]!, h[(hi >>> 16) & 15]!,
+    h[(hi >>> 12) & 15]!, h[(hi >>> 8) & 15]!, h[(hi >>> 4) & 15]!, h[hi & 15]!, SLASH,
+    h[lo >>> 28]!, h[(lo >>> 24) & 15]!, h[(lo >>> 20) & 15]!, h[(lo >>> 16) & 15]!,
+    h[(lo >>> 12) & 15]!, h[(lo >>> 8) & 15]!, h[(lo >>> 4) & 15]!, h[lo & 15]!,
+  );
+}
+
+/** Character codes of the upper-case hex digits, and of `/`. */
+const HEX = Uint8Array.from("0123456789ABCDEF", (c) => c.charCodeAt(0));
+const SLASH = 0x2f;
+
+/** Above this high half (in magnitude) µs since 2000 plus the Unix epoch offset may leave the exact doubles. */
+const SAFE_HIGH = 0x10_0000;
+const TWO_32 = 0x1_0000_0000;
+
+/** `fromPostgresTimestamp(dv.getBigInt64(o))`, from the two halves (see timeOfHalves). */
+export function compatTimeAt(dv: DataView, o: number): bigint {
+  return timeOfHalves(dv.getInt32(o), dv.getUint32(o + 4));
+}
+
+/**
+ * The timestamp whose int64 µs since 2000-01-01 has high half `hi`
+ * (signed) and low half `lo` (unsigned), as µs since the Unix epoch like
+ * `fromPostgresTimestamp`: within ±142 years of 2000 (|µs| < 2^52)
+ * computed exactly in doubles and made a bigint once, else (±infinity
+ * included) through bigints.
+ */
+export function timeOfHalves(hi: number, lo: number): bigint {
+  if (hi < SAFE_HIGH && hi > -SAFE_HIGH) return BigInt(hi * TWO_32 + lo + POSTGRES_EPOCH_MS_US);
+  return fromPostgresTimestamp((BigInt(hi) << 32n) + BigInt(lo));
+}
+
+/** POSTGRES_EPOCH_US as a double (exact). */
+const POSTGRES_EPOCH_MS_US = Number(POSTGRES_EPOCH_US);
 
 /** `compatLsn` for an optional LSN (`null` stays `null`). */
 export function compatLsnOrNull(lsn: bigint | null): string | null {

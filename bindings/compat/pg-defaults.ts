@@ -10,7 +10,7 @@
  */
 import { createRequire } from "node:module";
 import { readString } from "../utf8.ts";
-import { fastBool, fastDate, fastInt, type FastParser } from "./fast-parsers.ts";
+import { fastBool, fastDate, fastFloat, fastInt, type FastParser } from "./fast-parsers.ts";
 import { fastInt8Array, fastIntArray, fastStringArray } from "./fast-arrays.ts";
 import { makeFastInterval } from "./fast-interval.ts";
 import { fastBytea } from "./fast-bytea.ts";
@@ -24,6 +24,8 @@ const FAST_BY_OID = new Map<number, FastParser>([
   [21, fastInt],
   [23, fastInt],
   [26, fastInt],
+  [700, fastFloat],
+  [701, fastFloat],
   [16, fastBool],
   [1082, fastDate],
   [1114, fastDate],
@@ -40,6 +42,8 @@ const FAST_BY_OID = new Map<number, FastParser>([
 ]);
 
 let defaults: Map<number, TypeParser> | null | undefined;
+/** pg-types' parser for an OID it has none for (`noParse`: `String(text)`, the text itself). */
+let noParse: TypeParser | undefined;
 
 /** pg-types' default text parsers by OID, from the pg-types that `pg` loads; `null` when neither loads. */
 function pgTypesDefaults(): Map<number, TypeParser> | null {
@@ -50,6 +54,9 @@ function pgTypesDefaults(): Map<number, TypeParser> | null {
     const textParsers = fromPg("pg-types/lib/textParsers") as { init(register: (oid: number, fn: TypeParser) => void): void };
     const found = new Map<number, TypeParser>();
     textParsers.init((oid, fn) => found.set(oid, fn));
+    // getTypeParser answers noParse for a format it has no table for, whatever was registered for any OID.
+    const types = fromPg("pg-types") as { getTypeParser(oid: number, format: string): TypeParser };
+    noParse = types.getTypeParser(0, "no such format");
     defaults = found;
   } catch {
     defaults = null;
@@ -64,7 +71,10 @@ let fastInterval: FastParser | undefined;
 /** The fast parser for a column of type `oid` whose parser is `parser`, or `undefined` to call `parser` on the text. */
 export function fastParserFor(oid: number, parser: TypeParser): FastParser | undefined {
   const d = pgTypesDefaults();
-  if (d === null || d.get(oid) !== parser) return undefined;
+  if (d === null) return undefined;
+  // text, varchar, numeric, uuid, enums, ...: pg-types hands the text over as it is.
+  if (parser === noParse) return readString;
+  if (d.get(oid) !== parser) return undefined;
   if (oid === INTERVAL) return (fastInterval ??= makeFastInterval((parser as unknown as { prototype: object }).prototype));
   return FAST_BY_OID.get(oid);
 }

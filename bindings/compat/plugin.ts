@@ -15,8 +15,9 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoderSync } from "../create-decoder.ts";
+import { TapeDecoder } from "../kernel/decoder.ts";
 import { startReplicationCommand as pgStartReplicationCommand } from "../pg/commands.ts";
-import { CompatConverter } from "./convert.ts";
+import { CompatConverter, FIXED_MAX } from "./convert.ts";
 import { pgTypes, type TypeParserSource } from "./type-parsers.ts";
 import type { AnyMessage, Options } from "./types.ts";
 
@@ -73,7 +74,17 @@ export class PgoutputWasmPlugin {
 
   /** Decodes one pgoutput message into a plain object in pg-logical-replication's shape. */
   parse(buffer: Uint8Array): AnyMessage {
-    return this.#converter.convert(this.decoder.decode(buffer));
+    const decoder = this.decoder;
+    // Both backends are tape decoders: read the message's record, no batch or view (convert.ts).
+    if (decoder instanceof TapeDecoder) {
+      // Begin and Commit need no kernel call (convertFixed), unless the decoder refuses messages of their size.
+      if (decoder.maxMessageSize >= FIXED_MAX) {
+        const fixed = this.#converter.convertFixed(buffer);
+        if (fixed !== undefined) return fixed;
+      }
+      return this.#converter.convertRecord(decoder.decodeRecord(buffer), decoder);
+    }
+    return this.#converter.convert(decoder.decode(buffer));
   }
 }
 

@@ -26,27 +26,35 @@ export class Slab {
   #slab: Uint8Array = allocate(SLAB_BYTES);
   #used = 0;
 
+  /** The memory the last `copy` placed its bytes in. */
+  held: Uint8Array = this.#slab;
+
   /**
-   * Copies `bytes[start, end)` into owned memory; returns the slab holding
-   * it and the offset there of `start` (so byte `x` of the input is at
-   * `x - start + offset`).
+   * Copies `bytes[start, end)` into owned memory: `held` then holds them,
+   * and the offset returned is where `start` went (so byte `x` of the input
+   * is at `x - start + offset`). No result object: this runs per row.
    */
-  copy(bytes: Uint8Array, start: number, end: number): { slab: Uint8Array; offset: number } {
+  copy(bytes: Uint8Array, start: number, end: number): number {
     const n = end - start;
     if (n > SLAB_BYTES / 4) {
       // A big row gets its own memory, rather than wasting most of a slab.
       const own = allocate(n);
       own.set(bytes.subarray(start, end));
-      return { slab: own, offset: 0 };
+      this.held = own;
+      return 0;
     }
     if (this.#used + n > SLAB_BYTES) {
       this.#slab = allocate(SLAB_BYTES);
       this.#used = 0;
     }
+    const slab = this.#slab;
     const offset = this.#used;
-    this.#slab.set(bytes.subarray(start, end), offset);
+    // Short rows byte by byte: cheaper than the subarray object set() needs.
+    if (n <= 64) for (let i = 0; i < n; i++) slab[offset + i] = bytes[start + i]!;
+    else slab.set(bytes.subarray(start, end), offset);
     // Keep views 8-byte aligned, as Node's pool does.
     this.#used = (offset + n + 7) & ~7;
-    return { slab: this.#slab, offset };
+    this.held = slab;
+    return offset;
   }
 }

@@ -32,6 +32,14 @@ import { ADDRESSABLE, grownTape, layoutEnd, planCapacities, unaddressable } from
 import { framedCopyLength, WALK_ABOVE } from "../frame-walk.ts";
 import { JSON_AREA_BYTES, JsonArea } from "./json-area.ts";
 
+/** A message's tape record as `decodeRecord` hands it out: word `w` of `t` (see tape.ts), bytes in `u8` / `dv`. */
+export interface TapeRecord {
+  u8: Uint8Array;
+  dv: DataView;
+  t: Int32Array;
+  w: number;
+}
+
 const PAGE = 65536;
 /** Above this much memory, a call that needs far less starts a fresh instance so a peak is not kept forever. */
 const SHRINK_ABOVE = 64 << 20;
@@ -87,6 +95,11 @@ export abstract class TapeDecoder implements PgoutputDecoder {
       },
     });
     this.#start();
+  }
+
+  /** The largest message accepted (the `maxMessageSize` option). */
+  get maxMessageSize(): number {
+    return this.#maxMessage;
   }
 
   decode(message: Uint8Array, options?: DecodeOptions): PgoutputMessage {
@@ -221,7 +234,7 @@ export abstract class TapeDecoder implements PgoutputDecoder {
   /** Starts a decode call: older views go stale; a large idle memory is given back (keeping `keep` pending bytes). */
   #begin(keep: number): void {
     this.#clock.generation++;
-    if (this.#u8.buffer.byteLength > SHRINK_ABOVE && keep < SHRINK_ABOVE >> 2) {
+    if (this.#buffer!.byteLength > SHRINK_ABOVE && keep < SHRINK_ABOVE >> 2) {
       const saved = copyBytes(this.#u8, this.#pendingFrom, this.#pendingFrom + keep);
       this.#start();
       this.#reserve(keep, 0);
@@ -334,6 +347,24 @@ export abstract class TapeDecoder implements PgoutputDecoder {
    * `consumed` are relative to `from`.
    */
   #run(framing: number, from: number, length: number): TapeBatch {
+    const status = this.#kernel(framing, from, length);
+    const res = this.#i32;
+    const r = this.#result >> 2;
+    // Apply the good messages to the caches even when a later one is bad.
+    const batch = this.#walk(this.#count, res[r + R_CONSUMED]! - from);
+    if (status === STATUS_ERROR) {
+      const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : this.#count);
+      error.decoded = [...batch];
+      throw error;
+    }
+    return batch;
+  }
+
+  /** Messages the last #kernel call decoded. */
+  #count = 0;
+
+  /** The kernel calls of #run: STATUS_OK or STATUS_ERROR, with #count and the result words set. */
+  #kernel(framing: number, from: number, length: number): number {
     const end = from + length;
     const r = this.#result >> 2;
     let state = this.inStream ? STATE_IN_STREAM : 0;
@@ -361,15 +392,55 @@ export abstract class TapeDecoder implements PgoutputDecoder {
         else this.#layout(this.#inputCapacity, this.#tapeCapacity, this.#tableCapacity * 2);
         continue;
       }
-      // Apply the good messages to the caches even when a later one is bad.
-      const batch = this.#walk(count, res[r + R_CONSUMED]! - from);
-      if (status === STATUS_ERROR) {
-        const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : count);
-        error.decoded = [...batch];
-        throw error;
-      }
-      return batch;
+      this.#count = count;
+      return status;
     }
+  }
+
+  /** What decodeRecord() returned last (one object, refilled per call). */
+  readonly #record: TapeRecord = { u8: EMPTY, dv: new DataView(new ArrayBuffer(0)), t: new Int32Array(0), w: 0 };
+  /** The Relation the last decodeRecord() defined, if it decoded one; its message length. */
+  #recordDefinition: RelationDefinition | undefined;
+  #recordLength = 0;
+
+  /**
+   * `decode()` for callers that read the tape themselves (the
+   * pg-logical-replication drop-in, bindings/compat, which turns every
+   * message into plain objects at once): the same copy, kernel call, checks,
+   * errors and cache updates, but no batch and no view — the message's
+   * record is word `w` of `t`. Valid until the decoder's next call.
+   */
+  decodeRecord(message: Uint8Array): TapeRecord {
+    this.#begin(0);
+    const copied = message.length > this.#maxMessage ? message.subarray(0, 1) : message;
+    // What #reserve(n, 64) checks first, without its objects: nearly every message fits what the last one left.
+    const n = copied.length;
+    if (n > this.#inputCapacity || (n >> 2) + 1024 > this.#tapeCapacity) this.#reserve(n, 64);
+    this.#u8.set(copied, this.#input);
+    const status = this.#kernel(FRAMING_ONE, this.#input, message.length);
+    if (status === STATUS_ERROR) {
+      const error = kernelError(this.#i32, this.#result >> 2, this.#input, undefined);
+      error.decoded = [];
+      throw error;
+    }
+    const w = this.#tape >> 2;
+    this.#recordDefinition = this.#apply(w, 0);
+    this.#recordLength = message.length;
+    const rec = this.#record;
+    rec.u8 = this.#u8;
+    rec.dv = this.#dv;
+    rec.t = this.#i32;
+    rec.w = w;
+    return rec;
+  }
+
+  /** The view of the message the last decodeRecord() decoded (for kinds its caller does not read itself). */
+  recordView(): WalMessage {
+    const def = this.#recordDefinition;
+    const records = Int32Array.of(this.#record.w);
+    return new TapeBatch(
+      this.#clock, this.#u8, this.#dv, this.#i32, records, 1, this.#recordLength, this.values, this.relations, def === undefined ? [] : [def], this.#json,
+    ).get(0);
   }
 
   /**
@@ -381,39 +452,48 @@ export abstract class TapeDecoder implements PgoutputDecoder {
    */
   #walk(count: number, consumed: number): TapeBatch {
     const t = this.#i32;
-    const u8 = this.#u8;
-    const dv = this.#dv;
     const records = new Int32Array(count);
     const definitions: RelationDefinition[] = [];
     let w = this.#tape >> 2;
     for (let i = 0; i < count; i++) {
       records[i] = w;
-      const head = t[w]!;
-      // Keepalives and backend messages touch no cache (and a backend 'E' is no Stream Stop).
-      const tag = head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8) ? 0 : head & 0xff;
-      if (tag === TAG_RELATION || tag === TAG_TYPE || tag === TAG_STREAM_START || tag === TAG_STREAM_STOP) {
-        const off = t[w + H_OFFSET]!;
-        const p0 = off + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
-        const body = w + HEADER_WORDS;
-        if (tag === TAG_RELATION) {
-          const relation = relationAt(u8, t, off, t[w + H_LENGTH]!, body, dv.getUint32(p0));
-          definitions.push({ index: i, relation, previous: this.relations.get(relation.relationId) });
-          this.relations.set(relation.relationId, relation);
-        } else if (tag === TAG_TYPE) {
-          const info = {
-            typeId: dv.getUint32(p0),
-            namespace: readString(u8, t[body]!, t[body + 1]!),
-            typeName: readString(u8, t[body + 2]!, t[body + 3]!),
-          };
-          this.types.set(info.typeId, info);
-          this.values.learnType(info.typeId, info.namespace, info.typeName);
-        } else {
-          this.inStream = tag === TAG_STREAM_START;
-        }
-      }
+      const def = this.#apply(w, i);
+      if (def !== undefined) definitions.push(def);
       w += t[w + H_SIZE]!;
     }
-    return new TapeBatch(this.#clock, u8, dv, t, records, count, consumed, this.values, this.relations, definitions, this.#json);
+    return new TapeBatch(this.#clock, this.#u8, this.#dv, t, records, count, consumed, this.values, this.relations, definitions, this.#json);
+  }
+
+  /** Applies record `w` (message `index` of its call) to the caches and stream state; a Relation's definition is returned. */
+  #apply(w: number, index: number): RelationDefinition | undefined {
+    const t = this.#i32;
+    const head = t[w]!;
+    // Keepalives and backend messages touch no cache (and a backend 'E' is no Stream Stop).
+    const tag = head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8) ? 0 : head & 0xff;
+    if (tag !== TAG_RELATION && tag !== TAG_TYPE && tag !== TAG_STREAM_START && tag !== TAG_STREAM_STOP) return undefined;
+    const u8 = this.#u8;
+    const dv = this.#dv;
+    const off = t[w + H_OFFSET]!;
+    const p0 = off + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
+    const body = w + HEADER_WORDS;
+    if (tag === TAG_RELATION) {
+      const relation = relationAt(u8, t, off, t[w + H_LENGTH]!, body, dv.getUint32(p0));
+      const def = { index, relation, previous: this.relations.get(relation.relationId) };
+      this.relations.set(relation.relationId, relation);
+      return def;
+    }
+    if (tag === TAG_TYPE) {
+      const info = {
+        typeId: dv.getUint32(p0),
+        namespace: readString(u8, t[body]!, t[body + 1]!),
+        typeName: readString(u8, t[body + 2]!, t[body + 3]!),
+      };
+      this.types.set(info.typeId, info);
+      this.values.learnType(info.typeId, info.namespace, info.typeName);
+    } else {
+      this.inStream = tag === TAG_STREAM_START;
+    }
+    return undefined;
   }
 }
 
