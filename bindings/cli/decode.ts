@@ -27,6 +27,28 @@ import { usage } from "./errors.ts";
 
 const GZIP_MAGIC = 0x1f8b;
 
+export const DECODE_USAGE = `usage: pgoutput-wasm decode FILE|- [options]
+
+Decodes a capture file ([uint32 big-endian length][pgoutput message]...,
+gzipped or not; - reads stdin), as written by pgoutput-wasm capture, to one
+JSON object per message on stdout.
+
+options:
+  --backend wasm|baseline   decoder to use (default wasm)
+  --stats                   print counts by message kind to stderr
+  --values                  add typed column values (newValues, oldValues)
+  --changes                 tail's output instead: one line per change, typed
+                            (docs/cli-output.md); with
+  --transactions            also print B (begin) and C (commit) lines
+  --tables LIST             only these tables: schema.table or table; repeat or comma-separate
+  --numbers-as-strings      int8 and numeric as JSON strings
+  --format jsonl|pretty     one line per object (default), or indented
+
+A message that does not decode: what decoded before it is printed, then one
+line on stderr naming the message, the field and the byte offset in the
+capture; exit code 1 (2 for bad options).
+`;
+
 export async function decodeCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,

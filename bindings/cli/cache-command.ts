@@ -1,0 +1,34 @@
+/**
+ * `pgoutput-wasm cache path|clean`: where the cache folder is (cache.ts),
+ * and removing it.
+ */
+import { cacheDir, cleanCache } from "./cache.ts";
+import { usage } from "./errors.ts";
+import { formatBytes } from "./status.ts";
+
+export const CACHE_USAGE = `usage: pgoutput-wasm cache path|clean
+
+The only files pgoutput-wasm keeps between runs are in one folder:
+$XDG_CACHE_HOME/pgoutput-wasm, or ~/.cache/pgoutput-wasm (as root too:
+/root/.cache/pgoutput-wasm). It holds PostgreSQL data-directory templates
+made by the development test harness; the CLI's embedded server keeps
+nothing there (its data directory is temporary and removed on exit).
+
+  path    print the folder
+  clean   remove it, and the copies older versions left in the temp directory
+          (pgoutputwasm-template-*, pgoutputwasm-native-*)
+`;
+
+export async function cacheCommand(args: string[]): Promise<number> {
+  const [action, ...extra] = args;
+  if (extra.length > 0 || (action !== "path" && action !== "clean")) {
+    throw usage(action === undefined ? "cache needs path or clean" : `cache takes path or clean, not ${JSON.stringify(args.join(" "))}`);
+  }
+  if (action === "path") {
+    process.stdout.write(`${cacheDir()}\n`);
+    return 0;
+  }
+  const { removed, bytes } = cleanCache();
+  process.stdout.write(removed.length === 0 ? `nothing to remove (${cacheDir()} does not exist)\n` : `removed ${removed.join(", ")} (${formatBytes(bytes)})\n`);
+  return 0;
+}
