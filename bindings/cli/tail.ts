@@ -29,7 +29,7 @@ has been printed (--follow keeps it running until Ctrl-C). Its data
 directory (under the temp directory, pgoutputwasm-pg18-*) is removed on
 exit; nothing is kept between runs (see pgoutput-wasm cache --help). As
 root, PostgreSQL runs as the system user pgoutputwasm, created on first use
-(useradd --system: no home directory, no login shell) and left in place
+(a system account: no home directory, no login shell) and left in place
 (userdel pgoutputwasm removes it); where that user cannot read the npm
 binaries, they are copied to a temporary folder for the run.
 
