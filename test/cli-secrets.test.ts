@@ -163,7 +163,7 @@ describe.concurrent("no password on stderr, whatever the form", () => {
       [`host=127.0.0.1 password=${kv(SECRET)} dbname='appdb`, /unterminated quoted value of "dbname"/],
     ] as const) {
       const r = await run(["tail", "-c", conn, "--publication", "p"], { PGPASSWORD: ENV_SECRET });
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, r.stderr).toBe(2); // a bad option, like the others
       const text = expectClean(r);
       expect(text.trimEnd().split("\n")).toHaveLength(1);
       expect(text).toMatch(message);

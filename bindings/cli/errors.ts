@@ -111,7 +111,10 @@ export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
     return new CliError(`could not reach the server${where}: ${msg}`, "check the host, the port and any firewall in between");
   }
   if (f.code === "ENOENT" && /\.s\.PGSQL/.test(msg)) {
-    return new CliError(`no PostgreSQL socket: ${msg}`, "give a host: --connection postgres://user@host:5432/db (or PGHOST)");
+    return new CliError(
+      `no PostgreSQL socket: ${msg}`,
+      "the socket is <directory>/.s.PGSQL.<port>: check the directory (host=/path, or PGHOST) and the port (&port=, or PGPORT; default 5432), or give a TCP host: postgres://user@host:5432/db",
+    );
   }
   if (/SASL|client password must be a string|password authentication/i.test(msg) && f.sqlstate === undefined) {
     return new CliError(`authentication failed for ${user}${where}: the server asks for a password and none was given`, "put the password in the URL (postgres://user:password@host/db) or set PGPASSWORD");
@@ -120,6 +123,13 @@ export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
     case "28P01":
       return new CliError(`authentication failed${where}: ${msg}`, "check the user and password (--connection postgres://user:password@host/db, or PGUSER/PGPASSWORD)");
     case "28000":
+      // Both "role ... does not exist" and "no pg_hba.conf entry ..." come as invalid_authorization_specification.
+      if (/role .* does not exist/i.test(msg)) {
+        return new CliError(
+          `${msg}${where}`,
+          `check the user name (in the URL, user=, or PGUSER; default: your OS user name), or create the role: CREATE ROLE ${quoteIdent(user)} LOGIN REPLICATION`,
+        );
+      }
       return new CliError(`connection rejected${where}: ${msg}`, "the server's pg_hba.conf must allow this user, database and address");
     case "3D000":
       return new CliError(`${msg}${where}`, "check the database name at the end of the URL (or PGDATABASE)");

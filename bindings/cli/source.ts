@@ -224,7 +224,7 @@ export function connectionConfig(connection: string | undefined): { config: Clie
   } catch (e) {
     if (!(e instanceof ConnectionStringError)) throw e;
     const kind = looksLikeUrl(connection) ? "URL" : "string";
-    throw new CliError(`invalid connection ${kind} ${JSON.stringify(redactCli(connection))}: ${e.message}`, CONNECTION_HINT);
+    throw usage(`invalid connection ${kind} ${JSON.stringify(redactCli(connection))}: ${e.message}`, CONNECTION_HINT);
   }
   rememberSecrets(undefined, typeof config.password === "string" ? config.password : undefined);
   const host = config.host || process.env.PGHOST || "localhost";
@@ -401,7 +401,7 @@ async function openConnected(
   try {
     side = new pg.Client({ ...config, connectionTimeoutMillis: 15_000 } as ClientConfig);
   } catch (e) {
-    throw new CliError(`invalid connection settings: ${redactCli((e as Error).message)}`, CONNECTION_HINT);
+    throw usage(`invalid connection settings: ${redactCli((e as Error).message)}`, CONNECTION_HINT);
   }
   side.on("error", () => {});
   try {
