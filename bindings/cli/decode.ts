@@ -113,12 +113,15 @@ export async function decodeCommand(args: string[]): Promise<number> {
   };
   // Offsets in push() errors count from the decoder's unfinished frame; `base` is where that starts in the file.
   let base = 0;
+  // Message indexes in push() errors count within that push; `before` is how many came before it.
+  let before = 0;
   try {
     for await (const chunk of await openCapture(file)) {
       const u8 = chunk as Uint8Array;
       bytes += u8.length;
       const batch = decoder.push(u8);
       base += batch.consumed;
+      before += batch.length;
       await print(batch);
     }
     decoder.end();
@@ -126,7 +129,7 @@ export async function decodeCommand(args: string[]): Promise<number> {
     if (!isPgoutputError(error)) throw error;
     // What decoded before the bad message is printed first: a bug report shows where it broke.
     await print(error.decoded);
-    throw inFile(error, base);
+    throw inFile(error, base, before);
   }
 
   if (values.stats) {
@@ -140,17 +143,12 @@ export async function decodeCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-/** The same error with its offset counted from the start of the (decompressed) capture. */
-function inFile(error: PgoutputError, base: number): PgoutputError {
-  const where = error.offset === undefined ? "" : ` at byte ${base + error.offset} of the capture`;
-  const e = new PgoutputError(`${error.message.replace(/ \(.*\)$/, "")}${where}${error.messageKind ? ` (${error.messageKind}${error.field ? `, field ${error.field}` : ""})` : error.field ? ` (field ${error.field})` : ""}`, {
-    code: error.code,
+/** The same error with its offset and message index counted from the start of the (decompressed) capture. */
+function inFile(error: PgoutputError, base: number, before: number): PgoutputError {
+  return error.withDetails({
     offset: error.offset === undefined ? undefined : base + error.offset,
-    messageKind: error.messageKind,
-    field: error.field,
-    incomplete: error.incomplete,
+    messageIndex: error.messageIndex === undefined ? undefined : before + error.messageIndex,
   });
-  return e;
 }
 
 /**

@@ -359,7 +359,12 @@ export abstract class TapeDecoder implements PgoutputDecoder {
       // Apply the good messages to the caches even when a later one is bad.
       const batch = this.#walk(count, res[r + R_CONSUMED]! - from);
       if (status === STATUS_ERROR) {
-        const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : count);
+        const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : count, {
+          memory: this.#u8,
+          messageLength: framing === FRAMING_ONE ? length : undefined,
+          backendHeaders: framing === FRAMING_BACKEND,
+          maxMessageSize: this.#maxMessage,
+        });
         error.decoded = [...batch];
         throw error;
       }

@@ -4,8 +4,12 @@
 // missing values get one line of ours with a hint and exit 2 (not Node's
 // parseArgs wording), and `cache path|clean` name and remove the one folder
 // kept between runs (plus what older versions left in the temp directory).
+// A bad capture gives the same line on both backends, each detail once
+// (the unknown tag, the frame's size, the field, the byte in the capture);
+// `capture` to a file whose connection fails leaves no file behind.
 
 import { spawn } from "node:child_process";
+import * as net from "node:net";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -120,5 +124,57 @@ describe("cache path|clean", () => {
     expect(readdirSync(tmp).sort()).toEqual(["pgoutputwasm-pg18-running", "unrelated"]);
     const again = await run(["cache", "clean"], { XDG_CACHE_HOME: xdg, TMPDIR: tmp });
     expect(again.stdout).toMatch(/^nothing to remove/);
+  });
+});
+
+describe.concurrent("decode: a bad capture, the same line on both backends", () => {
+  const frame = (...body: number[]) => [(body.length >>> 24) & 255, (body.length >>> 16) & 255, (body.length >>> 8) & 255, body.length & 255, ...body];
+  // A good Origin message first, so offsets count from the start of the capture, not of the frame.
+  const origin = frame(0x4f, 0, 0, 0, 0, 0, 0, 0, 1, 0x78, 0);
+  const cases = [
+    { name: "an unknown tag", bytes: [...origin, ...frame(0x5a, 1, 2)], line: `UNKNOWN_MESSAGE: unknown message tag 0x5a ("Z") (message #1, field tag, byte ${origin.length + 4})` },
+    { name: "a frame beyond maxMessageSize", bytes: [...origin, 0xff, 0xff, 0xff, 0xf0, 0x42], line: `MESSAGE_TOO_LARGE: frame of 4294967280 bytes larger than maxMessageSize (1073741824) (message #1, field frameLength, byte ${origin.length})` },
+    { name: "a capture ending inside a frame header", bytes: [...origin, 0, 0], line: `INCOMPLETE: stream ended inside a frame (2 bytes of it received) (field frameLength, byte ${origin.length})` },
+    // Past the first 64 KB chunk read: the index and the byte still count from the start of the capture.
+    { name: "an unknown tag after 10000 messages", bytes: [...Array.from({ length: 10000 }, () => origin).flat(), ...frame(0x5a)], stdout: 10000, line: `UNKNOWN_MESSAGE: unknown message tag 0x5a ("Z") (message #10000, field tag, byte ${origin.length * 10000 + 4})` },
+    { name: "a message cut short", bytes: [...origin, ...frame(0x42, 0, 0)], line: `INCOMPLETE: message cut short (Begin, message #1, field finalLsn, byte ${origin.length + 5})` },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const file = join(scratch, `bad-${c.name.replace(/\W+/g, "-")}.bin`);
+      writeFileSync(file, new Uint8Array(c.bytes));
+      const runs = await Promise.all(["wasm", "baseline"].map((b) => run(["decode", file, "--backend", b])));
+      for (const r of runs) {
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stdout).toBe(`${JSON.stringify({ kind: "Origin", originLsn: "0/1", name: "x" })}\n`.repeat(c.stdout ?? 1)); // what decoded before it
+      }
+      expect(runs[0]!.stderr).toBe(`pgoutput-wasm: ${c.line}\n`);
+      expect(runs[1]!.stderr).toBe(runs[0]!.stderr);
+      expect(runs[0]!.stderr.match(/field /g), "the field is named once").toHaveLength(1);
+    });
+  }
+});
+
+describe("capture to a file", () => {
+  it("a connection that fails leaves no file behind (and an existing one untouched)", async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer();
+      srv.listen(0, "127.0.0.1", () => {
+        const p = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    for (const name of ["new.bin", "new.bin.gz"]) {
+      const file = join(scratch, name);
+      const r = await run(["capture", file, "-c", url, "--publication", "p"]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/^pgoutput-wasm: connection refused at 127\.0\.0\.1:\d+ \(hint: /);
+      expect(existsSync(file), `${name} was created`).toBe(false);
+    }
+    const old = join(scratch, "old.bin");
+    writeFileSync(old, "an earlier capture");
+    expect((await run(["capture", old, "-c", url, "--publication", "p"])).code).toBe(1);
+    expect(readFileSync(old, "utf8")).toBe("an earlier capture");
   });
 });
