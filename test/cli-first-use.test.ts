@@ -9,13 +9,13 @@
 // `capture` to a file whose connection fails leaves no file behind.
 
 import { spawn } from "node:child_process";
-import * as net from "node:net";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCli } from "./support/build-cli.ts";
+import { closedPort } from "./support/closed-port.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FOLDER = "cli-test-help";
@@ -157,13 +157,7 @@ describe.concurrent("decode: a bad capture, the same line on both backends", () 
 
 describe("capture to a file", () => {
   it("a connection that fails leaves no file behind (and an existing one untouched)", async () => {
-    const port = await new Promise<number>((resolve) => {
-      const srv = net.createServer();
-      srv.listen(0, "127.0.0.1", () => {
-        const p = (srv.address() as net.AddressInfo).port;
-        srv.close(() => resolve(p));
-      });
-    });
+    const port = await closedPort();
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     for (const name of ["new.bin", "new.bin.gz"]) {
       const file = join(scratch, name);

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "pg";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { buildCli } from "./support/build-cli.ts";
+import { closedPort } from "./support/closed-port.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-tail");
@@ -468,14 +469,7 @@ describe.concurrent("errors: one line with a hint, non-zero exit", () => {
   });
 
   it("connection refused", async () => {
-    // A port nobody listens on: bind one, close it.
-    const port = await new Promise<number>((resolve) => {
-      const srv = net.createServer();
-      srv.listen(0, "127.0.0.1", () => {
-        const p = (srv.address() as net.AddressInfo).port;
-        srv.close(() => resolve(p));
-      });
-    });
+    const port = await closedPort();
     expectError(await run(["tail", "-c", `postgres://postgres@127.0.0.1:${port}/postgres`, "--publication", "p"]), 1, /connection refused at 127\.0\.0\.1:\d+/, /PGHOST/);
   });
 
