@@ -3,7 +3,7 @@
  * and removing it.
  */
 import { cacheDir, cleanCache } from "./cache.ts";
-import { usage } from "./errors.ts";
+import { CliError, usage } from "./errors.ts";
 import { formatBytes } from "./status.ts";
 
 export const CACHE_USAGE = `usage: pgoutput-wasm cache path|clean
@@ -28,7 +28,9 @@ export async function cacheCommand(args: string[]): Promise<number> {
     process.stdout.write(`${cacheDir()}\n`);
     return 0;
   }
-  const { removed, bytes } = cleanCache();
-  process.stdout.write(removed.length === 0 ? `nothing to remove (${cacheDir()} does not exist)\n` : `removed ${removed.join(", ")} (${formatBytes(bytes)})\n`);
-  return 0;
+  const { removed, bytes, failed } = cleanCache();
+  if (removed.length > 0) process.stdout.write(`removed ${removed.join(", ")} (${formatBytes(bytes)})\n`);
+  else if (failed.length === 0) process.stdout.write(`nothing to remove (${cacheDir()} does not exist)\n`);
+  if (failed.length === 0) return 0;
+  throw new CliError(`could not remove ${failed.map((f) => `${f.path} (${f.reason})`).join(", ")}`, "another user's files: remove them as that user (or root)");
 }

@@ -36,6 +36,8 @@ export interface Cleaned {
   /** The folders removed. */
   removed: string[];
   bytes: number;
+  /** What could not be removed (another user's folder, say), with why. */
+  failed: { path: string; reason: string }[];
 }
 
 /** Removes the cache folder and the legacy temp-directory copies. */
@@ -43,12 +45,18 @@ export function cleanCache(env: NodeJS.ProcessEnv = process.env): Cleaned {
   const tmp = os.tmpdir();
   const targets = [cacheDir(env), ...fs.readdirSync(tmp).filter((n) => LEGACY.test(n)).map((n) => path.join(tmp, n))];
   const removed: string[] = [];
+  const failed: Cleaned["failed"] = [];
   let bytes = 0;
   for (const t of targets) {
     if (!fs.existsSync(t)) continue;
-    bytes += sizeOf(t);
-    fs.rmSync(t, { recursive: true, force: true });
-    removed.push(t);
+    try {
+      const size = sizeOf(t);
+      fs.rmSync(t, { recursive: true, force: true });
+      bytes += size;
+      removed.push(t);
+    } catch (e) {
+      failed.push({ path: t, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
+    }
   }
-  return { removed, bytes };
+  return { removed, bytes, failed };
 }
