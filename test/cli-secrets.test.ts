@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { buildCli } from "./support/build-cli.ts";
+import { closedPort } from "./support/closed-port.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-secrets");
@@ -68,16 +69,6 @@ function expectClean(r: Run): string {
   return text;
 }
 
-/** A port on 127.0.0.1 nobody listens on: bound, then closed. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const p = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(p));
-    });
-  });
-}
 
 /** A PostgreSQL ErrorResponse ('E') with these fields. */
 function errorResponse(fields: Record<string, string>): Buffer {
@@ -163,7 +154,7 @@ describe.concurrent("no password on stderr, whatever the form", () => {
       [`host=127.0.0.1 password=${kv(SECRET)} dbname='appdb`, /unterminated quoted value of "dbname"/],
     ] as const) {
       const r = await run(["tail", "-c", conn, "--publication", "p"], { PGPASSWORD: ENV_SECRET });
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, r.stderr).toBe(2); // a bad option, like the others
       const text = expectClean(r);
       expect(text.trimEnd().split("\n")).toHaveLength(1);
       expect(text).toMatch(message);

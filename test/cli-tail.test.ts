@@ -10,7 +10,8 @@
 // no-argument embedded demo runs to completion.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import * as net from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "pg";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { buildCli } from "./support/build-cli.ts";
+import { closedPort } from "./support/closed-port.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-tail");
@@ -465,20 +467,38 @@ describe.concurrent("errors: one line with a hint, non-zero exit", () => {
     return `postgres://${user}${password === undefined ? "" : `:${password}`}@127.0.0.1:${c.port}/postgres`;
   };
 
-  it("bad URL", async () => {
-    expectError(await run(["tail", "-c", "postgres://[oops", "--publication", "p"]), 1, /invalid connection URL/);
-    expectError(await run(["tail", "-c", "mysql://localhost/db", "--publication", "p"]), 1, /invalid connection URL.*postgres:\/\//);
+  it("bad URL: exit code 2, like other bad options", async () => {
+    expectError(await run(["tail", "-c", "postgres://[oops", "--publication", "p"]), 2, /invalid connection URL/);
+    expectError(await run(["tail", "-c", "mysql://localhost/db", "--publication", "p"]), 2, /invalid connection URL.*postgres:\/\//);
+  });
+
+  it("a role that does not exist: a hint about the role, not pg_hba.conf", async () => {
+    const r = await run(["tail", "-c", url(15, "nosuchrole"), "--publication", "p_cli"]);
+    expectError(r, 1, /role "nosuchrole" does not exist at 127\.0\.0\.1:\d+/, /check the user name/, /CREATE ROLE nosuchrole LOGIN REPLICATION/);
+    expect(r.stderr).not.toMatch(/pg_hba/);
+  });
+
+  it("a Unix-socket URL (postgresql://user@/db?host=/dir&port=N) streams; a wrong port names the socket", async () => {
+    const c = clusters.get(18)!;
+    const [{ dir }] = await c.query<{ dir: string }>("SELECT current_setting('unix_socket_directories') AS dir");
+    expect(dir, "the test server listens on a socket in its temporary directory").toMatch(/^\//);
+    const slot = "s_unix";
+    const t = new Cli(["tail", "-c", `postgresql://postgres@/postgres?host=${encodeURIComponent(dir!)}&port=${c.port}`, "--publication", "p_seq", "--slot", slot, "--create-slot", "--max-messages", "1"]);
+    cleanup.push(async () => t.child.kill("SIGKILL"));
+    await waitActive(c, slot);
+    // The walsender's client came over the socket: no client address.
+    const [conn] = await c.query<{ addr: string | null }>("SELECT client_addr::text AS addr FROM pg_stat_replication WHERE pid = (SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1)", [slot]);
+    expect(conn!.addr).toBe(null);
+    await c.query("INSERT INTO cli_seq VALUES (424242)");
+    const r = await t.exited;
+    expect(r.code, r.stderr).toBe(0);
+    expect(Number(col(parseExact(r.stdout.trim()), "k"))).toBe(424242);
+    expectError(await run(["tail", "-c", `postgresql://postgres@/postgres?host=${encodeURIComponent(dir!)}&port=1`, "--publication", "p_seq"]), 1,
+      /no PostgreSQL socket: .*\.s\.PGSQL\.1\b/, /check the directory/);
   });
 
   it("connection refused", async () => {
-    // A port nobody listens on: bind one, close it.
-    const port = await new Promise<number>((resolve) => {
-      const srv = net.createServer();
-      srv.listen(0, "127.0.0.1", () => {
-        const p = (srv.address() as net.AddressInfo).port;
-        srv.close(() => resolve(p));
-      });
-    });
+    const port = await closedPort();
     expectError(await run(["tail", "-c", `postgres://postgres@127.0.0.1:${port}/postgres`, "--publication", "p"]), 1, /connection refused at 127\.0\.0\.1:\d+/, /PGHOST/);
   });
 
@@ -554,10 +574,22 @@ describe.concurrent("errors: one line with a hint, non-zero exit", () => {
 
 describe("no arguments: the embedded demo", () => {
   it("starts PostgreSQL 18, streams the demo workload and exits by itself, leaving nothing behind", async () => {
+    // A temp directory and cache folder of its own, to see what the run leaves in them (other test
+    // files start servers in the shared one meanwhile). The server's OS user, when we are root, must
+    // be able to enter it.
+    const scratch = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-tail-own-"));
+    const runTmp = join(scratch, "tmp");
+    const cache = join(scratch, "cache");
+    mkdirSync(runTmp);
+    chmodSync(scratch, 0o755);
+    chmodSync(runTmp, 0o755);
+    cleanup.push(async () => rmSync(scratch, { recursive: true, force: true }));
     const t0 = Date.now();
-    const r = await run(["tail"], {}, 45_000);
+    const r = await run(["tail"], { TMPDIR: runTmp, XDG_CACHE_HOME: cache }, 45_000);
     const seconds = (Date.now() - t0) / 1000;
     expect(r.code, r.stderr).toBe(0);
+    expect(readdirSync(runTmp)).toEqual([]); // its data directory (pgoutputwasm-pg18-*) and any binary copy are gone
+    expect(existsSync(cache)).toBe(false); // and the CLI keeps nothing between runs
     expect(seconds).toBeLessThan(40);
     expect(r.stderr).toBe(""); // not a terminal: quiet
     const lines = r.stdout.trim().split("\n").map(parseExact);

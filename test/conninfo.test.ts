@@ -81,6 +81,8 @@ describe("URLs", () => {
     expect(parse("postgres://[::1]:5432/db")).toEqual({ host: "::1", port: 5432, database: "db" });
     expect(parse("postgres:///db?host=/var/run/postgresql&port=5433")).toEqual({ database: "db", host: "/var/run/postgresql", port: 5433 });
     expect(parse("postgres://%2Fvar%2Frun%2Fpostgresql/db")).toEqual({ host: "/var/run/postgresql", database: "db" });
+    // A user and no host before the path, the socket directory as a parameter (libpq's documented form).
+    expect(parse("postgresql://u@/db?host=/path")).toEqual({ user: "u", database: "db", host: "/path" });
     expect(parse("postgres://h/db?sslmode=verify-full&application_name=my%20app&options=-c%20x%3D1")).toEqual({
       host: "h", database: "db", ssl: true, application_name: "my app", options: "-c x=1",
     });

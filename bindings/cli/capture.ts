@@ -129,11 +129,6 @@ export async function captureCommand(args: string[]): Promise<number> {
 
   try {
     try {
-      sink = openSink();
-    } catch (e) {
-      throw new CliError(`cannot write ${file}: ${(e as Error).message}`);
-    }
-    try {
       source = await openSource(settings, {
         stopped: () => stopRequested,
         note: (text) => status.note(`capture: ${text}`),
@@ -142,6 +137,12 @@ export async function captureCommand(args: string[]): Promise<number> {
     } catch (e) {
       if (e instanceof Interrupted) return 0;
       throw e;
+    }
+    // Opened once streaming works: a failed connection leaves no (empty) file, nor truncates an old one.
+    try {
+      sink = openSink();
+    } catch (e) {
+      throw new CliError(`cannot write ${file}: ${(e as Error).message}`);
     }
     const src = source;
     const stream = src.stream;

@@ -27,6 +27,28 @@ import { usage } from "./errors.ts";
 
 const GZIP_MAGIC = 0x1f8b;
 
+export const DECODE_USAGE = `usage: pgoutput-wasm decode FILE|- [options]
+
+Decodes a capture file ([uint32 big-endian length][pgoutput message]...,
+gzipped or not; - reads stdin), as written by pgoutput-wasm capture, to one
+JSON object per message on stdout.
+
+options:
+  --backend wasm|baseline   decoder to use (default wasm)
+  --stats                   print counts by message kind to stderr
+  --values                  add typed column values (newValues, oldValues)
+  --changes                 tail's output instead: one line per change, typed
+                            (docs/cli-output.md); with
+  --transactions            also print B (begin) and C (commit) lines
+  --tables LIST             only these tables: schema.table or table; repeat or comma-separate
+  --numbers-as-strings      int8 and numeric as JSON strings
+  --format jsonl|pretty     one line per object (default), or indented
+
+A message that does not decode: what decoded before it is printed, then one
+line on stderr naming the message, the field and the byte offset in the
+capture; exit code 1 (2 for bad options).
+`;
+
 export async function decodeCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -91,12 +113,15 @@ export async function decodeCommand(args: string[]): Promise<number> {
   };
   // Offsets in push() errors count from the decoder's unfinished frame; `base` is where that starts in the file.
   let base = 0;
+  // Message indexes in push() errors count within that push; `before` is how many came before it.
+  let before = 0;
   try {
     for await (const chunk of await openCapture(file)) {
       const u8 = chunk as Uint8Array;
       bytes += u8.length;
       const batch = decoder.push(u8);
       base += batch.consumed;
+      before += batch.length;
       await print(batch);
     }
     decoder.end();
@@ -104,7 +129,7 @@ export async function decodeCommand(args: string[]): Promise<number> {
     if (!isPgoutputError(error)) throw error;
     // What decoded before the bad message is printed first: a bug report shows where it broke.
     await print(error.decoded);
-    throw inFile(error, base);
+    throw inFile(error, base, before);
   }
 
   if (values.stats) {
@@ -118,17 +143,12 @@ export async function decodeCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-/** The same error with its offset counted from the start of the (decompressed) capture. */
-function inFile(error: PgoutputError, base: number): PgoutputError {
-  const where = error.offset === undefined ? "" : ` at byte ${base + error.offset} of the capture`;
-  const e = new PgoutputError(`${error.message.replace(/ \(.*\)$/, "")}${where}${error.messageKind ? ` (${error.messageKind}${error.field ? `, field ${error.field}` : ""})` : error.field ? ` (field ${error.field})` : ""}`, {
-    code: error.code,
+/** The same error with its offset and message index counted from the start of the (decompressed) capture. */
+function inFile(error: PgoutputError, base: number, before: number): PgoutputError {
+  return error.withDetails({
     offset: error.offset === undefined ? undefined : base + error.offset,
-    messageKind: error.messageKind,
-    field: error.field,
-    incomplete: error.incomplete,
+    messageIndex: error.messageIndex === undefined ? undefined : before + error.messageIndex,
   });
-  return e;
 }
 
 /**

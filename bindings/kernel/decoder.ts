@@ -353,7 +353,12 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     // Apply the good messages to the caches even when a later one is bad.
     const batch = this.#walk(this.#count, res[r + R_CONSUMED]! - from);
     if (status === STATUS_ERROR) {
-      const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : this.#count);
+      const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : this.#count, {
+        memory: this.#u8,
+        messageLength: framing === FRAMING_ONE ? length : undefined,
+        backendHeaders: framing === FRAMING_BACKEND,
+        maxMessageSize: this.#maxMessage,
+      });
       error.decoded = [...batch];
       throw error;
     }
@@ -419,7 +424,9 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     this.#u8.set(copied, this.#input);
     const status = this.#kernel(FRAMING_ONE, this.#input, message.length);
     if (status === STATUS_ERROR) {
-      const error = kernelError(this.#i32, this.#result >> 2, this.#input, undefined);
+      const error = kernelError(this.#i32, this.#result >> 2, this.#input, undefined, {
+        memory: this.#u8, messageLength: message.length, backendHeaders: false, maxMessageSize: this.#maxMessage,
+      });
       error.decoded = [];
       throw error;
     }

@@ -59,11 +59,47 @@ export function fieldName(tag: number, field: number, column: number, tuple: num
   return LAYOUT_NAMES[tag]?.[field] ?? FIELDS[field] ?? `field ${field}`;
 }
 
+/** What the report's words do not hold but its message should say: the input, for the sizes. */
+export interface ErrorInput {
+  /** The kernel memory the report's offsets point into. */
+  memory: Uint8Array;
+  /** decode(): the one message's length. Framed input: undefined (the frame header says it). */
+  messageLength: number | undefined;
+  /** Framed input: `[type][Int32 length counting itself]` headers (pushBackend) rather than `[uint32 length]`. */
+  backendHeaders: boolean;
+  maxMessageSize: number;
+}
+
+/** A tag byte for a message: 0x5a ("Z"), or just the hex when it is no printable ASCII. */
+function tagText(tag: number): string {
+  const hex = `0x${tag.toString(16).padStart(2, "0")}`;
+  return tag >= 0x21 && tag <= 0x7e ? `${hex} (${JSON.stringify(String.fromCharCode(tag))})` : hex;
+}
+
+/**
+ * The message of a report: the code's text, with the tag of an unknown message and the size of
+ * one too large, built here once so that both backends (which write the same report) say the same.
+ */
+function reportText(code: PgoutputErrorCode, tag: number, offset: number, input: ErrorInput | undefined): string {
+  if (code === "UNKNOWN_MESSAGE") return `${MESSAGES[code]} ${tagText(tag)}`;
+  if (code === "MESSAGE_TOO_LARGE" && input !== undefined) {
+    const limit = `larger than maxMessageSize (${input.maxMessageSize})`;
+    if (input.messageLength !== undefined) return `message of ${input.messageLength} bytes ${limit}`;
+    if (offset >= 0 && offset + 4 <= input.memory.length) {
+      // The report points at the frame's length field (for backend headers, past the type byte).
+      const m = input.memory;
+      const declared = ((m[offset]! << 24) | (m[offset + 1]! << 16) | (m[offset + 2]! << 8) | m[offset + 3]!) >>> 0;
+      return `frame of ${input.backendHeaders ? declared - 4 : declared} bytes ${limit}`;
+    }
+  }
+  return MESSAGES[code];
+}
+
 /** The kernel's error report as a PgoutputError; `shift` maps kernel offsets to the caller's input. */
-export function kernelError(result: Int32Array, r: number, shift: number, messageIndex: number | undefined): PgoutputError {
+export function kernelError(result: Int32Array, r: number, shift: number, messageIndex: number | undefined, input?: ErrorInput): PgoutputError {
   const code = CODES[result[r + T.R_ERROR_CODE]!] ?? "INVALID_VALUE";
   const tag = result[r + T.R_ERROR_TAG]!;
-  return new PgoutputError(MESSAGES[code], {
+  return new PgoutputError(reportText(code, tag, result[r + T.R_ERROR_OFFSET]!, input), {
     code,
     offset: result[r + T.R_ERROR_OFFSET]! - shift,
     messageKind: kindOfTag(tag),

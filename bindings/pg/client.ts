@@ -1,7 +1,7 @@
 /**
- * Opening a `replication=database` connection with `pg`, which is an
- * optional peer dependency: imported dynamically (or handed over by the
- * user), so the rest of the package works without it. Also the few
+ * Opening a `replication=database` connection with `pg` (a dependency of
+ * the package): imported dynamically (or handed over by the user), so the
+ * rest of the package never loads it. Also the few
  * internals of `pg` the stream relies on, typed structurally here because
  * `@types/pg` does not describe them.
  */

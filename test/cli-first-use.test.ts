@@ -1,0 +1,174 @@
+// The CLI (compiled from bindings/ as published) as a newcomer first meets
+// it: every command answers --help (usage on stdout, exit 0), the top level
+// answers --help and --version (package.json's), unknown options and
+// missing values get one line of ours with a hint and exit 2 (not Node's
+// parseArgs wording), and `cache path|clean` name and remove the one folder
+// kept between runs (plus what older versions left in the temp directory).
+// A bad capture gives the same line on both backends, each detail once
+// (the unknown tag, the frame's size, the field, the byte in the capture);
+// `capture` to a file whose connection fails leaves no file behind.
+
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildCli } from "./support/build-cli.ts";
+import { closedPort } from "./support/closed-port.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const FOLDER = "cli-test-help";
+let main = "";
+const scratch = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-help-"));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG") && k !== "XDG_CACHE_HOME") base[k] = v;
+  const child = spawn(process.execPath, [main, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  return new Promise<Run>((resolve) => child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); }));
+}
+
+beforeAll(async () => {
+  main = await buildCli(FOLDER);
+}, 120_000);
+
+afterAll(() => {
+  rmSync(join(ROOT, "build", FOLDER), { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const COMMANDS = ["tail", "capture", "decode", "cache"];
+
+describe.concurrent("--help and --version", () => {
+  for (const cmd of COMMANDS) {
+    it(`${cmd} --help, ${cmd} -h and help ${cmd}: its usage on stdout, exit 0`, async () => {
+      for (const args of [[cmd, "--help"], [cmd, "-h"], ["help", cmd], [cmd, "--backend", "nope", "--help"]]) {
+        const r = await run(args);
+        expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+        expect(r.stdout.startsWith(`usage: pgoutput-wasm ${cmd}`), r.stdout.slice(0, 80)).toBe(true);
+        expect(r.stderr).toBe("");
+      }
+    });
+  }
+
+  it("the top level: --help lists every command; --version prints package.json's version", async () => {
+    const help = await run(["--help"]);
+    expect(help.code).toBe(0);
+    for (const cmd of COMMANDS) expect(help.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, "m"));
+    const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+    const v = await run(["--version"]);
+    expect(v).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+  });
+
+  it("tail --help says what a run creates and where, and what running as root adds", async () => {
+    const { stdout } = await run(["tail", "--help"]);
+    expect(stdout).toMatch(/pgoutputwasm-pg18-\*\) is removed on\s+exit/);
+    expect(stdout).toMatch(/As\s+root, PostgreSQL runs as the system user pgoutputwasm/);
+    expect(stdout).toMatch(/userdel pgoutputwasm/);
+    expect(stdout).toMatch(/pgoutput-wasm cache --help/);
+  });
+});
+
+describe.concurrent("bad options: one line of ours, exit 2", () => {
+  const expectUsage = (r: Run, line: string) => {
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(`${line}\n`);
+  };
+  for (const cmd of ["tail", "capture", "decode"]) {
+    it(`${cmd}: an unknown option`, async () => {
+      const args = cmd === "tail" ? [cmd, "--bogus"] : [cmd, "x.bin", "--bogus"];
+      expectUsage(await run(args), `pgoutput-wasm: unknown option --bogus (hint: see pgoutput-wasm ${cmd} --help)`);
+    });
+  }
+  it("an option without its value; tail given an argument; cache without an action", async () => {
+    expectUsage(await run(["decode", "x.bin", "--format"]), "pgoutput-wasm: option --format needs a value (hint: see pgoutput-wasm decode --help)");
+    expectUsage(await run(["tail", "extra"]), `pgoutput-wasm: unexpected argument "extra": tail takes options only (hint: see pgoutput-wasm tail --help)`);
+    expectUsage(await run(["cache"]), "pgoutput-wasm: cache needs path or clean (hint: see pgoutput-wasm cache --help)");
+  });
+});
+
+describe("cache path|clean", () => {
+  it("path: $XDG_CACHE_HOME/pgoutput-wasm, or ~/.cache/pgoutput-wasm (a relative XDG_CACHE_HOME is ignored, as the spec says)", async () => {
+    const home = join(scratch, "home");
+    expect(await run(["cache", "path"], { XDG_CACHE_HOME: join(scratch, "xdg"), HOME: home })).toEqual({ code: 0, stdout: `${join(scratch, "xdg", "pgoutput-wasm")}\n`, stderr: "" });
+    expect((await run(["cache", "path"], { XDG_CACHE_HOME: "relative/dir", HOME: home })).stdout).toBe(`${join(home, ".cache", "pgoutput-wasm")}\n`);
+    expect((await run(["cache", "path"], { HOME: home })).stdout).toBe(`${join(home, ".cache", "pgoutput-wasm")}\n`);
+  });
+
+  it("clean: removes the cache folder and older versions' copies in the temp directory, nothing else", async () => {
+    const xdg = join(scratch, "xdg-clean");
+    const tmp = join(scratch, "tmp-clean");
+    const template = join(xdg, "pgoutput-wasm", "templates", "pg18-0123456789ab", "data");
+    mkdirSync(template, { recursive: true });
+    writeFileSync(join(template, "PG_VERSION"), "18\n");
+    for (const d of ["pgoutputwasm-template-pg18-abc", "pgoutputwasm-native-18.4.0-def", "pgoutputwasm-pg18-running", "unrelated"]) mkdirSync(join(tmp, d), { recursive: true });
+    const r = await run(["cache", "clean"], { XDG_CACHE_HOME: xdg, TMPDIR: tmp });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^removed .* \(3 B\)\n$/); // the 3 bytes of PG_VERSION
+    for (const gone of [join(xdg, "pgoutput-wasm"), join(tmp, "pgoutputwasm-template-pg18-abc"), join(tmp, "pgoutputwasm-native-18.4.0-def")]) expect(r.stdout).toContain(gone);
+    expect(existsSync(join(xdg, "pgoutput-wasm"))).toBe(false);
+    // A running server's data directory and other programs' files stay.
+    expect(readdirSync(tmp).sort()).toEqual(["pgoutputwasm-pg18-running", "unrelated"]);
+    const again = await run(["cache", "clean"], { XDG_CACHE_HOME: xdg, TMPDIR: tmp });
+    expect(again.stdout).toMatch(/^nothing to remove/);
+  });
+});
+
+describe.concurrent("decode: a bad capture, the same line on both backends", () => {
+  const frame = (...body: number[]) => [(body.length >>> 24) & 255, (body.length >>> 16) & 255, (body.length >>> 8) & 255, body.length & 255, ...body];
+  // A good Origin message first, so offsets count from the start of the capture, not of the frame.
+  const origin = frame(0x4f, 0, 0, 0, 0, 0, 0, 0, 1, 0x78, 0);
+  const cases = [
+    { name: "an unknown tag", bytes: [...origin, ...frame(0x5a, 1, 2)], line: `UNKNOWN_MESSAGE: unknown message tag 0x5a ("Z") (message #1, field tag, byte ${origin.length + 4})` },
+    { name: "a frame beyond maxMessageSize", bytes: [...origin, 0xff, 0xff, 0xff, 0xf0, 0x42], line: `MESSAGE_TOO_LARGE: frame of 4294967280 bytes larger than maxMessageSize (1073741824) (message #1, field frameLength, byte ${origin.length})` },
+    { name: "a capture ending inside a frame header", bytes: [...origin, 0, 0], line: `INCOMPLETE: stream ended inside a frame (2 bytes of it received) (field frameLength, byte ${origin.length})` },
+    // Past the first 64 KB chunk read: the index and the byte still count from the start of the capture.
+    { name: "an unknown tag after 10000 messages", bytes: [...Array.from({ length: 10000 }, () => origin).flat(), ...frame(0x5a)], stdout: 10000, line: `UNKNOWN_MESSAGE: unknown message tag 0x5a ("Z") (message #10000, field tag, byte ${origin.length * 10000 + 4})` },
+    { name: "a message cut short", bytes: [...origin, ...frame(0x42, 0, 0)], line: `INCOMPLETE: message cut short (Begin, message #1, field finalLsn, byte ${origin.length + 5})` },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const file = join(scratch, `bad-${c.name.replace(/\W+/g, "-")}.bin`);
+      writeFileSync(file, new Uint8Array(c.bytes));
+      const runs = await Promise.all(["wasm", "baseline"].map((b) => run(["decode", file, "--backend", b])));
+      for (const r of runs) {
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stdout).toBe(`${JSON.stringify({ kind: "Origin", originLsn: "0/1", name: "x" })}\n`.repeat(c.stdout ?? 1)); // what decoded before it
+      }
+      expect(runs[0]!.stderr).toBe(`pgoutput-wasm: ${c.line}\n`);
+      expect(runs[1]!.stderr).toBe(runs[0]!.stderr);
+      expect(runs[0]!.stderr.match(/field /g), "the field is named once").toHaveLength(1);
+    });
+  }
+});
+
+describe("capture to a file", () => {
+  it("a connection that fails leaves no file behind (and an existing one untouched)", async () => {
+    const port = await closedPort();
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    for (const name of ["new.bin", "new.bin.gz"]) {
+      const file = join(scratch, name);
+      const r = await run(["capture", file, "-c", url, "--publication", "p"]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/^pgoutput-wasm: connection refused at 127\.0\.0\.1:\d+ \(hint: /);
+      expect(existsSync(file), `${name} was created`).toBe(false);
+    }
+    const old = join(scratch, "old.bin");
+    writeFileSync(old, "an earlier capture");
+    expect((await run(["capture", old, "-c", url, "--publication", "p"])).code).toBe(1);
+    expect(readFileSync(old, "utf8")).toBe("an earlier capture");
+  });
+});
