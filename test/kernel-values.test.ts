@@ -9,6 +9,7 @@ import { Oid } from "../bindings/values/oids.ts";
 import { instantiate, kernelModule } from "../bindings/wasm/module.ts";
 import { createKernel } from "../bindings/baseline/kernel.ts";
 import type { KernelExports } from "../bindings/kernel/exports.ts";
+import { TapeDecoder } from "../bindings/kernel/decoder.ts";
 import { printTimestamp } from "../devkit/encoder/values-print.ts";
 import { backends } from "./support/backends.ts";
 import { encode } from "../devkit/encoder/encoder.ts";
@@ -111,3 +112,37 @@ for (const [name, make] of kernels) {
     });
   });
 }
+
+describe("the decoder hands text timestamps to its kernel", () => {
+  it("before and after its memory grew, and only for bytes in its memory", () => {
+    let calls = 0;
+    let k!: KernelExports;
+    const counting = (): KernelExports => {
+      k = createKernel();
+      return { memory: k.memory, heapBase: k.heapBase, decode: k.decode, textTimestamp: (o, n, z) => (calls++, k.textTimestamp(o, n, z)) };
+    };
+    const d = new (class extends TapeDecoder {
+      readonly backend = "baseline" as const;
+    })({}, counting);
+    const relation = {
+      relationId: 16401, namespace: "public", relationName: "g", replicaIdentity: "d" as const,
+      columns: [{ flags: 0, name: "t", typeId: Oid.timestamptz, typeModifier: -1 }, { flags: 0, name: "pad", typeId: Oid.text, typeModifier: -1 }],
+    };
+    d.decode(encode.relation(relation).bytes);
+    const at = (pad: number) => {
+      const m = d.decode(encode.insert({ relation, newTuple: ["2024-02-29 04:05:06.789+00", "x".repeat(pad)] }).bytes);
+      if (m.kind !== "Insert") throw new Error(m.kind);
+      return m.newTuple.value(0);
+    };
+    expect(at(1)).toBe(1709179506789000n);
+    expect(calls).toBe(1);
+    const before = k.memory.buffer.byteLength;
+    expect(at(4 << 20)).toBe(1709179506789000n); // a 4 MiB row: memory grows
+    expect(k.memory.buffer.byteLength).toBeGreaterThan(before);
+    expect(calls).toBe(2);
+    // Bytes elsewhere go to the JS parser, with the same value.
+    const bytes = new TextEncoder().encode("2024-02-29 04:05:06.789+00");
+    expect(d.values.text(Oid.timestamptz, bytes, 0, bytes.length)).toBe(1709179506789000n);
+    expect(calls).toBe(2);
+  });
+});

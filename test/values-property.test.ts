@@ -72,3 +72,34 @@ describe("options keep text == binary", () => {
     });
   }
 });
+
+describe("float8 text: the integer fast path agrees with Number()", () => {
+  // Decimal forms of every length float8out and clients write, 15-17 significant
+  // digits around the fast path's 2^53 bound: the parsed double is Number()'s, bit for bit.
+  const plain = /^-?\d+(\.\d+)?$/;
+  const forms = (x: number): string[] =>
+    [String(x), x.toPrecision(15), x.toPrecision(16), x.toPrecision(17), x.toFixed(Math.min(20, Math.max(0, 16 - Math.ceil(Math.log10(Math.abs(x) + 1)))))]
+      .filter((s) => plain.test(s));
+  const doubles = fc.oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.double({ min: -1e9, max: 1e9, noNaN: true }),
+    // Digit strings near 2^53 = 9007199254740992, with a decimal point anywhere.
+    fc.tuple(fc.bigInt({ min: 9007199254740000n, max: 9007199254742000n }), fc.integer({ min: 0, max: 16 }), fc.boolean()).map(([m, k, neg]) => {
+      const d = m.toString();
+      return Number(`${neg ? "-" : ""}${d.slice(0, d.length - k)}.${d.slice(d.length - k) || "0"}`);
+    }),
+  );
+  it("for random doubles in plain decimal form", () => {
+    fc.assert(
+      fc.property(doubles, fc.integer({ min: 0, max: 7 }), (x, pad) => {
+        for (const s of forms(x)) expect(Object.is(values.text(Oid.float8, ...inside(utf8(s), pad)), Number(s)), s).toBe(true);
+      }),
+      { numRuns: RUNS * 5 },
+    );
+  });
+  it("at and around 2^53 as digit strings", () => {
+    for (const s of ["9007199254740991", "9007199254740992", "9007199254740993", "9007199254740995", "900719925474099.3", "0.9007199254740993", "-9007199254740993"]) {
+      expect(Object.is(values.text(Oid.float8, ...inside(utf8(s), 3)), Number(s)), s).toBe(true);
+    }
+  });
+});

@@ -89,7 +89,9 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     this.values = new ValueDecoder(options.values, {
       // Column bytes live in the kernel's memory: it parses text timestamps in place (wasm: ~3x the JS parser).
       textTimestamp: (bytes, offset, length, withZone) => {
-        if (bytes.buffer !== this.#k.memory.buffer) return undefined;
+        // #buffer is the memory's buffer after every call (#views follows every grow and new instance), and
+        // reading it costs nothing, where WebAssembly.Memory's buffer getter is a native call per value.
+        if (bytes.buffer !== this.#buffer) return undefined;
         const us = this.#k.textTimestamp(bytes.byteOffset + offset, length, withZone ? 1 : 0);
         return us === NOT_PARSED ? undefined : us;
       },

@@ -97,32 +97,32 @@ const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
 /** float8: `1.5`, `-1e+300`, `NaN`, `Infinity`, `-Infinity`. */
 export function textFloat8(b: Uint8Array, off: number, len: number): number {
   if (len === 0) throw invalid("float8", b, off, len);
-  // Fast path, `[-]digits[.digits]` with at most 15 significant digits: the
-  // integer and 10^k are exact doubles, so one division rounds correctly.
+  // Fast path, `[-]digits[.digits]` whose digits as an integer are below
+  // 2^53 (all 15-digit ones, most 16-digit ones): the integer and 10^k are
+  // exact doubles, so one division rounds correctly (Clinger). Rounding is
+  // monotone, so a computed n below 2^53 was exact at every step.
   const end = off + len;
   let p = off;
   const neg = b[p] === 0x2d;
   if (neg) p++;
   let n = 0;
-  let digits = 0;
   let scale = -1;
   for (; p < end; p++) {
     const c = b[p]!;
     const d = c - 48;
     if (d >= 0 && d <= 9) {
       n = n * 10 + d;
-      if (n !== 0) digits++;
       if (scale >= 0) scale++;
     } else if (c === 0x2e && scale < 0) scale = 0;
     else break;
   }
   if (p === end && scale !== 0 && p > off + (neg ? 1 : 0)) {
-    if (digits <= 15 && scale <= 22) {
+    if (n < 9007199254740992 && scale <= 22) {
       const v = scale > 0 ? n / POW10[scale]! : n;
       return neg ? -v : v;
     }
     // Still `[-]digits[.digits]` (checked above), the form float8out prints
-    // for 16-17 significant digits: parseFloat reads it exactly as Number
+    // for 16-17 significant digits beyond 2^53: parseFloat reads it exactly as Number
     // would (same correctly rounded conversion), at about half the cost.
     return parseFloat(ascii(b, off, len));
   }
