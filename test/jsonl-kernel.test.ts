@@ -10,7 +10,7 @@
  * point, raw bytes incl. invalid UTF-8) and numbers, tuples larger than the
  * output area, and hostile arguments to the export itself.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import fc from "fast-check";

@@ -119,7 +119,7 @@ describe("the decoder hands text timestamps to its kernel", () => {
     let k!: KernelExports;
     const counting = (): KernelExports => {
       k = createKernel();
-      return { memory: k.memory, heapBase: k.heapBase, decode: k.decode, textTimestamp: (o, n, z) => (calls++, k.textTimestamp(o, n, z)) };
+      return { ...k, textTimestamp: (o, n, z) => (calls++, k.textTimestamp(o, n, z)) };
     };
     const d = new (class extends TapeDecoder {
       readonly backend = "baseline" as const;
