@@ -145,7 +145,8 @@ export function packages(): Record<string, string> {
 export function gitState(): { commit: string; dirty: boolean } | undefined {
   try {
     const commit = execSync("git rev-parse --short HEAD", { cwd: ROOT, stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
-    const dirty = execSync("git status --porcelain", { cwd: ROOT, stdio: ["ignore", "pipe", "ignore"] }).toString().trim() !== "";
+    // bench/results is what this run writes (after its first corpus): not a change to the code measured.
+    const dirty = execSync("git status --porcelain -- . ':(exclude)bench/results'", { cwd: ROOT, stdio: ["ignore", "pipe", "ignore"] }).toString().trim() !== "";
     return { commit, dirty };
   } catch {
     return undefined;
