@@ -9,8 +9,8 @@ import { formatBytes } from "./status.ts";
 export const CACHE_USAGE = `usage: pgoutput-wasm cache path|clean
 
 The only files pgoutput-wasm keeps between runs are in one folder:
-$XDG_CACHE_HOME/pgoutput-wasm, or ~/.cache/pgoutput-wasm (as root too:
-/root/.cache/pgoutput-wasm). It holds PostgreSQL data-directory templates
+$XDG_CACHE_HOME/pgoutput-wasm, or ~/.cache/pgoutput-wasm (as root too,
+in root's home). It holds PostgreSQL data-directory templates
 made by the development test harness; the CLI's embedded server keeps
 nothing there (its data directory is temporary and removed on exit).
 

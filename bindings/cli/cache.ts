@@ -1,7 +1,7 @@
 // The one place pgoutput-wasm keeps files between runs: the user cache
 // directory, $XDG_CACHE_HOME/pgoutput-wasm (when XDG_CACHE_HOME is an
-// absolute path) or ~/.cache/pgoutput-wasm — also as root, so it is
-// /root/.cache/pgoutput-wasm there. It holds pristine data directories
+// absolute path) or ~/.cache/pgoutput-wasm — also as root, so it is in
+// root's home then. It holds pristine data directories
 // (templates/, made by the development harness, devkit/cluster/template.ts)
 // that later runs copy instead of running initdb, shared by every checkout.
 // Everything else a run creates is temporary and removed when it ends.

@@ -30,7 +30,7 @@ async function makeTemplate(major: number, bin: string, runAs: RunAs): Promise<s
   const root = path.join(cacheDir(), "templates", `pg${major}-${await templateKey(bin, runAs)}`);
   const ready = path.join(root, "data", "PG_VERSION");
   if (fs.existsSync(ready) && fs.readFileSync(ready, "utf8").trim() === String(major)) return path.join(root, "data");
-  // initdb runs as the server's OS user, who (as root) cannot enter /root/.cache: it writes to a
+  // initdb runs as the server's OS user, who (as root) cannot enter root's ~/.cache: it writes to a
   // temporary folder; we copy the result into the cache under a private name, then rename it into
   // place (another process may win the race, which is fine: its copy is as good).
   const work = fs.mkdtempSync(path.join(os.tmpdir(), `pgoutputwasm-initdb-pg${major}-`));
