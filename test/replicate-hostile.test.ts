@@ -15,7 +15,7 @@ import { isPgoutputError } from "../bindings/errors.ts";
 import { backend, backendStream, wal } from "../devkit/encoder/walsender-encoder.ts";
 import { aliasStream, walPayloads } from "./support/alias-stream.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
-import { copyDataHeader, startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
+import { copyDataHeader, send, startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
 import { liveBytes } from "./support/memory.ts";
 
 const MIB = 1 << 20;
@@ -30,14 +30,6 @@ afterEach(async () => {
   fake = undefined;
 });
 
-/** Writes `bytes` and waits for the socket to take them (the server's own backpressure). */
-function send(socket: net.Socket, bytes: Uint8Array): Promise<boolean> {
-  if (socket.destroyed) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    if (socket.write(bytes)) resolve(true);
-    else socket.once("drain", () => resolve(true)).once("close", () => resolve(false));
-  });
-}
 
 async function connect(f: FakeWalsender, extra: Partial<ReplicateOptions> = {}): Promise<{ s: ReplicationStream; client: () => pg.Client }> {
   let client: pg.Client | undefined;

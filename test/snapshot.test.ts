@@ -389,6 +389,47 @@ for (const major of MAJORS) {
       }
     }, 60_000);
 
+    it("copy connections are guarded: a row over maxMessageSize is refused at its CopyData header; a copy paused past receiveTimeoutMs, and past its own end, is not cut off", async () => {
+      const s = `guard${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      try {
+        await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
+        await admin.query(`ALTER TABLE ${s} ALTER COLUMN v SET STORAGE EXTERNAL`); // stored as written: the row is as long as the value
+        await admin.query(`INSERT INTO ${s} SELECT g, repeat('z', CASE WHEN g = 500 THEN 200000 ELSE 100 END) FROM generate_series(1, 3000) g`);
+        await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
+        // maxMessageSize 64 KiB: row 500's CopyData (200 kB) is refused by the guard before pg buffers it.
+        const big = await replicate({
+          connection: c().config, slot: { name: `slot_${s}`, create: true }, publications: `pub_${s}`, snapshot: { parallel: 1 }, maxMessageSize: 64 << 10,
+        });
+        let error: unknown;
+        try {
+          for await (const _ of big) { /* until the error */ }
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toMatchObject({ code: "SNAPSHOT_INCOMPLETE" });
+        expect((error as Error).message).toMatch(/never completed: the server sent a CopyData message \(0x64\) of 2000\d\d bytes, over maxMessageSize \(65536\)/);
+        expect((error as { cause: { code: string; cause: { code: string } } }).cause).toMatchObject({ code: "DECODE_ERROR", cause: { code: "MESSAGE_TOO_LARGE" } });
+        expect((await admin.query(`SELECT 1 FROM pg_replication_slots WHERE slot_name = $1`, [`slot_${s}`])).rows).toEqual([]);
+
+        // receiveTimeoutMs 400 and a consumer that stops for 1.5 s with the copy paused by backpressure: every row arrives.
+        const slow = await replicate({
+          connection: c().config, slot: { name: `slot2_${s}`, temporary: true }, publications: `pub_${s}`, snapshot: { parallel: 1 },
+          highWaterMark: 16 << 10, receiveTimeoutMs: 400,
+        });
+        let rows = 0;
+        for await (const item of slow) {
+          if (item.kind === "SnapshotComplete") break;
+          if (++rows === 10) await new Promise((r) => setTimeout(r, 1500));
+        }
+        expect(rows).toBe(3000);
+        await slow.stop();
+      } finally {
+        await admin.end();
+      }
+    }, 60_000);
+
     it("copy connections from a connection function (walsender connections, as the CLI makes them)", async () => {
       const s = `fac${++seq}`;
       const admin = new pg.Client(c().config);

@@ -14,6 +14,7 @@ import { explain, type ErrorContext } from "./errors.ts";
 import { connectionConfig, loadPg } from "./source.ts";
 import { formatBytes } from "./status.ts";
 import { printable } from "./terminal.ts";
+import { DEFAULT_LIMITS, ConnectionGuard } from "../pg/guard.ts";
 
 export const SLOTS_USAGE = `usage: pgoutput-wasm slots [options]
 
@@ -96,6 +97,7 @@ export async function slotsCommand(args: string[]): Promise<number> {
   const pg = await loadPg();
   const client = new pg.Client({ ...config, connectionTimeoutMillis: 15_000 } as ClientConfig);
   client.on("error", () => {});
+  ConnectionGuard.attach(client, DEFAULT_LIMITS);
   let slots: SlotState[];
   try {
     await client.connect();

@@ -32,6 +32,7 @@ import {
   CliError, EMBEDDED_INSTALL_HINT, explain, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
   type ErrorContext,
 } from "./errors.ts";
+import { DEFAULT_LIMITS, ConnectionGuard } from "../pg/guard.ts";
 
 /** parseArgs definitions of the options `tail` and `capture` share. */
 export const SOURCE_OPTIONS = {
@@ -455,6 +456,7 @@ async function openConnected(
     throw usage(`invalid connection settings: ${redactCli((e as Error).message)}`, CONNECTION_HINT);
   }
   side.on("error", () => {});
+  ConnectionGuard.attach(side, DEFAULT_LIMITS);
   try {
     await side.connect();
   } catch (e) {

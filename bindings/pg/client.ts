@@ -11,6 +11,7 @@ import { ReplicationError, fromPgError } from "./errors.ts";
 import type { RawSocket } from "./socket.ts";
 import { ConnectionStringError, parseConnectionString } from "./conninfo.ts";
 import { connectionSecrets } from "../redact.ts";
+import { ConnectionGuard, type ConnectionLimits } from "./guard.ts";
 
 /** What the stream uses of `client.connection` (pg's Connection): its socket, which it takes over (socket.ts). */
 export interface PgConnection {
@@ -81,33 +82,52 @@ export function resolveConnection(connection: ReplicateOptions["connection"]): R
 }
 
 /**
- * Creates and connects the replication client described by `connection`.
- * `created` sees the client before it connects (a reconnect ends one that
- * takes too long).
+ * Creates a client for `target`, guards it (guard.ts: `limits`) and
+ * connects it. `replication` makes it a `replication=database` connection;
+ * a user's factory makes those anyway (they run plain SQL too). `created`
+ * sees the client before it connects (a reconnect ends one that takes too
+ * long). The password of a factory's client joins the secrets redacted from
+ * errors. Rejects with pg's error, or the guard's.
  */
-export async function openClient(
-  connection: ResolvedConnection, pgModule: ReplicateOptions["pg"], created?: (client: Client) => void,
-): Promise<PgReplicationClient> {
+export async function connectClient(
+  target: ResolvedConnection, pgModule: ReplicateOptions["pg"],
+  how: { replication: boolean; limits: ConnectionLimits; applicationName?: string; created?: (client: Client) => void },
+): Promise<Client> {
   let client: Client;
-  if (connection.factory !== undefined) {
-    client = await connection.factory();
+  if (target.factory !== undefined) {
+    client = await target.factory();
     // pg keeps the password on the client (not enumerable); it may be a function.
     const password = (client as unknown as { password?: unknown }).password;
-    if (typeof password === "string") connection.secrets.push(password);
+    if (typeof password === "string" && !target.secrets.includes(password)) target.secrets.push(password);
   } else {
     const pg = await loadPg(pgModule);
-    const config: ClientConfig = { ...connection.config };
-    (config as ClientConfig & { replication: string }).replication = "database";
+    const config: ClientConfig & { replication?: string } = { ...target.config };
+    if (how.replication) config.replication = "database";
+    if (how.applicationName !== undefined) config.application_name = how.applicationName;
     client = new pg.Client(config);
   }
-  // An 'error' event without a listener would crash the process; the stream
-  // learns of failures through its own listeners and the active query.
+  // An 'error' event without a listener would crash the process; failures
+  // reach the caller through the active query (and the stream's own listeners).
   client.on("error", () => {});
-  created?.(client);
+  ConnectionGuard.attach(client, how.limits);
+  how.created?.(client);
   try {
     await client.connect();
   } catch (e) {
     await client.end().catch(() => {});
+    throw e;
+  }
+  return client;
+}
+
+/** Creates and connects the replication client described by `connection` (see `connectClient`). */
+export async function openClient(
+  connection: ResolvedConnection, pgModule: ReplicateOptions["pg"], limits: ConnectionLimits, created?: (client: Client) => void,
+): Promise<PgReplicationClient> {
+  let client: Client;
+  try {
+    client = await connectClient(connection, pgModule, { replication: true, limits, created });
+  } catch (e) {
     throw fromPgError(e, "could not connect", "CONNECT_FAILED", connection.secrets);
   }
   const conn = (client as unknown as { connection?: PgConnection }).connection;

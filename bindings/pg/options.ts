@@ -13,6 +13,9 @@ import { heartbeatQuery } from "./heartbeat.ts";
 import { publicationSpec } from "./publication.ts";
 import { reconnectPolicy, type ReconnectEvent, type ReconnectOptions, type ReconnectPolicy, type ReconnectedEvent } from "./reconnect.ts";
 
+/** The default of `receiveTimeoutMs`, PostgreSQL's `wal_receiver_timeout` default. */
+export const RECEIVE_TIMEOUT_MS = 60_000;
+
 /** A replication slot to stream from. */
 export interface SlotOptions {
   /** Slot name. */
@@ -132,7 +135,9 @@ export interface ReplicateOptions {
    * received, a status update asking for a reply is sent; after all of it,
    * the stream fails with a retryable RECEIVE_TIMEOUT (a stalled server, a
    * half-open connection). Time the socket is paused for backpressure does
-   * not count. 0 turns it off. Default 60 000.
+   * not count. 0 turns it off. Default 60 000. Before START_REPLICATION, and
+   * on the side and snapshot copy connections, the same silence while an
+   * answer is awaited fails the connection (guard.ts).
    */
   receiveTimeoutMs?: number;
   /**
@@ -140,6 +145,7 @@ export interface ReplicateOptions {
    * bytes are buffered: a larger one fails the stream (DECODE_ERROR caused
    * by MESSAGE_TOO_LARGE). Default 1 GiB, PostgreSQL's largest value. Only
    * for the decoders made by `replicate()`; a decoder instance keeps its own.
+   * Also the bound on every message of the connections pg parses (guard.ts).
    */
   maxMessageSize?: number;
   /**
@@ -324,7 +330,7 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     highWaterMark,
     lowWaterMark,
     keepalives: o.keepalives === true,
-    receiveTimeoutMs: o.receiveTimeoutMs === 0 ? 0 : positive("receiveTimeoutMs", o.receiveTimeoutMs, 60_000),
+    receiveTimeoutMs: o.receiveTimeoutMs === 0 ? 0 : positive("receiveTimeoutMs", o.receiveTimeoutMs, RECEIVE_TIMEOUT_MS),
     coalesceMs: o.coalesceMs === 0 ? 0 : positive("coalesceMs", o.coalesceMs, 1),
     maxMessageSize: o.maxMessageSize === undefined ? undefined : messageLimit(o.maxMessageSize),
     stopTimeoutMs: positive("stopTimeoutMs", o.stopTimeoutMs, 10_000),

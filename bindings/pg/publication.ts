@@ -11,6 +11,7 @@ import type { Client } from "pg";
 import { quoteIdent, quoteLiteral } from "./commands.ts";
 import { ReplicationError } from "./errors.ts";
 import type { PublicationOptions } from "./options.ts";
+import { patiently } from "./guard.ts";
 
 export type PublishOperation = "insert" | "update" | "delete" | "truncate";
 const OPERATIONS: readonly PublishOperation[] = ["insert", "update", "delete", "truncate"];
@@ -83,7 +84,8 @@ export async function ensurePublication(client: Client, spec: PublicationSpec): 
     if (!spec.create) {
       throw invalid(`publication "${spec.name}" does not exist (publication: { create: true } creates it, or CREATE PUBLICATION)`);
     }
-    await client.query(createPublicationCommand(spec));
+    // Waits for locks on the tables (a long transaction holding one): no receive timeout.
+    await patiently(client, () => client.query(createPublicationCommand(spec)));
     return { name: spec.name, created: true, differences: [] };
   }
   const differences: string[] = [];

@@ -44,6 +44,7 @@ import { openClient, resolveConnection, type PgConnection } from "./client.ts";
 import { createSlotCommand, startReplicationCommand } from "./commands.ts";
 import { HealthMonitor } from "./health.ts";
 import { SideConnection } from "./side-connection.ts";
+import { connectionLimits, patiently } from "./guard.ts";
 import { prepareSlot } from "./slot-prepare.ts";
 import { classifySlotError, readSlotState } from "./slot-state.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
@@ -79,7 +80,8 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
   }
   const target = resolveConnection(options.connection);
   const decoder = await makeDecoder(options.decoder, opts.maxMessageSize);
-  const { client, connection } = await openClient(target, options.pg);
+  const limits = connectionLimits(opts);
+  const { client, connection } = await openClient(target, options.pg, limits);
   let stream: ReplicationStream | undefined;
   let monitor: HealthMonitor | undefined;
   let version = 0;
@@ -97,11 +99,11 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
         onReconnect: options.onReconnect, onReconnected: options.onReconnected,
       },
       secrets: target.secrets,
-      monitor: (monitor = new HealthMonitor(new SideConnection(target, options.pg), version, opts, options)),
+      monitor: (monitor = new HealthMonitor(new SideConnection(target, options.pg, limits), version, opts, options)),
       reconnect: opts.reconnect === false ? undefined : {
         policy: opts.reconnect,
         connect: async (lsn, signal): Promise<StreamConnection> => {
-          const again = await openClient(target, options.pg, (client) => {
+          const again = await openClient(target, options.pg, limits, (client) => {
             // Given up on: end() would wait for a silent server's goodbye; the socket is destroyed instead.
             signal.addEventListener("abort", () => (client as unknown as { connection?: PgConnection }).connection?.stream.destroy(), { once: true });
           });
@@ -125,9 +127,9 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
       }
       if (opts.publication !== undefined) options.onPublication?.(await ensurePublication(client, opts.publication));
       // No command may run on this connection between the creation and START_REPLICATION: it would end the export.
-      const created = await client.query(createSlotCommand(name, {
+      const created = await patiently(client, () => client.query(createSlotCommand(name, {
         temporary: opts.slot.temporary, twoPhase: opts.twoPhase, failover: opts.slot.failover, exportSnapshot: true,
-      }, version));
+      }, version)));
       const exported = exportedSnapshot(created.rows[0]);
       stream = newStream(exported.consistentPoint);
       const run = new SnapshotReplication({

@@ -6,20 +6,23 @@
  * dropped after an error so that the next query opens a new one. Errors are
  * ReplicationErrors with the connection's passwords redacted.
  */
-import type { Client, ClientConfig, QueryResultRow } from "pg";
+import type { Client, QueryResultRow } from "pg";
 import { ReplicationError, fromPgError } from "./errors.ts";
-import { loadPg, type ResolvedConnection } from "./client.ts";
+import { connectClient, type ResolvedConnection } from "./client.ts";
+import type { ConnectionLimits } from "./guard.ts";
 import type { ReplicateOptions } from "./options.ts";
 
 export class SideConnection {
   readonly #target: ResolvedConnection;
   readonly #pg: ReplicateOptions["pg"];
+  readonly #limits: ConnectionLimits;
   #client: Promise<Client> | undefined;
   #closed = false;
 
-  constructor(target: ResolvedConnection, pg: ReplicateOptions["pg"]) {
+  constructor(target: ResolvedConnection, pg: ReplicateOptions["pg"], limits: ConnectionLimits) {
     this.#target = target;
     this.#pg = pg;
+    this.#limits = limits;
   }
 
   /** Whether a connection is open or being opened (for tests: nothing is opened unless asked). */
@@ -27,28 +30,9 @@ export class SideConnection {
     return this.#client !== undefined;
   }
 
-  async #open(): Promise<Client> {
-    let client: Client;
-    if (this.#target.factory !== undefined) {
-      // The user's factory makes replication=database clients; those run plain SQL too.
-      client = await this.#target.factory();
-    } else {
-      const pg = await loadPg(this.#pg);
-      client = new pg.Client({ ...this.#target.config } as ClientConfig);
-    }
-    client.on("error", () => {}); // failures surface through the next query
-    try {
-      await client.connect();
-    } catch (e) {
-      await client.end().catch(() => {});
-      throw e;
-    }
-    return client;
-  }
-
   async query<R extends QueryResultRow>(sql: string): Promise<R[]> {
     if (this.#closed) throw new ReplicationError("the stream's side connection is closed", { code: "CONNECTION_LOST" });
-    const pending = (this.#client ??= this.#open());
+    const pending = (this.#client ??= connectClient(this.#target, this.#pg, { replication: false, limits: this.#limits }));
     try {
       const client = await pending;
       if (this.#closed) throw new ReplicationError("the stream's side connection is closed", { code: "CONNECTION_LOST" });

@@ -9,6 +9,7 @@
 import type { Client } from "pg";
 import { createSlotCommand, quoteIdent } from "./commands.ts";
 import { ReplicationError } from "./errors.ts";
+import { patiently } from "./guard.ts";
 import type { SlotLostEvent } from "./health.ts";
 import type { NormalizedOptions, ReplicateOptions } from "./options.ts";
 import { ensurePublication } from "./publication.ts";
@@ -25,7 +26,8 @@ export async function prepareSlot(
   }
   const name = opts.slot.name;
   const run = (sql: string) => client.query(sql).then((r) => r.rows as unknown[]);
-  const create = () => client.query(createSlotCommand(name, { temporary: opts.slot.temporary, twoPhase: opts.twoPhase, failover: opts.slot.failover }, serverVersion));
+  // Creating waits for the transactions running then to end, dropping with WAIT for the slot's walsender to exit: no receive timeout.
+  const create = () => patiently(client, () => client.query(createSlotCommand(name, { temporary: opts.slot.temporary, twoPhase: opts.twoPhase, failover: opts.slot.failover }, serverVersion)));
   if (opts.slot.temporary) {
     await create();
     return undefined;
@@ -46,7 +48,7 @@ export async function prepareSlot(
   if (reason === undefined) return slot;
   if (opts.slot.onLost !== "recreate") throw slotLostError(name, reason);
   // Recreate: everything between the old confirmed position and the new slot's consistent point is lost.
-  await client.query(`DROP_REPLICATION_SLOT ${quoteIdent(name)} WAIT`);
+  await patiently(client, () => client.query(`DROP_REPLICATION_SLOT ${quoteIdent(name)} WAIT`));
   await create();
   const fresh = await readSlotState(run, serverVersion, name);
   if (fresh === undefined) throw slotMissingError(name);

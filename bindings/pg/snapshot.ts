@@ -37,15 +37,16 @@ import type { Relation } from "../relation.ts";
 import type { Tuple } from "../tuple.ts";
 import { materializeMessage } from "../materialize.ts";
 import { parseLsn } from "../lsn.ts";
-import { loadPg, type ResolvedConnection } from "./client.ts";
+import { connectClient, type ResolvedConnection } from "./client.ts";
 import { quoteIdent, quoteLiteral } from "./commands.ts";
-import { copyOut, type CopyOutHandle } from "./copy-out.ts";
+import { copyOut } from "./copy-out.ts";
 import { CopyReframer, type CopyFormat } from "./copy-reframe.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import type { NormalizedOptions, ReplicateOptions } from "./options.ts";
 import { copyCommand, planTasks, readSnapshotTables, type CopyTask, type SnapshotTable } from "./snapshot-catalog.ts";
 import type { ReplicationStream, StreamItem } from "./stream.ts";
 import type { AssemblerOptions, TransactionItem } from "./transactions.ts";
+import { connectionLimits } from "./guard.ts";
 
 /**
  * `replicate()`'s options with `snapshot`: copy every row the publications
@@ -194,23 +195,22 @@ interface Chunk {
 
 interface Worker {
   client: Client;
-  copy: CopyOutHandle | undefined;
   paused: boolean;
 }
 
 const PROGRESS_MS = 100;
 
-async function openCopyClient(setup: SnapshotSetup): Promise<Client> {
-  const target = setup.connection;
-  let client: Client;
-  if (target.factory !== undefined) client = await target.factory();
-  else {
-    const pg = await loadPg(setup.pg);
-    client = new pg.Client({ ...target.config, application_name: "pgoutput-wasm snapshot" });
-  }
-  client.on("error", () => {}); // failures reach the copy's promise
-  await client.connect();
-  return client;
+/**
+ * The socket a worker pauses for backpressure. The connection's, not the
+ * copy's: a pause outlasts the COPY it began in (its CommandComplete, the
+ * next COPY, the COMMIT are read only once resumed).
+ */
+function socketOf(client: Client): { pause(): unknown; resume(): unknown } | undefined {
+  return (client as unknown as { connection?: { stream?: { pause(): unknown; resume(): unknown } } }).connection?.stream;
+}
+
+function openCopyClient(setup: SnapshotSetup): Promise<Client> {
+  return connectClient(setup.connection, setup.pg, { replication: false, limits: connectionLimits(setup.options), applicationName: "pgoutput-wasm snapshot" });
 }
 
 /**
@@ -284,7 +284,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     try {
       const n = s.snapshot.parallel;
       const clients = await Promise.all(Array.from({ length: n }, () => openCopyClient(s).catch((e: unknown) => e)));
-      this.#workers = clients.filter((c): c is Client => !(c instanceof Error) && typeof (c as Client).query === "function").map((client) => ({ client, copy: undefined, paused: false }));
+      this.#workers = clients.filter((c): c is Client => !(c instanceof Error) && typeof (c as Client).query === "function").map((client) => ({ client, paused: false }));
       const failed = clients.find((c) => c instanceof Error);
       if (failed !== undefined) throw failed;
       // The output settings of a walsender, so that text COPY prints values as pgoutput does.
@@ -328,7 +328,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
           if (frames.length > 0 || last) this.#enqueue(w, last ? { frames, taskDone: task } : { frames });
         };
         let seen = 0;
-        w.copy = copyOut(w.client, copyCommand(task, format), (payload) => {
+        const copy = copyOut(w.client, copyCommand(task, format), (payload) => {
           reframer.push(payload);
           this.#progress.bytes += payload.length;
           if (reframer.rows - seen >= batchRows || reframer.pending >= batchBytes) {
@@ -336,9 +336,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
             flush(false);
           }
         });
-        if (w.paused) w.copy.pause();
-        await w.copy.done;
-        w.copy = undefined;
+        await copy.done;
         reframer.end();
         flush(true);
       }
@@ -358,7 +356,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     if (this.#queuedBytes > this.#queuedHighWater) this.#queuedHighWater = this.#queuedBytes;
     if (this.#queuedBytes >= this.#highWater && !w.paused) {
       w.paused = true;
-      w.copy?.pause();
+      socketOf(w.client)?.pause();
     }
     this.#wakeUp();
   }
@@ -429,7 +427,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     for (const w of this.#workers) {
       if (!w.paused) continue;
       w.paused = false;
-      w.copy?.resume();
+      socketOf(w.client)?.resume();
     }
   }
 
@@ -474,8 +472,10 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
       const recovery = dropped
         ? "the slot was dropped; start again with snapshot (a new slot)"
         : `do not stream from it: drop it (SELECT pg_drop_replication_slot('${slot}')) and start again with snapshot (a new slot)`;
-      const what = fromPgError(cause, `snapshot of slot "${slot}" was never completed`, "CONNECTION_LOST", this.#setup.connection.secrets);
-      this.#error = new ReplicationError(`${what.message}; ${recovery}`, { code: "SNAPSHOT_INCOMPLETE", sqlstate: what.sqlstate, cause });
+      const context = `snapshot of slot "${slot}" was never completed`;
+      const what = fromPgError(cause, context, "CONNECTION_LOST", this.#setup.connection.secrets);
+      const text = cause instanceof ReplicationError ? `${context}: ${what.message}` : what.message; // fromPgError keeps those as they are
+      this.#error = new ReplicationError(`${text}; ${recovery}`, { code: "SNAPSHOT_INCOMPLETE", sqlstate: what.sqlstate, cause });
     }
     this.#wakeUp();
   }

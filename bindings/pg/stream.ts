@@ -55,6 +55,7 @@ import { TransactionAssembler, type AssemblerOptions, type TransactionItem } fro
 import type { HealthMonitor, ReplicationHealth, StreamProgress } from "./health.ts";
 import { HEARTBEAT_PREFIX } from "./heartbeat.ts";
 import { backoffDelay, cancellableSleep, type ReconnectPolicy } from "./reconnect.ts";
+import { guardOf } from "./guard.ts";
 
 /** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
 export type StreamItem = PgoutputMessage | PrimaryKeepalive;
@@ -272,6 +273,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
    */
   start(command: string): Promise<void> {
     const started = new Promise<void>((resolve, reject) => (this.#startWaiter = { resolve, reject }));
+    guardOf(this.#client)?.detach(); // from here on the stream bounds what it reads, and times silence itself
     takeOver(this.#socket, this.#onData);
     this.#socket.on("drain", this.#onDrain);
     this.#lastData = Date.now();

@@ -6,7 +6,8 @@
  * existing pgoutput slot), then START_REPLICATION → CopyBothResponse and the
  * test's `scenario`, which owns the socket from there on.
  *
- * It records the client's standby status updates (replyRequested flag and
+ * A test may keep the server silent after the startup packet, or answer a
+ * query itself (`setup`). It records the client's standby status updates (replyRequested flag and
  * arrival time) while it reads, and answers CopyDone as a walsender does. Every loop in it is bounded by the bytes
  * the test asks it to send.
  */
@@ -51,7 +52,7 @@ const SLOT_ROW: [string[], (string | null)[]] = [
 ];
 
 /** A RowDescription of text columns and one DataRow (null: SQL NULL), CommandComplete, ReadyForQuery. */
-function rows(names: string[], values: (string | null)[]): Uint8Array {
+export function rows(names: string[], values: (string | null)[]): Uint8Array {
   const desc: Uint8Array[] = [new Uint8Array([0, names.length])];
   for (const n of names) {
     const f = new Uint8Array(18);
@@ -80,8 +81,17 @@ function rows(names: string[], values: (string | null)[]): Uint8Array {
   ]);
 }
 
+/** What a test changes before streaming: a server silent after the startup packet, or its own answer to a query. */
+export interface FakeSetup {
+  silentStartup?: boolean;
+  /** Answers `text` itself (returns true), or leaves it to the fake (false). */
+  onQuery?: (text: string, socket: net.Socket) => boolean;
+}
+
 /** Starts the fake server; `scenario` runs once the client is streaming. */
-export async function startFakeWalsender(scenario: (socket: net.Socket, server: FakeWalsender) => void | Promise<void>): Promise<FakeWalsender> {
+export async function startFakeWalsender(
+  scenario: (socket: net.Socket, server: FakeWalsender) => void | Promise<void>, setup: FakeSetup = {},
+): Promise<FakeWalsender> {
   const statuses: StatusSeen[] = [];
   const sockets = new Set<net.Socket>();
   let resolveStreaming!: (s: net.Socket) => void;
@@ -102,6 +112,7 @@ export async function startFakeWalsender(scenario: (socket: net.Socket, server: 
           if (buf.length < n) return;
           buf = buf.subarray(n);
           started = true;
+          if (setup.silentStartup === true) return;
           const key = new Uint8Array(8);
           socket.write(concat([
             backendFrame("R", new Uint8Array(4)), // AuthenticationOk
@@ -119,6 +130,7 @@ export async function startFakeWalsender(scenario: (socket: net.Socket, server: 
         buf = buf.subarray(1 + n);
         if (type === "Q") {
           const text = new TextDecoder().decode(body.subarray(0, body.length - 1));
+          if (setup.onQuery?.(text, socket) === true) continue;
           if (/server_version_num/.test(text)) socket.write(rows(["server_version_num"], ["150000"]));
           else if (/pg_replication_slots/.test(text)) socket.write(rows(...SLOT_ROW));
           else if (/^START_REPLICATION/.test(text)) {
@@ -156,4 +168,13 @@ export function copyDataHeader(payloadLength: number): Uint8Array {
   h[0] = 0x64;
   new DataView(h.buffer).setUint32(1, 4 + payloadLength);
   return h;
+}
+
+/** Writes `bytes` and waits for the socket to take them (the server's own backpressure); false once the client is gone. */
+export function send(socket: net.Socket, bytes: Uint8Array): Promise<boolean> {
+  if (socket.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    if (socket.write(bytes)) resolve(true);
+    else socket.once("drain", () => resolve(true)).once("close", () => resolve(false));
+  });
 }
