@@ -64,7 +64,9 @@ describe.each([15, 18] as const)("PostgreSQL %i", (major) => {
   it("slots prints the table and the JSON of a real slot with a backlog", async () => {
     const c = clusters.get(major)!;
     await c.query(`SELECT pg_create_logical_replication_slot('cli_slot_${major}', 'pgoutput')`);
-    await c.query(`INSERT INTO st SELECT g, repeat('x', 500) FROM generate_series(1, 2000) g`);
+    // The clusters run with synchronous_commit off; on for this commit, so that its WAL is written
+    // (pg_current_wal_lsn, the write position, could otherwise trail it by the unwritten WAL buffers).
+    await c.query(`BEGIN; SET LOCAL synchronous_commit = on; INSERT INTO st SELECT g, repeat('x', 500) FROM generate_series(1, 2000) g; COMMIT`);
     const [row] = await c.query(`SELECT confirmed_flush_lsn::text AS c, pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint AS lag FROM pg_replication_slots WHERE slot_name = $1`, [`cli_slot_${major}`]);
 
     const json = await run(["slots", "-c", url(c), "--json"]);
