@@ -43,6 +43,17 @@ function header(tag: string, bodyLength: number): Uint8Array {
 
 const base = (f: FakeWalsender): ClientConfig => ({ host: "127.0.0.1", port: f.port, user: "fake", database: "fake" });
 
+/** A server that answers queries matching `pattern` with `bytes`. */
+function answering(pattern: RegExp, bytes: Uint8Array): FakeSetup {
+  return {
+    onQuery: (text, socket) => {
+      if (!pattern.test(text)) return false;
+      socket.write(bytes);
+      return true;
+    },
+  };
+}
+
 async function start(setup: FakeSetup): Promise<FakeWalsender> {
   fake = await startFakeWalsender(() => {}, setup);
   return fake;
@@ -99,39 +110,21 @@ describe("before START_REPLICATION: replicate() against a hostile or stalled ser
   });
 
   it("maxMessageSize applies: a 2 MiB row in answer to the slot query with maxMessageSize 1 MiB", async () => {
-    const f = await start({
-      onQuery: (text, socket) => {
-        if (!/pg_replication_slots/.test(text)) return false;
-        socket.write(rows(["x"], ["y".repeat(2 * MIB)]));
-        return true;
-      },
-    });
+    const f = await start(answering(/pg_replication_slots/, rows(["x"], ["y".repeat(2 * MIB)])));
     const error = await replicateError(f, { maxMessageSize: MIB });
     expect(error).toMatchObject({ code: "DECODE_ERROR" });
     expect((error as { cause: { code: string } }).cause.code).toBe("MESSAGE_TOO_LARGE");
   });
 
   it("a message length under 4 is DECODE_ERROR (INVALID_LENGTH), not left to pg", async () => {
-    const f = await start({
-      onQuery: (text, socket) => {
-        if (!/server_version_num/.test(text)) return false;
-        socket.write(new Uint8Array([0x44, 0, 0, 0, 2]));
-        return true;
-      },
-    });
+    const f = await start(answering(/server_version_num/, new Uint8Array([0x44, 0, 0, 0, 2])));
     const error = await replicateError(f);
     expect(error).toMatchObject({ code: "DECODE_ERROR" });
     expect((error as { cause: { code: string } }).cause.code).toBe("INVALID_LENGTH");
   });
 
   it("a DataRow whose columns overrun it (pg's parser throws): DECODE_ERROR, not an uncaught exception", async () => {
-    const f = await start({
-      onQuery: (text, socket) => {
-        if (!/server_version_num/.test(text)) return false;
-        socket.write(backendFrame("D", new Uint8Array([0, 5, 0, 0])));
-        return true;
-      },
-    });
+    const f = await start(answering(/server_version_num/, backendFrame("D", new Uint8Array([0, 5, 0, 0]))));
     const error = await replicateError(f);
     expect(error).toMatchObject({ code: "DECODE_ERROR" });
     expect((error as Error).message).toMatch(/pg could not parse/);

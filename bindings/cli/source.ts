@@ -22,6 +22,7 @@ import { replicate } from "../pg/replicate.ts";
 import type { ReplicationStream } from "../pg/stream.ts";
 import { SnapshotReplication } from "../pg/snapshot.ts";
 import type { ReplicateOptions, StreamingMode } from "../pg/options.ts";
+import type { SnapshotReplicateOptions } from "../pg/snapshot.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/catalog.ts";
 import type { TypeKnowledge } from "../values/options.ts";
 import type { Server } from "./server.ts";
@@ -327,7 +328,26 @@ export class Interrupted extends Error {
   }
 }
 
-/** replicate()'s reconnect options for the settings: each attempt and each return told on stderr. */
+/**
+ * What tail and capture ask of replicate() on any server: their settings'
+ * snapshot, binary, two-phase and heartbeat; acknowledgements by the CLI
+ * (what it wrote); a status update every second; and the reconnect, each
+ * attempt and each return told on stderr.
+ */
+function commonOptions(s: SourceSettings, hooks: SourceHooks, decoder: PgoutputDecoder): Partial<SnapshotReplicateOptions> {
+  return {
+    snapshot: s.snapshot ? {} : false,
+    binary: s.binary,
+    twoPhase: s.twoPhase,
+    ack: "manual",
+    decoder,
+    statusIntervalMs: 1000,
+    stopTimeoutMs: 5000,
+    heartbeat: s.heartbeatMs === undefined ? undefined : { intervalMs: s.heartbeatMs },
+    ...reconnectOptions(s, hooks),
+  };
+}
+
 function reconnectOptions(s: SourceSettings, hooks: SourceHooks): Pick<ReplicateOptions, "reconnect" | "onReconnect" | "onReconnected"> {
   if (!s.reconnect) return { reconnect: false };
   return {
@@ -398,21 +418,13 @@ async function openEmbedded(
   const decoder = await makeDecoder(s, hooks, types);
   await check();
   const run = await replicate({
+    ...commonOptions(s, hooks, decoder),
     connection: replicationClient(pg, { connectionString: cluster.connectionString }),
-    snapshot: s.snapshot ? {} : false,
     slot: { name: DEMO_SLOT, create: true, failover: s.failover },
     publications: [DEMO_PUBLICATION],
     protoVersion: s.protoVersion,
     streaming: s.streaming ?? (s.protoVersion === 1 ? "off" : "on"),
-    binary: s.binary,
     messages: s.messages ?? true,
-    twoPhase: s.twoPhase,
-    ack: "manual",
-    decoder,
-    statusIntervalMs: 1000,
-    stopTimeoutMs: 5000,
-    heartbeat: s.heartbeatMs === undefined ? undefined : { intervalMs: s.heartbeatMs },
-    ...reconnectOptions(s, hooks),
   });
   const snapshot = run instanceof SnapshotReplication ? run : undefined;
   const stream = snapshot?.stream ?? (run as ReplicationStream);
@@ -517,22 +529,14 @@ async function openConnected(
     throw new CliError(`--snapshot needs a new slot`, "add --create-slot (the slot must not exist yet), or leave out --slot for a temporary one");
   }
   const run = await replicate({
+    ...commonOptions(s, hooks, decoder),
     connection: replicationClient(pg, config),
-    snapshot: s.snapshot ? {} : false,
     slot: { name: slotName, create, temporary, failover: s.failover },
     publications: s.publications,
     startLsn: s.startLsn,
     protoVersion: proto as 1 | 2 | 3 | 4,
     streaming,
-    binary: s.binary,
     messages: s.messages ?? false,
-    twoPhase: s.twoPhase,
-    ack: "manual",
-    decoder,
-    statusIntervalMs: 1000,
-    stopTimeoutMs: 5000,
-    heartbeat: s.heartbeatMs === undefined ? undefined : { intervalMs: s.heartbeatMs },
-    ...reconnectOptions(s, hooks),
     onNotice: (n) => {
       if (n.severity === "WARNING") hooks.note(`server warning: ${n.message}`);
     },

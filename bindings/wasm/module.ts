@@ -4,21 +4,10 @@
  * fetch, file access or permissions in Node, Deno or a browser.
  */
 import { wasmBase64 } from "../wasm-inline.ts";
+import type { KernelExports as Kernel } from "../kernel/exports.ts";
 
-/** The kernel's exports (see assembly/index.ts and bindings/tape.ts). */
-export interface KernelExports {
-  memory: WebAssembly.Memory;
-  heapBase(): number;
-  decode(
-    input: number, from: number, length: number, framing: number,
-    tape: number, tapeFrom: number, tapeCapacity: number,
-    state: number, maxMessage: number, result: number, widths: number,
-  ): number;
-  /** A text timestamp at memory[offset, offset + length) → µs since the Unix epoch, or NOT_PARSED (i64 min + 1). */
-  textTimestamp(offset: number, length: number, withZone: number): bigint;
-  /** A tuple's columns as JSON bytes (spec: bindings/jsonl-tape.ts); returns a JSON_* status. */
-  jsonColumns(tuple: number, old: number, columns: number, from: number, flags: number, out: number, outCapacity: number, result: number): number;
-}
+/** The kernel's exports (kernel/exports.ts), with its memory a real WebAssembly.Memory. */
+export type KernelExports = Kernel & { memory: WebAssembly.Memory };
 
 let compiled: WebAssembly.Module | undefined;
 
