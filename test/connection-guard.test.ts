@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import pg, { type Client, type ClientConfig } from "pg";
 import { replicate, type ReplicateOptions } from "../bindings/pg/index.ts";
 import { connectClient, resolveConnection } from "../bindings/pg/client.ts";
-import { ConnectionGuard, patiently } from "../bindings/pg/guard.ts";
+import { ConnectionGuard, guardOf, patiently } from "../bindings/pg/guard.ts";
 import { copyOut } from "../bindings/pg/copy-out.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
 import { backend, backendFrame } from "../devkit/encoder/walsender-encoder.ts";
@@ -291,6 +291,18 @@ describe("the frame walk, split at every byte", () => {
     const over = standIn(100);
     over.feed(header("d", 101));
     expect(over.stream.destroyed).toMatchObject({ code: "DECODE_ERROR" });
+  });
+
+  it("a socket pg does not read the known way (two 'data' listeners) is left as it is", () => {
+    const stream = Object.assign(new EventEmitter(), { destroy() {}, isPaused: () => false });
+    stream.on("data", () => {});
+    stream.on("data", () => {});
+    const connection = Object.assign(new EventEmitter(), { stream, ssl: false });
+    const client = { connection, _connecting: false, _activeQuery: {}, _queryQueue: [] };
+    ConnectionGuard.attach(client as unknown as Client, { maxMessageSize: 10, receiveTimeoutMs: 1000 });
+    connection.emit("connect");
+    expect(stream.listenerCount("data")).toBe(2);
+    expect(guardOf(client)).toBeUndefined(); // detached: no frame walk, no timer
   });
 
   it("after detach() (the stream took the socket over) nothing is walked", () => {

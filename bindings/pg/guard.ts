@@ -13,17 +13,18 @@
  *   `maxMessageSize` or whose length is impossible; pg never sees those
  *   bytes, so nothing of the message is buffered;
  * - what pg's parser throws fails the connection instead of the process;
- * - it fails the connection when nothing has arrived for `receiveTimeoutMs` while pg waits
- *   for something (connecting, or a query outstanding): a stalled server or
- *   a half-open connection. As in the stream, time the socket is paused for
- *   backpressure does not count. Commands that may rightly wait longer (a
- *   slot waiting for running transactions, a DDL lock) run under
- *   `patiently()`.
+ * - nothing received for `receiveTimeoutMs` while pg waits for something
+ *   (connecting, or a query outstanding) fails the connection: a stalled
+ *   server or a half-open connection. As in the stream, time the socket is
+ *   paused for backpressure does not count, and neither does an idle
+ *   connection. Commands that may rightly wait longer (a slot waiting for
+ *   running transactions, a DDL lock) run under `patiently()`.
  *
  * Failing destroys the socket with a `ReplicationError`, which pg hands to
  * the connect callback or to every pending query, so callers see it as the
- * query's error: DECODE_ERROR (cause MESSAGE_TOO_LARGE or INVALID_LENGTH,
- * with the byte offset in the connection), CONNECT_FAILED or
+ * query's error: DECODE_ERROR (its cause a PgoutputError: MESSAGE_TOO_LARGE
+ * or INVALID_LENGTH with the length field's byte offset in the connection,
+ * INVALID_VALUE for what pg could not parse), CONNECT_FAILED or
  * RECEIVE_TIMEOUT (both retryable).
  */
 import type { Client } from "pg";
@@ -148,7 +149,10 @@ export class ConnectionGuard {
   #install(): void {
     const socket = this.#client.connection?.stream;
     const pgListeners = socket?.listeners("data");
-    if (socket === undefined || pgListeners?.length !== 1) return; // not the pg this module knows: left as it is
+    if (socket === undefined || pgListeners?.length !== 1) {
+      this.detach(); // not the pg this module knows: left as it is (and not timed: the guard would see no data)
+      return;
+    }
     this.#socket = socket;
     this.#parse = pgListeners[0] as (chunk: Uint8Array) => void;
     this.#lastData = Date.now();
