@@ -209,10 +209,11 @@ describe("guarded plain connections (side and snapshot copy connections)", () =>
     const f = await start(copy(2500));
     const client = await guarded(f, 1000);
     const payloads: string[] = [];
+    const socket = (client as unknown as { connection: { stream: net.Socket } }).connection.stream;
     const handle = copyOut(client, "COPY t TO STDOUT", (p) => {
       payloads.push(Buffer.from(p).toString());
-      handle.pause(); // the consumer is busy for 2.3 s
-      setTimeout(() => handle.resume(), 2300);
+      socket.pause(); // the consumer is busy for 2.3 s, as the snapshot pauses its copy connections
+      setTimeout(() => socket.resume(), 2300);
     });
     expect(await handle.done).toBe(1);
     expect(payloads).toEqual(["row\n"]);

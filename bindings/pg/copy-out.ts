@@ -5,37 +5,30 @@
  * callback as pg parses it. The payload is a view of pg's parser buffer,
  * valid only during the call (the callback copies what it keeps).
  *
- * Backpressure: `pause()` stops reading the socket (pg parses no further
- * CopyData until `resume()`), so a consumer slower than the server bounds
- * what is buffered to one socket read.
+ * Backpressure is the caller's: pausing the connection's socket stops pg
+ * parsing further CopyData until it is resumed (the snapshot pauses the
+ * socket, not the copy, since a pause may outlast one COPY).
  */
 import type { Client } from "pg";
 
 interface PgConnectionLike {
   query(text: string): void;
-  stream: { pause(): unknown; resume(): unknown };
 }
 
 export interface CopyOutHandle {
   /** Resolves with the CommandComplete tag's row count after ReadyForQuery; rejects with the server's or the connection's error. */
   readonly done: Promise<number>;
-  pause(): void;
-  resume(): void;
 }
 
 /** Starts `command` (a COPY ... TO STDOUT) on `client`; `onData` gets each CopyData payload and may throw to fail the copy. */
 export function copyOut(client: Client, command: string, onData: (payload: Uint8Array) => void): CopyOutHandle {
-  let connection: PgConnectionLike | undefined;
-  let paused = false;
   let failure: unknown;
   let rows = 0;
   let settle!: { resolve: (n: number) => void; reject: (e: unknown) => void };
   const done = new Promise<number>((resolve, reject) => (settle = { resolve, reject }));
   const submittable = {
     submit(con: PgConnectionLike): void {
-      connection = con;
       con.query(command);
-      if (paused) con.stream.pause();
     },
     handleCopyData(msg: { chunk: Uint8Array }): void {
       if (failure !== undefined) return; // the rest of a failed copy is read and dropped until ReadyForQuery
@@ -44,8 +37,6 @@ export function copyOut(client: Client, command: string, onData: (payload: Uint8
       } catch (e) {
         failure = e;
         settle.reject(e);
-        // Reading on lets pg reach ReadyForQuery; the caller ends the connection anyway.
-        if (paused) connection?.stream.resume();
       }
     },
     handleCommandComplete(msg: { text?: string }): void {
@@ -67,17 +58,5 @@ export function copyOut(client: Client, command: string, onData: (payload: Uint8
     handleCopyInResponse(): void {},
   };
   client.query(submittable as never);
-  return {
-    done,
-    pause(): void {
-      if (paused) return;
-      paused = true;
-      connection?.stream.pause();
-    },
-    resume(): void {
-      if (!paused) return;
-      paused = false;
-      connection?.stream.resume();
-    },
-  };
+  return { done };
 }
