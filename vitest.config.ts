@@ -10,6 +10,9 @@ import { configDefaults, defineConfig } from "vitest/config";
 const perBackend = [
   "test/aliasing.test.ts",
   "test/bounded-copy.test.ts",
+  "test/compat-fast-parsers.test.ts",
+  "test/compat-parse.test.ts",
+  "test/compat-record.test.ts",
   "test/conformance.test.ts",
   "test/encoder.test.ts",
   "test/errors.test.ts",

@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { PgoutputPlugin } from "pg-logical-replication";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { backend, onceAcrossBackends } from "./support/backends.ts";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
 import { NOT_FAST, fastBool, fastDate, fastFloat, fastInt, type FastParser } from "../bindings/compat/fast-parsers.ts";
 import { readString } from "../bindings/utf8.ts";
@@ -65,7 +66,8 @@ afterAll(() => {
   else process.env.TZ = savedTz;
 });
 
-describe("fast parsers equal pg-types on edge values", () => {
+// The parsers use no backend: registered in one run only (the runner runs this file once per backend).
+if (onceAcrossBackends) describe("fast parsers equal pg-types on edge values", () => {
   it("int2 / int4 / oid", () => {
     for (const s of ["0", "-0", "1", "-1", "32767", "-32768", "2147483647", "-2147483648", "4294967295", "007"]) {
       for (const oid of [21, 23, 26]) expect(check(fastInt, oid, s)).toBe(true);
@@ -139,7 +141,7 @@ describe("fast parsers equal pg-types on edge values", () => {
   });
 });
 
-describe("fast parsers equal pg-types on random values", () => {
+if (onceAcrossBackends) describe("fast parsers equal pg-types on random values", () => {
   const pad = (n: number, w: number) => String(n).padStart(w, "0");
   const zone = fc.oneof(
     fc.constant(""),
@@ -260,44 +262,42 @@ describe("the plugin: fast columns next to PgoutputPlugin, and setTypeParser win
   const stream = [encode.relation(rel).bytes, ...rows.map((r) => encode.insert({ relation: rel, newTuple: r }).bytes)];
   const run = (plugin: { parse(b: Buffer): unknown }) => stream.map((b) => plugin.parse(Buffer.from(b)));
 
-  for (const backend of ["wasm", "baseline"] as const) {
-    it(`${backend}: rows deep-equal PgoutputPlugin's, in every zone`, () => {
-      for (const tz of ZONES) {
-        useZone(tz);
-        const theirs = run(new PgoutputPlugin({ protoVersion: 1, publicationNames: ["p"] }));
-        const ours = run(new PgoutputWasmPlugin({ protoVersion: 1, publicationNames: ["p"], backend }));
-        expect(ours).toEqual(theirs);
-      }
-    });
+  it(`rows deep-equal PgoutputPlugin's, in every zone`, () => {
+    for (const tz of ZONES) {
+      useZone(tz);
+      const theirs = run(new PgoutputPlugin({ protoVersion: 1, publicationNames: ["p"] }));
+      const ours = run(new PgoutputWasmPlugin({ protoVersion: 1, publicationNames: ["p"], backend: backend.name }));
+      expect(ours).toEqual(theirs);
+    }
+  });
 
-    it(`${backend}: a parser set with pg.types.setTypeParser wins over the fast one (checked at each Relation message)`, () => {
-      const types = pg.types as unknown as { setTypeParser(oid: number, fn: (s: string) => unknown): void };
-      const defaults = [23, 1184, 1009, 25, 1700].map((oid) => [oid, pgParser(oid)] as const);
-      // text and numeric have no pg-types parser (noParse): the fast path hands the text over, until one is set.
-      expect(fastParserFor(25, pgParser(25))).toBe(readString);
-      expect(fastParserFor(1700, pgParser(1700))).toBe(readString);
-      const plugin = new PgoutputWasmPlugin({ protoVersion: 1, publicationNames: ["p"], backend });
-      expect((run(plugin)[1] as { new: { i4: unknown } }).new.i4).toBe(1);
-      types.setTypeParser(23, (s) => `int4:${s}`);
-      types.setTypeParser(1184, (s) => `tz:${s}`);
-      types.setTypeParser(1009, (s) => `ta:${s}`);
-      types.setTypeParser(25, (s) => `text:${s}`);
-      types.setTypeParser(1700, (s) => `numeric:${s}`);
-      try {
-        const row = (run(plugin)[1] as { new: Record<string, unknown> }).new;
-        expect(row.i4).toBe("int4:1");
-        expect(row.tz).toBe("tz:2024-02-29 12:34:56.5+05:30");
-        expect(row.ta).toBe('ta:{"a b",NULL,"NULL",ü}');
-        expect(row.i2).toBe(-32768); // untouched types keep the fast path
-        expect(fastParserFor(23, pgParser(23))).toBeUndefined();
-        expect(row.tx).toBe("text:plain");
-        expect(row.n).toBe("numeric:-12.50");
-        expect(row.f8).toBe(1.25); // untouched float8 stays fast
-        expect(fastParserFor(25, pgParser(25))).toBeUndefined();
-      } finally {
-        for (const [oid, fn] of defaults) types.setTypeParser(oid, fn);
-      }
-      expect(fastParserFor(23, pgParser(23))).toBe(fastInt);
-    });
-  }
+  it(`a parser set with pg.types.setTypeParser wins over the fast one (checked at each Relation message)`, () => {
+    const types = pg.types as unknown as { setTypeParser(oid: number, fn: (s: string) => unknown): void };
+    const defaults = [23, 1184, 1009, 25, 1700].map((oid) => [oid, pgParser(oid)] as const);
+    // text and numeric have no pg-types parser (noParse): the fast path hands the text over, until one is set.
+    expect(fastParserFor(25, pgParser(25))).toBe(readString);
+    expect(fastParserFor(1700, pgParser(1700))).toBe(readString);
+    const plugin = new PgoutputWasmPlugin({ protoVersion: 1, publicationNames: ["p"], backend: backend.name });
+    expect((run(plugin)[1] as { new: { i4: unknown } }).new.i4).toBe(1);
+    types.setTypeParser(23, (s) => `int4:${s}`);
+    types.setTypeParser(1184, (s) => `tz:${s}`);
+    types.setTypeParser(1009, (s) => `ta:${s}`);
+    types.setTypeParser(25, (s) => `text:${s}`);
+    types.setTypeParser(1700, (s) => `numeric:${s}`);
+    try {
+      const row = (run(plugin)[1] as { new: Record<string, unknown> }).new;
+      expect(row.i4).toBe("int4:1");
+      expect(row.tz).toBe("tz:2024-02-29 12:34:56.5+05:30");
+      expect(row.ta).toBe('ta:{"a b",NULL,"NULL",ü}');
+      expect(row.i2).toBe(-32768); // untouched types keep the fast path
+      expect(fastParserFor(23, pgParser(23))).toBeUndefined();
+      expect(row.tx).toBe("text:plain");
+      expect(row.n).toBe("numeric:-12.50");
+      expect(row.f8).toBe(1.25); // untouched float8 stays fast
+      expect(fastParserFor(25, pgParser(25))).toBeUndefined();
+    } finally {
+      for (const [oid, fn] of defaults) types.setTypeParser(oid, fn);
+    }
+    expect(fastParserFor(23, pgParser(23))).toBe(fastInt);
+  });
 });

@@ -5,9 +5,10 @@
  * pg-logical-replication:
  *
  * 1. every captured fixture (real PostgreSQL 15 and 18 streams, streamed
- *    and two-phase ones included), both backends: `plugin.parse` is
- *    deep-equal to converting the decoder's view of the same message
- *    (`CompatConverter.convert(decoder.decode(m))`);
+ *    and two-phase ones included): `plugin.parse` is deep-equal to
+ *    converting the decoder's view of the same message
+ *    (`CompatConverter.convert(decoder.decode(m))`), on the run's backend
+ *    (the runner runs this file once per backend: vitest.config.ts);
  * 2. bad bytes through `parse`: the same typed error as `decode` (code,
  *    offset, field), and the plugin stays usable;
  * 3. row objects: the literal builder gives pg-logical-replication's object
@@ -25,6 +26,7 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { PgoutputPlugin } from "pg-logical-replication";
 import { describe, expect, it } from "vitest";
+import { backend, onceAcrossBackends } from "./support/backends.ts";
 import { CompatConverter, PgoutputWasmPlugin } from "../bindings/compat/index.ts";
 import { compatLsn, compatLsnAt, compatTimeAt } from "../bindings/compat/lsn.ts";
 import { dictionaryBuilder, rowBuilder } from "../bindings/compat/rows.ts";
@@ -36,34 +38,32 @@ import { encode, UNCHANGED } from "../devkit/encoder/encoder.ts";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url);
 const index = JSON.parse(readFileSync(new URL("index.json", FIXTURES), "utf8")) as { fixtures: { file: string }[] };
-const BACKENDS = ["wasm", "baseline"] as const;
 const OPTIONS = { protoVersion: 1 as const, publicationNames: ["p"] };
-const newDecoder = (backend: (typeof BACKENDS)[number]) => (backend === "wasm" ? new WasmDecoder() : new BaselineDecoder());
+/** A decoder of the run's backend (the runner picks it: vitest.config.ts). */
+const newDecoder = (options?: { maxMessageSize: number }) => (backend.name === "wasm" ? new WasmDecoder(options) : new BaselineDecoder(options));
 
 describe("parse() reads the tape record as the view path would", () => {
   for (const fixture of index.fixtures) {
     const messages = decodeCapture(readFileSync(new URL(fixture.file, FIXTURES)));
-    for (const backend of BACKENDS) {
-      it(`${fixture.file} (${backend})`, () => {
-        const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder(backend) });
-        const viewDecoder = newDecoder(backend);
-        const converter = new CompatConverter(pgTypes);
-        const got = messages.map((m) => plugin.parse(Buffer.from(m)));
-        const want = messages.map((m) => converter.convert(viewDecoder.decode(Buffer.from(m)) as PgoutputMessage));
-        expect(got).toStrictEqual(want);
-        expect(got.length).toBeGreaterThan(0);
-      });
-    }
+    it(fixture.file, () => {
+      const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder() });
+      const viewDecoder = newDecoder();
+      const converter = new CompatConverter(pgTypes);
+      const got = messages.map((m) => plugin.parse(Buffer.from(m)));
+      const want = messages.map((m) => converter.convert(viewDecoder.decode(Buffer.from(m)) as PgoutputMessage));
+      expect(got).toStrictEqual(want);
+      expect(got.length).toBeGreaterThan(0);
+    });
   }
 });
 
-describe.each(BACKENDS)("bad bytes through parse() (%s)", (backend) => {
+describe("bad bytes through parse()", () => {
   const rel = { relationId: 16384, namespace: "public", relationName: "t", columns: [{ name: "a", typeId: 23 }] };
   const insert = encode.insert({ relation: rel, newTuple: ["1"] }).bytes;
 
   it("a truncated Insert: decode()'s typed error, and the plugin goes on", () => {
-    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder(backend) });
-    const reference = newDecoder(backend);
+    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder() });
+    const reference = newDecoder();
     plugin.parse(Buffer.from(encode.relation(rel).bytes));
     reference.decode(encode.relation(rel).bytes);
     const cut = Buffer.from(insert.subarray(0, insert.length - 2));
@@ -83,7 +83,7 @@ describe.each(BACKENDS)("bad bytes through parse() (%s)", (backend) => {
   });
 
   it("an Insert for a relation never defined: pg-logical-replication's missing relation", () => {
-    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder(backend) });
+    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder() });
     expect(() => plugin.parse(Buffer.from(insert))).toThrow(/missing relation/);
   });
 });
@@ -94,7 +94,8 @@ const shape = (o: object) => ({ proto: Object.getPrototypeOf(o), entries: Reflec
 describe("row objects (rows.ts)", () => {
   const odd = ["__proto__", "constructor", "toString", "hasOwnProperty", "1", "0", "-1", "01", "4294967295", "", "a\"b", "back\\slash", "line\u2028sep", "😀", "}; throw 1; //", "valueOf"];
 
-  it("the literal builder equals Object.create(null) plus assignments, for odd names", () => {
+  // The builders use no backend: registered in one run only.
+  if (onceAcrossBackends) it("the literal builder equals Object.create(null) plus assignments, for odd names", () => {
     const values = odd.map((_, i) => (i % 3 === 0 ? null : i % 3 === 1 ? undefined : `v${i}`));
     const row = rowBuilder(odd)(values);
     expect(shape(row)).toEqual(shape(dictionaryBuilder(odd)(values)));
@@ -103,7 +104,7 @@ describe("row objects (rows.ts)", () => {
     expect(rowBuilder([...odd])).toBe(rowBuilder(odd)); // shared by name list
   });
 
-  it("any distinct names, any values", () => {
+  if (onceAcrossBackends) it("any distinct names, any values", () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom(...odd)), { maxLength: 30 }), fc.anything(), (names, v) => {
         const values = names.map((_, i) => (i % 2 === 0 ? v : i));
@@ -113,27 +114,26 @@ describe("row objects (rows.ts)", () => {
     );
   });
 
-  for (const backend of BACKENDS) {
-    it(`${backend}: rows with such column names deep-equal PgoutputPlugin's (insert, key and old rows)`, () => {
-      const columns = ["__proto__", "1", "constructor", "x"].map((name, i) => ({ name, typeId: i === 1 ? 23 : 25, isKey: i < 2 }));
-      const rel = { relationId: 16385, namespace: "public", relationName: "odd", columns };
-      const stream = [
-        encode.relation(rel).bytes,
-        encode.insert({ relation: rel, newTuple: ["p", "7", "c", null] }).bytes,
-        encode.update({ relation: rel, oldTupleType: "K", oldTuple: ["p", "7", null, null], newTuple: ["q", "8", "c", "x"] }).bytes,
-        encode.update({ relation: rel, oldTupleType: "O", oldTuple: ["q", "8", "c", "x"], newTuple: ["q", "8", UNCHANGED, "y"] }).bytes,
-        encode.delete({ relation: rel, oldTupleType: "K", oldTuple: ["q", "8", null, null] }).bytes,
-      ];
-      const theirs = new PgoutputPlugin(OPTIONS);
-      const ours = new PgoutputWasmPlugin({ ...OPTIONS, backend });
-      const got = stream.map((b) => ours.parse(Buffer.from(b)));
-      expect(got).toStrictEqual(stream.map((b) => theirs.parse(Buffer.from(b))));
-      expect(Object.keys((got[1] as { new: object }).new)).toEqual(["1", "__proto__", "constructor", "x"]);
-    });
-  }
+  it(`rows with such column names deep-equal PgoutputPlugin's (insert, key and old rows)`, () => {
+    const columns = ["__proto__", "1", "constructor", "x"].map((name, i) => ({ name, typeId: i === 1 ? 23 : 25, isKey: i < 2 }));
+    const rel = { relationId: 16385, namespace: "public", relationName: "odd", columns };
+    const stream = [
+      encode.relation(rel).bytes,
+      encode.insert({ relation: rel, newTuple: ["p", "7", "c", null] }).bytes,
+      encode.update({ relation: rel, oldTupleType: "K", oldTuple: ["p", "7", null, null], newTuple: ["q", "8", "c", "x"] }).bytes,
+      encode.update({ relation: rel, oldTupleType: "O", oldTuple: ["q", "8", "c", "x"], newTuple: ["q", "8", UNCHANGED, "y"] }).bytes,
+      encode.delete({ relation: rel, oldTupleType: "K", oldTuple: ["q", "8", null, null] }).bytes,
+    ];
+    const theirs = new PgoutputPlugin(OPTIONS);
+    const ours = new PgoutputWasmPlugin({ ...OPTIONS, backend: backend.name });
+    const got = stream.map((b) => ours.parse(Buffer.from(b)));
+    expect(got).toStrictEqual(stream.map((b) => theirs.parse(Buffer.from(b))));
+    expect(Object.keys((got[1] as { new: object }).new)).toEqual(["1", "__proto__", "constructor", "x"]);
+  });
 });
 
-describe("LSNs and times from 32-bit halves (lsn.ts)", () => {
+// No backend either: one run only.
+if (onceAcrossBackends) describe("LSNs and times from 32-bit halves (lsn.ts)", () => {
   const dv = new DataView(new ArrayBuffer(16));
   const edges = [0n, 1n, -1n, 2n ** 63n - 1n, -(2n ** 63n), 2n ** 52n - 1n, -(2n ** 52n), 0x10_0000n << 32n, (0x10_0000n << 32n) - 1n,
     -(0x10_0000n << 32n), -(0x10_0000n << 32n) + 1n, 0xffff_ffffn, 1n << 32n];
@@ -154,7 +154,7 @@ describe("LSNs and times from 32-bit halves (lsn.ts)", () => {
   });
 });
 
-describe.each(BACKENDS)("Begin and Commit without the kernel (%s)", (backend) => {
+describe("Begin and Commit without the kernel", () => {
   const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
   const i64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
   const begin = fc.tuple(u64, i64, fc.integer({ min: 0, max: 2 ** 32 - 1 })).map(([lsn, time, xid]) => {
@@ -174,7 +174,7 @@ describe.each(BACKENDS)("Begin and Commit without the kernel (%s)", (backend) =>
     dv.setBigInt64(18, time);
     return new Uint8Array(dv.buffer);
   });
-  const viaView = (b: Uint8Array) => new CompatConverter(pgTypes).convert(newDecoder(backend).decode(b) as PgoutputMessage);
+  const viaView = (b: Uint8Array) => new CompatConverter(pgTypes).convert(newDecoder().decode(b) as PgoutputMessage);
   const failure = (fn: () => unknown) => {
     try {
       return { value: fn() };
@@ -185,25 +185,25 @@ describe.each(BACKENDS)("Begin and Commit without the kernel (%s)", (backend) =>
   };
 
   it("any field values: what the view path gives", () => {
-    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder(backend) });
+    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder() });
     fc.assert(fc.property(fc.oneof(begin, commit), (b) => {
       expect(plugin.parse(Buffer.from(b))).toStrictEqual(viaView(b));
     }), { numRuns: 3000 });
   });
 
   it("one byte short or long: the decoder's error", () => {
-    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder(backend) });
+    const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: newDecoder() });
     for (const b of [fc.sample(begin, 1)[0]!, fc.sample(commit, 1)[0]!]) {
       for (const bad of [b.subarray(0, b.length - 1), Uint8Array.of(...b, 0)]) {
         const got = failure(() => plugin.parse(Buffer.from(bad)));
-        expect(got).toEqual(failure(() => newDecoder(backend).decode(bad)));
+        expect(got).toEqual(failure(() => newDecoder().decode(bad)));
         expect(got).toHaveProperty("code");
       }
     }
   });
 
   it("a decoder with a smaller maxMessageSize refuses them as decode() does", () => {
-    const small = () => (backend === "wasm" ? new WasmDecoder({ maxMessageSize: 20 }) : new BaselineDecoder({ maxMessageSize: 20 }));
+    const small = () => newDecoder({ maxMessageSize: 20 });
     const plugin = new PgoutputWasmPlugin({ ...OPTIONS, decoder: small() });
     const b = fc.sample(commit, 1)[0]!;
     const got = failure(() => plugin.parse(Buffer.from(b)));
