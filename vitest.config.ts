@@ -22,6 +22,8 @@ const perBackend = [
   "test/limits.test.ts",
   "test/pooled-buffer.test.ts",
   "test/raw-stream.test.ts",
+  "test/replicate-hostile.test.ts",
+  "test/replicate-integrity.test.ts",
   "test/truncation.test.ts",
   "test/values-errors.test.ts",
   "test/walsender.test.ts",

@@ -17,6 +17,7 @@ import { aliasStream, walPayloads } from "./support/alias-stream.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import { copyDataHeader, send, startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
 import { liveBytes } from "./support/memory.ts";
+import { backend as runBackend, onceAcrossBackends } from "./support/backends.ts";
 
 const MIB = 1 << 20;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,12 +58,18 @@ async function drain(s: ReplicationStream, limit = 1e9): Promise<{ error: unknow
   return { error: undefined, items };
 }
 
+// The runner runs this file once per backend (vitest.config.ts). The stream's own behaviour is the same on
+// either: those tests are registered in one run only; the pooled-chunks test runs on the run's backend.
+function once(name: string, test: () => Promise<void>, timeout?: number): void {
+  if (onceAcrossBackends) it(name, test, timeout);
+}
+
 describe("a hostile or stalled walsender", () => {
   for (const [name, declared, limit] of [
     ["a CopyData declaring 2 GB, past the 1 GiB default", 2_000_000_000, undefined],
     ["a CopyData of 200 MiB with maxMessageSize 1 MiB", 200 * MIB, MIB],
   ] as const) {
-    it(`${name}: refused at its header while 256 MiB follow, memory bounded`, async () => {
+    once(`${name}: refused at its header while 256 MiB follow, memory bounded`, async () => {
       let sent = 0;
       fake = await startFakeWalsender(async (socket) => {
         await send(socket, copyDataHeader(declared));
@@ -83,7 +90,7 @@ describe("a hostile or stalled walsender", () => {
     });
   }
 
-  it("silence after CopyBothResponse: a status update asking for a reply at half the receive timeout, a retryable RECEIVE_TIMEOUT at all of it", async () => {
+  once("silence after CopyBothResponse: a status update asking for a reply at half the receive timeout, a retryable RECEIVE_TIMEOUT at all of it", async () => {
     fake = await startFakeWalsender(() => {}); // says nothing, reads everything
     const before = liveBytes();
     const { s } = await connect(fake, { receiveTimeoutMs: 800 });
@@ -100,7 +107,7 @@ describe("a hostile or stalled walsender", () => {
     expect(liveBytes() - before).toBeLessThan(48 * MIB);
   });
 
-  it("a server that answers the ping keeps the stream alive through several receive timeouts", async () => {
+  once("a server that answers the ping keeps the stream alive through several receive timeouts", async () => {
     fake = await startFakeWalsender((socket) => {
       // Like a real walsender: a keepalive (no reply asked) in answer to a status update asking for one.
       socket.on("data", (chunk: Uint8Array) => {
@@ -118,7 +125,7 @@ describe("a hostile or stalled walsender", () => {
     expect((await seen).error).toBeUndefined();
   });
 
-  it("each keepalive asking for a reply gets exactly one status update", async () => {
+  once("each keepalive asking for a reply gets exactly one status update", async () => {
     const N = 200;
     fake = await startFakeWalsender(async (socket) => {
       for (let i = 0; i < N; i++) {
@@ -133,7 +140,7 @@ describe("a hostile or stalled walsender", () => {
     expect(fake.statuses.length).toBe(N + 1); // a reply each, and stop()'s final status update
   });
 
-  it("a server that stops reading while it sends 300,000 keepalives asking for replies: at most one status update waits, memory bounded", async () => {
+  once("a server that stops reading while it sends 300,000 keepalives asking for replies: at most one status update waits, memory bounded", async () => {
     const N = 300_000;
     let sentAll = false;
     fake = await startFakeWalsender(async (socket) => {
@@ -163,34 +170,33 @@ describe("a hostile or stalled walsender", () => {
     console.info(`300k keepalives, server not reading: ${s.stats.statusUpdates} status updates written, at most ${maxPending} bytes waiting, live memory growth ${(growth / MIB).toFixed(1)} MiB`);
   });
 
-  for (const decoder of ["wasm", "baseline"] as const) {
-    it(`${decoder}: socket chunks that are views of one pooled Buffer, overwritten after each: what the consumer keeps never changes`, async () => {
-      // The frames of a realistic stream (text and binary bytea/json/int8/numeric, TOAST, messages, a streamed block).
-      const bytes = backendStream(walPayloads(aliasStream()).map((p) => backend.copyData(p.bytes)));
-      const reference = new WasmDecoder().pushBackend(bytes.slice()).materialize().filter((m) => m.kind !== "PrimaryKeepalive");
-      fake = await startFakeWalsender(() => {});
-      const { s, client } = await connect(fake, { decoder, receiveTimeoutMs: 0 });
-      const socket = (client() as unknown as { connection: { stream: net.Socket } }).connection.stream;
-      // As pg's parser buffer: one Buffer, each chunk a view of it, rewritten after every 'data' event.
-      const pool = Buffer.allocUnsafe(4096);
-      for (let at = 0, k = 0; at < bytes.length; k++) {
-        const n = Math.min(bytes.length - at, 1 + ((k * 977) % 700));
-        pool.set(bytes.subarray(at, at + n));
-        socket.emit("data", pool.subarray(0, n));
-        pool.fill(0xff);
-        at += n;
-      }
-      const kept: Record<string, unknown>[] = [];
-      for await (const m of s) {
-        kept.push(m.materialize());
-        pool.fill(0x00); // and again while the consumer reads
-        if (kept.length === reference.length) break;
-      }
-      expect(kept).toEqual(reference);
-    });
-  }
+  const decoder = runBackend.name; // the run's backend
+  it(`socket chunks that are views of one pooled Buffer, overwritten after each: what the consumer keeps never changes`, async () => {
+    // The frames of a realistic stream (text and binary bytea/json/int8/numeric, TOAST, messages, a streamed block).
+    const bytes = backendStream(walPayloads(aliasStream()).map((p) => backend.copyData(p.bytes)));
+    const reference = new WasmDecoder().pushBackend(bytes.slice()).materialize().filter((m) => m.kind !== "PrimaryKeepalive");
+    fake = await startFakeWalsender(() => {});
+    const { s, client } = await connect(fake, { decoder, receiveTimeoutMs: 0 });
+    const socket = (client() as unknown as { connection: { stream: net.Socket } }).connection.stream;
+    // As pg's parser buffer: one Buffer, each chunk a view of it, rewritten after every 'data' event.
+    const pool = Buffer.allocUnsafe(4096);
+    for (let at = 0, k = 0; at < bytes.length; k++) {
+      const n = Math.min(bytes.length - at, 1 + ((k * 977) % 700));
+      pool.set(bytes.subarray(at, at + n));
+      socket.emit("data", pool.subarray(0, n));
+      pool.fill(0xff);
+      at += n;
+    }
+    const kept: Record<string, unknown>[] = [];
+    for await (const m of s) {
+      kept.push(m.materialize());
+      pool.fill(0x00); // and again while the consumer reads
+      if (kept.length === reference.length) break;
+    }
+    expect(kept).toEqual(reference);
+  });
 
-  it("a rejected frame after valid ones in the same socket chunk: the valid messages first, then DECODE_ERROR", async () => {
+  once("a rejected frame after valid ones in the same socket chunk: the valid messages first, then DECODE_ERROR", async () => {
     const good = walPayloads(aliasStream()).slice(0, 8);
     const bad = wal.xlogData(new Uint8Array([0x3f, 1, 2, 3]), { walStart: 1n, walEnd: 1n, sendTime: 0n }); // '?': no such message
     const expected = good.filter((p) => p.message !== undefined).length;
