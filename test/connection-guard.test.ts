@@ -316,7 +316,7 @@ describe("the frame walk, split at every byte", () => {
   });
 });
 
-it("pg is still in use for connecting: the guard's listener sits in front of pg's, and goes at START_REPLICATION", async () => {
+it("at START_REPLICATION the guard is gone: the stream's reader is the socket's only 'data' listener", async () => {
   const f = await start({});
   let client: pg.Client | undefined;
   const s = await replicate({
