@@ -69,7 +69,10 @@ for (const major of MAJORS) {
         const t = `tls_rows_${major}`;
         await admin.query(`CREATE TABLE ${t} (id int PRIMARY KEY, v text)`);
         await admin.query(`CREATE PUBLICATION pub_${t} FOR TABLE ${t}`);
-        const stream = await replicate({ connection: config(), slot: { name: `slot_${t}`, temporary: true }, publications: `pub_${t}`, reconnect: false });
+        // A connection string this time: its sslmode=require is what asks for TLS (conninfo.ts).
+        const c = clusters.get(major)!;
+        const url = `postgres://${ROLE}@${c.host}:${c.port}/${c.database}?sslmode=require`;
+        const stream = await replicate({ connection: url, slot: { name: `slot_${t}`, temporary: true }, publications: `pub_${t}`, reconnect: false });
         try {
           await admin.query(`INSERT INTO ${t} SELECT g, repeat(md5(g::text), 1 + g % 40) FROM generate_series(1, 3000) g`);
           const walsender = (await admin.query(`SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_replication r ON r.pid = s.pid`)).rows;
