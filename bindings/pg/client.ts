@@ -18,6 +18,11 @@ export interface PgConnection {
   readonly stream: RawSocket;
 }
 
+/** pg's Connection under `client` (not in @types/pg; absent for pg-native). */
+export function pgConnection(client: Client): PgConnection | undefined {
+  return (client as unknown as { connection?: PgConnection }).connection;
+}
+
 /** The client as the stream uses it. */
 export interface PgReplicationClient {
   readonly client: Client;
@@ -130,7 +135,7 @@ export async function openClient(
   } catch (e) {
     throw fromPgError(e, "could not connect", "CONNECT_FAILED", connection.secrets);
   }
-  const conn = (client as unknown as { connection?: PgConnection }).connection;
+  const conn = pgConnection(client);
   if (!conn || typeof conn.stream?.write !== "function" || typeof conn.stream.listeners !== "function") {
     await client.end().catch(() => {});
     throw new ReplicationError("the pg client has no usable `connection` (pg-native is not supported)", { code: "CONNECT_FAILED" });

@@ -25,6 +25,7 @@
  */
 import { PgoutputError, type PgoutputErrorCode } from "../errors.ts";
 import { copyBytes } from "../copy-bytes.ts";
+import { ByteSink } from "../jsonl/sink.ts";
 
 const SIGNATURE = [0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00];
 const HEADER_FIXED = 19;
@@ -38,27 +39,20 @@ function fail(code: PgoutputErrorCode, message: string, field: string, offset: n
   return new PgoutputError(message, { code, field, offset, incomplete });
 }
 
-/** A growable output buffer of framed messages, handed out as owned copies. */
-class Output {
-  bytes = new Uint8Array(1 << 16);
-  view = new DataView(this.bytes.buffer);
-  length = 0;
+/** The growable buffer of framed messages (jsonl's ByteSink, with a DataView that follows it), handed out as owned copies. */
+class Output extends ByteSink {
+  view = new DataView(this.buf.buffer);
 
-  reserve(n: number): void {
-    if (this.length + n <= this.bytes.length) return;
-    let size = this.bytes.length * 2;
-    while (size < this.length + n) size *= 2;
-    const grown = new Uint8Array(size);
-    grown.set(this.bytes.subarray(0, this.length));
-    this.bytes = grown;
-    this.view = new DataView(grown.buffer);
+  override ensure(n: number): void {
+    const before = this.buf;
+    super.ensure(n);
+    if (this.buf !== before) this.view = new DataView(this.buf.buffer);
   }
 
   /** Everything written so far, as a new buffer; the output is empty after it. */
   take(): Uint8Array {
-    const out = new Uint8Array(this.length);
-    out.set(this.bytes.subarray(0, this.length));
-    this.length = 0;
+    const out = copyBytes(this.buf, 0, this.len);
+    this.len = 0;
     return out;
   }
 }
@@ -96,7 +90,7 @@ export class CopyReframer {
 
   /** Bytes of framed messages waiting for `take`. */
   get pending(): number {
-    return this.#out.length;
+    return this.#out.len;
   }
 
   /** Reads a CopyData payload (any split); throws a `PgoutputError` for bad bytes. */
@@ -179,10 +173,10 @@ export class CopyReframer {
         }
         size += len === -1 ? 1 : 5 + Math.max(len, 0);
       }
-      out.reserve(4 + size);
-      const o = out.bytes;
+      out.ensure(4 + size);
+      const o = out.buf;
       const ov = out.view;
-      let w = out.length;
+      let w = out.len;
       ov.setUint32(w, size);
       o[w + 4] = 0x49; // 'I'
       ov.setInt32(w + 5, this.#relationId);
@@ -203,7 +197,7 @@ export class CopyReframer {
         w += 5 + len;
         r += len;
       }
-      out.length = w;
+      out.len = w;
       this.rows++;
       p = q;
     }
@@ -221,10 +215,10 @@ export class CopyReframer {
         return p;
       }
       // At most the line's bytes plus 5 per field (fields <= tabs + 1).
-      out.reserve(4 + INSERT_HEAD + (eol - p) + 5 * (eol - p + 1));
-      const o = out.bytes;
+      out.ensure(4 + INSERT_HEAD + (eol - p) + 5 * (eol - p + 1));
+      const o = out.buf;
       const ov = out.view;
-      const start = out.length;
+      const start = out.len;
       o[start + 4] = 0x49;
       ov.setInt32(start + 5, this.#relationId);
       o[start + 9] = 0x4e;
@@ -254,7 +248,7 @@ export class CopyReframer {
       }
       ov.setInt16(start + 10, count);
       ov.setUint32(start, w - start - 4);
-      out.length = w;
+      out.len = w;
       this.rows++;
       p = eol + 1;
     }

@@ -40,7 +40,7 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoder, isBackendChoice } from "../create-decoder.ts";
-import { openClient, resolveConnection, type PgConnection } from "./client.ts";
+import { openClient, pgConnection, resolveConnection } from "./client.ts";
 import { createSlotCommand, startReplicationCommand } from "./commands.ts";
 import { HealthMonitor } from "./health.ts";
 import { SideConnection } from "./side-connection.ts";
@@ -105,7 +105,7 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
         connect: async (lsn, signal): Promise<StreamConnection> => {
           const again = await openClient(target, options.pg, limits, (client) => {
             // Given up on: end() would wait for a silent server's goodbye; the socket is destroyed instead.
-            signal.addEventListener("abort", () => (client as unknown as { connection?: PgConnection }).connection?.stream.destroy(), { once: true });
+            signal.addEventListener("abort", () => pgConnection(client)?.stream.destroy(), { once: true });
           });
           try {
             // The slot again, as at the start: lost while away is SLOT_LOST (or recreated, loudly, when asked);

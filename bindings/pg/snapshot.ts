@@ -37,7 +37,7 @@ import type { Relation } from "../relation.ts";
 import type { Tuple } from "../tuple.ts";
 import { materializeMessage } from "../materialize.ts";
 import { parseLsn } from "../lsn.ts";
-import { connectClient, type ResolvedConnection } from "./client.ts";
+import { connectClient, pgConnection, type ResolvedConnection } from "./client.ts";
 import { quoteIdent, quoteLiteral } from "./commands.ts";
 import { copyOut } from "./copy-out.ts";
 import { CopyReframer, type CopyFormat } from "./copy-reframe.ts";
@@ -200,15 +200,6 @@ interface Worker {
 
 const PROGRESS_MS = 100;
 
-/**
- * The socket a worker pauses for backpressure. The connection's, not the
- * copy's: a pause outlasts the COPY it began in (its CommandComplete, the
- * next COPY, the COMMIT are read only once resumed).
- */
-function socketOf(client: Client): { pause(): unknown; resume(): unknown } | undefined {
-  return (client as unknown as { connection?: { stream?: { pause(): unknown; resume(): unknown } } }).connection?.stream;
-}
-
 function openCopyClient(setup: SnapshotSetup): Promise<Client> {
   return connectClient(setup.connection, setup.pg, { replication: false, limits: connectionLimits(setup.options), applicationName: "pgoutput-wasm snapshot" });
 }
@@ -356,7 +347,9 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     if (this.#queuedBytes > this.#queuedHighWater) this.#queuedHighWater = this.#queuedBytes;
     if (this.#queuedBytes >= this.#highWater && !w.paused) {
       w.paused = true;
-      socketOf(w.client)?.pause();
+      // The connection's socket, not the copy: a pause outlasts the COPY it began in
+      // (its CommandComplete, the next COPY, the COMMIT are read only once resumed).
+      pgConnection(w.client)?.stream.pause();
     }
     this.#wakeUp();
   }
@@ -427,7 +420,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     for (const w of this.#workers) {
       if (!w.paused) continue;
       w.paused = false;
-      socketOf(w.client)?.resume();
+      pgConnection(w.client)?.stream.resume();
     }
   }
 
