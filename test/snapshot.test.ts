@@ -11,10 +11,12 @@
  * gives SNAPSHOT_INCOMPLETE and the slot is gone. The COPY re-framing is
  * checked on hostile bytes: typed errors only.
  */
+import * as fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg, { type ClientConfig } from "pg";
 import { replicate, ReplicationError, type SnapshotReplication } from "../bindings/pg/index.ts";
 import { CopyReframer } from "../bindings/pg/copy-reframe.ts";
+import { copyCommand, planTasks, readSnapshotTables } from "../bindings/pg/snapshot-catalog.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
 import { createDecoder } from "../bindings/create-decoder.ts";
 import type { Tuple } from "../bindings/tuple.ts";
@@ -221,10 +223,15 @@ for (const major of MAJORS) {
         while (commits < 3) await new Promise((r) => setTimeout(r, 5));
 
         const progress: number[] = [];
+        let estimatedRows = 0;
         const run = await replicate({
-          connection: c().config, slot: { name: `slot_${s}`, create: true }, publications: `pub_${s}`,
+          // log_statement: the server's log shows which COPYs the copy connections ran.
+          connection: { ...c().config, options: "-c log_statement=all" }, slot: { name: `slot_${s}`, create: true }, publications: `pub_${s}`,
           // Binary snapshot rows, text changes: the replay compares values across the two formats.
-          snapshot: { parallel: 3, chunkPages: 16, batchRows: 500, format: "binary", onProgress: (p) => progress.push(p.rows) },
+          snapshot: {
+            parallel: 3, chunkPages: 16, batchRows: 500, format: "binary",
+            onProgress: (p) => (progress.push(p.rows), (estimatedRows = p.estimatedRows)),
+          },
           highWaterMark: 1 << 20,
         });
         const commitsAtStart = commits;
@@ -264,6 +271,15 @@ for (const major of MAJORS) {
         expect(snapshotRows).toBeGreaterThan(100_000);
         expect(progress.length).toBeGreaterThan(0);
         expect(progress[progress.length - 1]).toBe(snapshotRows);
+        // The analyzed tables (items, nokey, parts: all but about 3,000 rows) are in the estimate.
+        expect(estimatedRows).toBeGreaterThan(snapshotRows * 0.8);
+        expect(estimatedRows).toBeLessThan(snapshotRows * 1.2);
+        // Every big table was copied in ctid ranges, the plain tables as well as the partition root.
+        const log = fs.readFileSync(c().cluster.logFile, "utf8");
+        for (const table of ["items", "nokey", "parts"]) {
+          const ranged = log.split("\n").filter((l) => l.includes(`COPY (SELECT`) && l.includes(`"${s}"."${table}"`) && l.includes("ctid <")).length;
+          expect(ranged, table).toBeGreaterThanOrEqual(2);
+        }
         expect(replica.problems).toEqual([]);
         const columns: Record<string, string[]> = {
           items: ["id", "v", "big", "arr", "amount", "at", "flag"], nokey: ["a", "b"], parts: ["id", "tag"], filtered: ["id", "w"],
@@ -516,6 +532,29 @@ for (const major of MAJORS) {
       }
     });
 
+    it("the catalog sizes an unpartitioned table from its heap: pages before any VACUUM, rows once analyzed, ctid ranges planned", async () => {
+      const s = `size${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      try {
+        await admin.query(`CREATE TABLE ${s} AS SELECT i, md5(i::text) m FROM generate_series(1, 200000) i`);
+        await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
+        const version = Number((await admin.query("SHOW server_version_num")).rows[0].server_version_num);
+        const [fresh] = await readSnapshotTables(admin, [`pub_${s}`], version);
+        expect(fresh!.pages).toBeGreaterThan(1000); // 1667 pages of 8 KiB, though relpages is still 0
+        expect(fresh!.estimatedRows).toBe(0); // never analyzed: no estimate rather than a wrong one
+        await admin.query(`VACUUM ANALYZE ${s}`);
+        const [table] = await readSnapshotTables(admin, [`pub_${s}`], version);
+        expect(table!.estimatedRows).toBeGreaterThan(190_000);
+        expect(table!.estimatedRows).toBeLessThan(210_000);
+        const tasks = planTasks([table!], 3, 64);
+        expect(tasks.length).toBe(12); // parallel × 4 ranges
+        expect(tasks.map((t) => copyCommand(t, "text")).filter((q) => q.includes("ctid <")).length).toBe(11);
+      } finally {
+        await admin.end();
+      }
+    });
+
     it("an existing slot is refused (its snapshot is gone)", async () => {
       const s = `exist${++seq}`;
       const admin = new pg.Client(c().config);
@@ -538,7 +577,6 @@ for (const major of MAJORS) {
 describe("commands", () => {
   it("CREATE_REPLICATION_SLOT exports a snapshot in each syntax; COPY commands apply column lists, filters, ranges", async () => {
     const { createSlotCommand } = await import("../bindings/pg/commands.ts");
-    const { copyCommand } = await import("../bindings/pg/snapshot-catalog.ts");
     expect(createSlotCommand("s", { exportSnapshot: true, twoPhase: true }, 150000)).toBe(`CREATE_REPLICATION_SLOT "s" LOGICAL pgoutput (SNAPSHOT 'export', TWO_PHASE)`);
     expect(createSlotCommand("s", { exportSnapshot: true }, 140000)).toBe(`CREATE_REPLICATION_SLOT "s" LOGICAL pgoutput EXPORT_SNAPSHOT`);
     const table = { relationId: 1, schema: "a b", name: "t", kind: "r" as const, columns: ["id", "w"], rowFilter: undefined, estimatedRows: 0, pages: 10, metadata: new Uint8Array() };

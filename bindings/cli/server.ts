@@ -39,6 +39,8 @@ export interface Server {
   query<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
   /** A fresh, connected client; the caller must end() it. */
   connect(opts?: { replication?: "database" }): Promise<Client>;
+  /** The server's log file (in the temporary directory: gone after stop()). */
+  logFile: string;
   /** Stops the server and removes the temporary directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -336,6 +338,7 @@ async function connectServer(
       return res.rows as T[];
     },
     connect: (o) => newClient(o?.replication),
+    logFile,
     stop,
   };
 }

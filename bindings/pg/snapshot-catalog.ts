@@ -28,9 +28,9 @@ export interface SnapshotTable {
   columns: string[];
   /** The publications' row filter (ORed across publications), or undefined for every row. */
   rowFilter: string | undefined;
-  /** Estimated rows (`pg_class.reltuples` summed over partitions; 0 when never analyzed). */
+  /** Estimated rows (`pg_class.reltuples` scaled to the heap's current size, summed over partitions; 0 when never analyzed). */
   estimatedRows: number;
-  /** Heap pages (largest partition), for ctid chunking. */
+  /** Heap pages now (the largest partition's), for ctid chunking. */
   pages: number;
   /** The Relation message, and Type messages for non-built-in column types, framed for `decodeFramed`. */
   metadata: Uint8Array;
@@ -64,9 +64,18 @@ const FIRST_NON_BUILTIN_OID = 10000;
 
 function publishedQuery(serverVersion: number, publications: readonly string[]): string {
   const lists = serverVersion >= 150000 ? "pt.attnames::text[] AS attnames, pt.rowfilter" : "NULL::text[] AS attnames, NULL::text AS rowfilter";
+  // The heap the rows live in: the table itself, or a partitioned table's leaves. (pg_partition_tree()
+  // has no rows for a table that is not partitioned, so it cannot be used for both.) Pages are the
+  // heap's size now, not relpages (0 until the first VACUUM or ANALYZE); rows scale reltuples' density
+  // to that size, as the planner does, and are 0 when never analyzed (reltuples -1).
+  const heaps = `(SELECT c.oid AS relid WHERE c.relkind <> 'p'
+      UNION ALL SELECT t.relid FROM pg_catalog.pg_partition_tree(c.oid) t WHERE c.relkind = 'p' AND t.isleaf) h
+    JOIN pg_catalog.pg_class k ON k.oid = h.relid,
+    LATERAL (SELECT pg_catalog.pg_relation_size(k.oid) / current_setting('block_size')::int8 AS pages) p`;
   return `SELECT c.oid::int8::text AS oid, n.nspname, c.relname, c.relkind::text AS relkind, c.relreplident::text AS relreplident, ${lists},
-    (SELECT coalesce(sum(greatest(k.reltuples, 0)), 0) FROM pg_catalog.pg_partition_tree(c.oid) t JOIN pg_catalog.pg_class k ON k.oid = t.relid WHERE t.isleaf)::text AS reltuples,
-    (SELECT coalesce(max(k.relpages), 0) FROM pg_catalog.pg_partition_tree(c.oid) t JOIN pg_catalog.pg_class k ON k.oid = t.relid WHERE t.isleaf)::text AS relpages
+    (SELECT coalesce(sum(CASE WHEN k.reltuples < 0 THEN 0 WHEN k.relpages > 0 THEN round(k.reltuples / k.relpages * p.pages) ELSE k.reltuples END), 0)
+      FROM ${heaps})::text AS reltuples,
+    (SELECT coalesce(max(p.pages), 0) FROM ${heaps})::text AS relpages
   FROM pg_catalog.pg_publication_tables pt
   JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname
   JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
