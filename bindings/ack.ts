@@ -95,6 +95,8 @@ export class AckTracker {
   readonly #openStreams = new Set<number>();
   /** The highest end position handed over (0 when none). */
   #handedEnd = 0n;
+  /** freeze() was called: `confirmed` no longer moves. */
+  #frozen = false;
 
   constructor(options: AckTrackerOptions = {}) {
     this.mode = options.mode ?? "auto";
@@ -184,7 +186,7 @@ export class AckTracker {
 
   /** The consumer came back for the next item: in `auto` mode, what it was handed is confirmed. */
   next(): void {
-    if (this.mode === "auto" && this.#handedEnd > this.#confirmed) this.#confirmed = this.#handedEnd;
+    if (this.mode === "auto" && !this.#frozen && this.#handedEnd > this.#confirmed) this.#confirmed = this.#handedEnd;
   }
 
   /**
@@ -193,7 +195,7 @@ export class AckTracker {
    */
   keepalive(walEnd: bigint): boolean {
     this.received(walEnd);
-    if (this.idle && walEnd > this.#confirmed) {
+    if (this.idle && !this.#frozen && walEnd > this.#confirmed) {
       this.#confirmed = walEnd;
       return true;
     }
@@ -208,8 +210,18 @@ export class AckTracker {
   ack(lsn: bigint): bigint {
     const limit = this.written;
     const at = lsn < limit ? lsn : limit;
-    if (at > this.#confirmed) this.#confirmed = at;
+    if (at > this.#confirmed && !this.#frozen) this.#confirmed = at;
     return this.#confirmed;
+  }
+
+  /**
+   * The client is stopping: `confirmed` stays where it is, so that what the
+   * final status update reports is what `confirmed` says afterwards. (A
+   * consumer that stops inside its loop asks for the next item once more on
+   * the way out; that must not confirm the transaction it stopped in.)
+   */
+  freeze(): void {
+    this.#frozen = true;
   }
 
   /**

@@ -29,6 +29,7 @@ import { ByteQueue } from "../bindings/pg/queue.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { restartCluster } from "../devkit/cluster/restart.ts";
 import { encode } from "../devkit/encoder/encoder.ts";
+import { delayProxy } from "./support/delay-proxy.ts";
 
 // ------------------------------------------------------------------ sans-IO
 
@@ -559,6 +560,56 @@ for (const major of MAJORS) {
       for (const f of sent) expect(f <= base || f === t1!.endLsn || f >= t3!.endLsn, formatLsn(f)).toBe(true);
       await s.stop();
       expect(await confirmedFlush(c, slot)).toBe(s.lastAckedLsn);
+    });
+
+    it("stop() inside the loop, break, and ack-then-stop: lastAckedLsn is what the server got", async () => {
+      const c = ctx(major);
+      const { table: t, pub } = await table(c);
+      for (const [i, how] of (["stop", "break", "ack+stop"] as const).entries()) {
+        const slot = `stopin${++seq}`;
+        const s = await open(c, { slot: { name: slot, create: true }, publications: pub });
+        for (let k = 1; k <= 4; k++) await sql(c, `INSERT INTO ${t} VALUES (${i * 10 + k}, ${k}, 'x')`);
+        const ends: bigint[] = [];
+        for await (const tx of s.transactions()) {
+          if (!isTx(tx)) continue;
+          ends.push(tx.endLsn);
+          if (ends.length < 3) continue;
+          if (how === "ack+stop") s.ack(tx);
+          if (how === "break") break;
+          await s.stop();
+        }
+        // The third transaction was being processed: only ack() confirms it.
+        expect(s.lastAckedLsn, how).toBe(how === "ack+stop" ? ends[2] : ends[1]);
+        expect(await confirmedFlush(c, slot), how).toBe(s.lastAckedLsn);
+        expect(s.ack(ends[2]!), `${how}: ack after stop`).toBe(s.lastAckedLsn);
+        await sql(c, `SELECT pg_drop_replication_slot($1)`, [slot]);
+      }
+    });
+
+    it("a status update every statusIntervalMs, scheduled from the last one sent, over a delayed connection", async () => {
+      const c = ctx(major);
+      const { pub, slot } = await table(c);
+      const interval = 400;
+      const proxy = await delayProxy(c.cluster.port, 5);
+      try {
+        const at: number[] = [];
+        const s = await open(c, {
+          connection: { ...c.config, port: proxy.port }, slot: { name: slot, create: true }, publications: pub,
+          statusIntervalMs: interval, receiveTimeoutMs: 0, onStatus: () => at.push(performance.now()),
+        });
+        const t0 = performance.now();
+        await sleep(interval * 6 + interval / 2);
+        await s.stop();
+        const periodic = at.slice(0, -1); // the last one is stop()'s
+        expect(periodic.length).toBeGreaterThanOrEqual(5);
+        // Before the fix the first came at 1.5 intervals (an update scheduled from CopyBothResponse, checked each half interval).
+        expect(periodic[0]! - t0).toBeLessThan(interval * 1.25);
+        const gaps = periodic.slice(1).map((x, k) => x - periodic[k]!);
+        for (const g of gaps) expect(g).toBeLessThan(interval * 1.25);
+        for (const g of gaps) expect(g).toBeGreaterThan(interval * 0.9);
+      } finally {
+        await proxy.close();
+      }
     });
 
     it("answers a keepalive that asks for a reply at once, even while the consumer is not reading", async () => {

@@ -180,9 +180,11 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   /** Resolves stop()'s wait for the server's ReadyForQuery (or the socket's end). */
   #stopped: (() => void) | undefined;
   #wake: (() => void) | undefined;
+  /** Liveness: the receive timeout, and reading on after a gathering pause that outlasted a tick. */
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** The next periodic status update: `statusIntervalMs` after the last one sent, whatever sent it. */
+  #statusTimer: ReturnType<typeof setTimeout> | undefined;
   #lastData = 0;
-  #lastStatus = 0;
   /** A status update asking for a reply was sent for the current silence. */
   #pinged = false;
   /** Send times of keepalives answered on arrival, so that reaching them later sends no second reply. */
@@ -279,7 +281,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.#lastData = Date.now();
     const o = this.#options;
     const period = o.receiveTimeoutMs > 0 ? Math.min(o.statusIntervalMs, o.receiveTimeoutMs / 4) : o.statusIntervalMs;
-    // Twice per period, so that timer drift never stretches an interval to two periods.
+    // Twice per period, so that timer drift never stretches a timeout by a whole period.
     this.#timer = setInterval(this.#tick, Math.max(10, period / 2));
     (this.#timer as { unref?: () => void }).unref?.();
     this.#socket.write(queryFrame(command));
@@ -335,8 +337,12 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
    * Ends the stream: a final status update with the acknowledged position,
    * CopyDone, waits (up to `stopTimeoutMs`) for the server to finish, closes
    * the connection. A pending `next()` returns `done`. The item being
-   * processed when `stop()` is called is not acknowledged by it: call
-   * `ack()` first if it was. Idempotent.
+   * processed when `stop()` is called is not acknowledged by it, nor by the
+   * loop's last `next()` on its way out: call `ack()` first if it was
+   * finished. From the call on, `lastAckedLsn` does not move: it is what the
+   * final status update reported (when the stream is between connections,
+   * none can be sent, and the slot's confirmed position may trail it; it
+   * still never passes what the consumer finished). Idempotent.
    */
   stop(): Promise<void> {
     return (this.#stopping ??= this.#stop());
@@ -344,16 +350,17 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
 
   async #stop(): Promise<void> {
     this.#stopRequested = true;
+    this.#tracker.freeze(); // lastAckedLsn from here on is what the final status update reports
     this.#cancelWait?.();
     this.#wakeUp();
     this.#startWaiter?.reject(new ReplicationError("stopped before the stream started", { code: "CONNECTION_LOST" }));
     this.#startWaiter = undefined;
-    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#clearTimers();
     this.#endGathering();
     if (this.#paused || this.#handleStopped) this.#resume(); // the server's answer must get through
     if (this.#phase === "streaming" && this.#error === undefined && this.#lost === undefined) {
       this.#phase = "stopping";
-      this.#sendStatus(false, true);
+      this.#sendStatus(false, true); // what it carries is lastAckedLsn from here on (the tracker is frozen)
       this.#socket.write(copyDoneFrame());
       let timeout: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
@@ -659,7 +666,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
         }
         if (item.type === "W") {
           this.#phase = "streaming";
-          this.#lastStatus = Date.now();
+          this.#scheduleStatus();
           this.#startWaiter?.resolve();
           this.#startWaiter = undefined;
           return;
@@ -710,8 +717,29 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
         this.#sendStatus(true);
       }
     }
-    if (now - this.#lastStatus >= this.#options.statusIntervalMs) this.#sendStatus(false);
   };
+
+  /** (Re)arms the periodic status update for `statusIntervalMs` from now: called at every send and at the start. */
+  #scheduleStatus(): void {
+    if (this.#statusTimer !== undefined) clearTimeout(this.#statusTimer);
+    this.#statusTimer = setTimeout(this.#statusDue, this.#options.statusIntervalMs);
+    (this.#statusTimer as { unref?: () => void }).unref?.();
+  }
+
+  readonly #statusDue = (): void => {
+    this.#statusTimer = undefined;
+    this.#sendStatus(false);
+    // A status update held back by a full write buffer goes out on 'drain' (which re-arms the timer);
+    // until then, look again an interval later.
+    if (this.#statusTimer === undefined && this.#phase === "streaming") this.#scheduleStatus();
+  };
+
+  #clearTimers(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (this.#statusTimer !== undefined) clearTimeout(this.#statusTimer);
+    this.#statusTimer = undefined;
+  }
 
   /** Bytes received and not yet handed over: queued, plus the undelivered share of the current batch. */
   #buffered(): number {
@@ -773,7 +801,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
       replyRequested,
     };
     this.#socket.write(copyDataFrame(encodeStandbyStatusUpdate(status)));
-    this.#lastStatus = Date.now();
+    if (this.#phase === "streaming") this.#scheduleStatus();
     this.#stats.statusUpdates++;
     this.#callbacks.onStatus?.(status);
   }
@@ -788,7 +816,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
       return error;
     }
     this.#error = error;
-    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#clearTimers();
     this.#startWaiter?.reject(error);
     this.#startWaiter = undefined;
     // A failure before the start is replicate()'s rejection, not a stream error.
@@ -927,8 +955,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
    */
   async #detach(): Promise<void> {
     this.#phase = "reconnecting";
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#clearTimers();
     if (this.#gathering !== undefined) clearTimeout(this.#gathering);
     this.#gathering = undefined;
     const client = this.#client;
