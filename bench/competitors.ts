@@ -11,9 +11,9 @@
  *   It decodes protocol 1 only (no Stream Start/Stop, no streamed xids).
  * - `js-walk`: the plain-JS structural walk of walk.ts, fed the 64 KB chunks
  *   (`kernel` case only).
- * - `js-formatter` (`jsonl` case only): the CLI's JSON Lines before
- *   JsonLinesWriter — ChangeFormatter's text lines, joined and encoded —
- *   over a wasm decoder: the reference the writer is measured against.
+ * - `js-formatter` (`jsonl` case only): the same JSON Lines through the JS
+ *   path alone (JsonLinesWriter with `kernel: false`, every value a JS
+ *   value) over a wasm decoder: what the kernel's columns are measured against.
  *
  * The compat case runs this package's `PgoutputPlugin` drop-in
  * (bindings/compat) with a wasm or baseline decoder, fed like
@@ -22,7 +22,7 @@
 import { PgoutputPlugin } from "pg-logical-replication";
 import type { Pgoutput } from "pg-logical-replication";
 import { BaselineDecoder, WasmDecoder, JsonLinesWriter, changeValueOptions } from "../bindings/index.ts";
-import { ChangeFormatter } from "../bindings/cli/format.ts";
+import { Records, StreamResequencer } from "../bindings/index.ts";
 import type { PgoutputDecoder, PgoutputMessage } from "../bindings/index.ts";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
 import type { AnyMessage } from "../bindings/compat/index.ts";
@@ -119,16 +119,23 @@ export interface OutputCount {
   bytes: number;
 }
 
-/** `decode --changes` over the chunks: JsonLinesWriter's bytes per chunk, as the CLI writes them. */
-export function jsonlPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount): number {
-  const writer = new JsonLinesWriter({ types: d.types });
+/** `decode --changes` over the chunks: JsonLinesWriter's bytes per chunk, as the CLI writes them (`kernel: false`: the JS path alone). */
+export function jsonlPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount, kernel = true): number {
+  const writer = new JsonLinesWriter({ types: d.types, kernel });
+  const replay = new StreamResequencer(d.backend === "wasm" ? new WasmDecoder({ values: changeValueOptions() }) : new BaselineDecoder({ values: changeValueOptions() }));
+  const records = new Records();
   let n = 0;
   let bytes = 0;
   for (let c = 0; c < chunks.length; c++) {
     const batch = d.push(chunks[c]!);
     const len = batch.length;
-    for (let i = 0; i < len; i++) writer.push(batch.get(i));
-    bytes += writer.take().length;
+    for (let i = 0; i < len; i++) {
+      const m = batch.get(i);
+      if (replay.takes(m)) for (const plain of replay.push(m)) writer.push(plain, records);
+      else writer.push(m, records);
+    }
+    bytes += records.bytes.len;
+    records.clear();
     n += len;
   }
   d.end();
@@ -137,23 +144,7 @@ export function jsonlPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out
   return n;
 }
 
-const encoder = new TextEncoder();
-
-/** The same lines the way the CLI made them before: ChangeFormatter's strings, joined per chunk, then UTF-8. */
+/** The same lines through the JS path alone (JsonLinesWriter with `kernel: false`): what the kernel's columns are measured against. */
 export function formatterPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount): number {
-  const formatter = new ChangeFormatter({ types: d.types });
-  let n = 0;
-  let bytes = 0;
-  for (let c = 0; c < chunks.length; c++) {
-    const batch = d.push(chunks[c]!);
-    const len = batch.length;
-    let text = "";
-    for (let i = 0; i < len; i++) for (const line of formatter.push(batch.get(i)).lines) text += line + "\n";
-    bytes += encoder.encode(text).length;
-    n += len;
-  }
-  d.end();
-  out.bytes = bytes;
-  sink.value = (sink.value + bytes) | 0;
-  return n;
+  return jsonlPass(d, chunks, out, false);
 }

@@ -68,6 +68,31 @@ export function streamAbortLsn(msg: Pick<AckMessage, "abortLsn" | "walStart">): 
   return msg.abortLsn ?? (msg.walStart !== undefined && msg.walStart > 0n ? msg.walStart : undefined);
 }
 
+/**
+ * Where the transaction a message ends may be confirmed: the end of the WAL
+ * record that decided it (Commit, StreamCommit, Prepare, StreamPrepare,
+ * CommitPrepared: `endLsn`; RollbackPrepared: `rollbackEndLsn`; a StreamAbort
+ * of the whole transaction: `streamAbortLsn()`), or `undefined` for a
+ * message that ends none. The one place that says which messages end a
+ * transaction.
+ */
+export function transactionEnd(msg: AckMessage): bigint | undefined {
+  switch (msg.kind) {
+    case "Commit":
+    case "Prepare":
+    case "StreamCommit":
+    case "StreamPrepare":
+    case "CommitPrepared":
+      return msg.endLsn;
+    case "RollbackPrepared":
+      return msg.rollbackEndLsn;
+    case "StreamAbort":
+      return msg.subXid === msg.xid ? streamAbortLsn(msg) : undefined;
+    default:
+      return undefined;
+  }
+}
+
 /** The positions of a standby status update. */
 export interface AckPositions {
   written: bigint;
@@ -145,7 +170,6 @@ export class AckTracker {
    * waiting for a confirmation.
    */
   observe(msg: AckMessage, handedOver: boolean): void {
-    let end: bigint | undefined;
     switch (msg.kind) {
       case "Begin":
       case "BeginPrepare":
@@ -157,28 +181,15 @@ export class AckTracker {
       case "Commit":
       case "Prepare":
         this.#inTransaction = false;
-        end = msg.endLsn;
         break;
       case "StreamCommit":
       case "StreamPrepare":
-        if (msg.xid !== undefined) this.#openStreams.delete(msg.xid);
-        end = msg.endLsn;
-        break;
       case "StreamAbort":
         // A subtransaction's abort leaves the transaction open.
-        if (msg.subXid !== msg.xid) return;
-        if (msg.xid !== undefined) this.#openStreams.delete(msg.xid);
-        end = streamAbortLsn(msg);
+        if (msg.xid !== undefined && (msg.kind !== "StreamAbort" || msg.subXid === msg.xid)) this.#openStreams.delete(msg.xid);
         break;
-      case "CommitPrepared":
-        end = msg.endLsn;
-        break;
-      case "RollbackPrepared":
-        end = msg.rollbackEndLsn;
-        break;
-      default:
-        return;
     }
+    const end = transactionEnd(msg);
     if (end === undefined) return;
     this.received(end);
     if (handedOver && end > this.#handedEnd) this.#handedEnd = end;

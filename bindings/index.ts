@@ -35,5 +35,7 @@ export {
 } from "./values/index.ts";
 export { toJsonValue } from "./values/json.ts";
 // JSON Lines of changes (the CLI's `decode --changes` / `tail` lines) as bytes; decoders made with changeValueOptions().
-export { JsonLinesWriter, changesToJsonLines, type JsonLinesOptions, type WriteOutput } from "./jsonl/writer.ts";
-export { changeValueOptions, type FormatOptions } from "./cli/format.ts";
+export { JsonLinesWriter, changesToJsonLines, type JsonLinesOptions } from "./jsonl/writer.ts";
+export { changeValueOptions } from "./jsonl/json-text.ts";
+export { Records, type RecordInfo, type RecordKind } from "./pipeline/records.ts";
+export { StreamResequencer } from "./pipeline/resequence.ts";

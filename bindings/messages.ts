@@ -82,8 +82,17 @@ export interface Streamed {
   readonly xid: number | undefined;
 }
 
+/**
+ * On the Begin and Commit (BeginPrepare and Prepare) that the pipeline makes
+ * from a streamed transaction's end, when it replays the transaction's
+ * blocks as a plain one (pipeline/resequence.ts); never on a decoded message.
+ */
+export interface Replayed {
+  readonly streamed?: true;
+}
+
 /** `B`: start of a (non-streamed) transaction. */
-export interface Begin extends MessageBase {
+export interface Begin extends MessageBase, Replayed {
   readonly kind: "Begin";
   /** The final LSN of the transaction. */
   readonly finalLsn: bigint;
@@ -94,7 +103,7 @@ export interface Begin extends MessageBase {
 }
 
 /** `C`: end of a transaction. */
-export interface Commit extends MessageBase {
+export interface Commit extends MessageBase, Replayed {
   readonly kind: "Commit";
   /** Flags; currently unused (0). */
   readonly flags: number;
@@ -276,7 +285,7 @@ interface TwoPhase {
 }
 
 /** `b`: start of a prepared transaction. */
-export interface BeginPrepare extends MessageBase, TwoPhase {
+export interface BeginPrepare extends MessageBase, TwoPhase, Replayed {
   readonly kind: "BeginPrepare";
   readonly prepareLsn: bigint;
   readonly endLsn: bigint;
@@ -285,7 +294,7 @@ export interface BeginPrepare extends MessageBase, TwoPhase {
 }
 
 /** `P`: a transaction was prepared. */
-export interface Prepare extends MessageBase, TwoPhase {
+export interface Prepare extends MessageBase, TwoPhase, Replayed {
   readonly kind: "Prepare";
   readonly flags: number;
   readonly prepareLsn: bigint;

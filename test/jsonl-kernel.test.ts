@@ -19,7 +19,9 @@ import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import { JsonLinesWriter, type JsonLinesOptions } from "../bindings/jsonl/writer.ts";
-import { changeValueOptions } from "../bindings/cli/format.ts";
+import { changeValueOptions } from "../bindings/jsonl/json-text.ts";
+import { Records } from "../bindings/pipeline/records.ts";
+import { StreamResequencer } from "../bindings/pipeline/resequence.ts";
 import { createKernel } from "../bindings/baseline/kernel.ts";
 import { instantiate, kernelModule } from "../bindings/wasm/module.ts";
 import { JSON_REFUSED, JSON_DECLINED } from "../bindings/jsonl-tape.ts";
@@ -34,14 +36,19 @@ const DECODERS: [string, Make][] = [
   ["twin", () => new TwinDecoder({ values: changeValueOptions() })],
 ];
 
-/** The JSON Lines of a capture pushed in `chunk`-byte pieces. */
+/** The JSON Lines of a capture pushed in `chunk`-byte pieces (streamed transactions replayed as plain ones, as the pipeline does). */
 function lines(make: Make, bytes: Uint8Array, options: JsonLinesOptions, chunk = 65536): Buffer {
   const d = make();
+  const replay = new StreamResequencer(make());
   const w = new JsonLinesWriter({ ...options, types: d.types });
   const parts: Uint8Array[] = [];
   for (let i = 0; i < bytes.length; i += chunk) {
-    for (const m of d.push(bytes.subarray(i, i + chunk))) w.push(m);
-    parts.push(w.take());
+    const records = new Records();
+    for (const m of d.push(bytes.subarray(i, i + chunk))) {
+      if (replay.takes(m)) for (const plain of replay.push(m)) w.push(plain, records);
+      else w.push(m, records);
+    }
+    parts.push(records.bytes.take());
   }
   d.end();
   return Buffer.concat(parts);

@@ -9,7 +9,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ValueDecoder } from "../bindings/values/index.ts";
-import { changeValueOptions, jsonText } from "../bindings/cli/format.ts";
+import { changeValueOptions, jsonText } from "../bindings/jsonl/json-text.ts";
 import { ByteSink } from "../bindings/jsonl/sink.ts";
 import { writeTextValue } from "../bindings/jsonl/text-values.ts";
 import { JSONL_OIDS, TRICKY_TEXTS } from "./support/jsonl-cases.ts";

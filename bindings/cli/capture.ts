@@ -19,8 +19,7 @@ import type { PgoutputMessage } from "../messages.ts";
 import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine, formatBytes } from "./status.ts";
 import { Interrupted, SOURCE_OPTIONS, openSource, positiveInt, sourceSettings, type Source, type SourceFlags } from "./source.ts";
-import { copyBytes } from "../copy-bytes.ts";
-import { streamAbortLsn } from "../ack.ts";
+import { transactionEnd } from "../ack.ts";
 
 export const CAPTURE_USAGE = `usage: pgoutput-wasm capture FILE|- [options]
 
@@ -40,25 +39,6 @@ options: those of tail for the connection and the slot (--connection,
   --ack auto|none        auto (default): when the capture ends, acknowledge the
                          transactions written; none: leave the slot where it was
 `;
-
-/** Where a message ends a transaction: the position to acknowledge once it is stored. */
-function endOf(msg: PgoutputMessage): bigint | undefined {
-  switch (msg.kind) {
-    case "Commit":
-    case "StreamCommit":
-    case "Prepare":
-    case "StreamPrepare":
-    case "CommitPrepared":
-      return msg.endLsn;
-    case "RollbackPrepared":
-      return msg.rollbackEndLsn;
-    case "StreamAbort":
-      if (msg.subXid !== msg.xid) return undefined;
-      return streamAbortLsn(msg);
-    default:
-      return undefined;
-  }
-}
 
 export async function captureCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -200,7 +180,7 @@ export async function captureCommand(args: string[]): Promise<number> {
       written++;
       bytesWritten += frame.length;
       if (msg.kind === "Begin") openXid = msg.xid;
-      const end = endOf(msg);
+      const end = transactionEnd(msg);
       if (end !== undefined) {
         lastEnd = end;
         transactions++;

@@ -16,14 +16,15 @@ import { createGunzip } from "node:zlib";
 import { parseArgs } from "node:util";
 import type { Readable } from "node:stream";
 import { createDecoder } from "../create-decoder.ts";
-import { PgoutputError, isPgoutputError } from "../errors.ts";
-import type { MessageKind, PgoutputMessage } from "../messages.ts";
-import type { Tuple } from "../tuple.ts";
-import type { WalMessage } from "../walsender.ts";
-import { toJsonValue } from "../values/json.ts";
-import { changeValueOptions, lineText } from "./format.ts";
-import { JsonLinesWriter } from "../jsonl/writer.ts";
 import { usage } from "./errors.ts";
+import { jsonl } from "../formats/jsonl.ts";
+import { messages } from "../formats/messages.ts";
+import { formatOptions } from "../formats/index.ts";
+import type { FormatOptionValues } from "../pipeline/format.ts";
+import { Pipeline } from "../pipeline/run.ts";
+import { captureSource } from "../pipeline/sources.ts";
+import { SinkError } from "../pipeline/sink.ts";
+import { writableSink } from "../sinks/stdout.ts";
 
 const GZIP_MAGIC = 0x1f8b;
 
@@ -67,71 +68,41 @@ export async function decodeCommand(args: string[]): Promise<number> {
   const backend = values.backend;
   if (backend !== "wasm" && backend !== "baseline") throw usage(`--backend must be wasm or baseline, not ${backend}`);
   if (positionals.length !== 1) throw usage("decode takes one FILE (or - for stdin)");
-  const format = values.format;
-  if (format !== "jsonl" && format !== "pretty") throw usage(`--format must be jsonl or pretty, not ${JSON.stringify(format)}`);
+  const layout = values.format;
+  if (layout !== "jsonl" && layout !== "pretty") throw usage(`--format must be jsonl or pretty, not ${JSON.stringify(layout)}`);
   const changes = values.changes;
   if (!changes && (values.transactions || values.tables !== undefined || values["numbers-as-strings"])) {
     throw usage("--transactions, --tables and --numbers-as-strings go with --changes");
   }
   if (changes && values.values) throw usage("--values and --changes are two different outputs: pick one");
-  const pretty = format === "pretty";
+  const pretty = layout === "pretty";
   const file = positionals[0]!;
-  // The reader went away (decode ... | head): stop quietly.
-  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
-    if (e.code === "EPIPE") process.exit(0);
-  });
-  const decoder = await createDecoder(changes ? { backend, values: changeValueOptions() } : { backend });
-  // Change lines are written as bytes (bindings/jsonl): no JS string per value.
-  const writer = changes
-    ? new JsonLinesWriter({
-        transactions: values.transactions,
-        tables: (values.tables ?? []).flatMap((t) => t.split(",")).map((t) => t.trim()).filter((t) => t.length > 0),
-        pretty,
-        numbersAsStrings: values["numbers-as-strings"],
-        types: decoder.types,
-      })
-    : undefined;
-  const counts = new Map<MessageKind, number>();
+  const definition = changes ? jsonl : messages;
+  const options: FormatOptionValues = changes
+    ? { transactions: values.transactions, tables: (values.tables ?? []).flatMap((t) => t.split(",")).map((t) => t.trim()).filter((t) => t.length > 0), pretty, "numbers-as-strings": values["numbers-as-strings"] }
+    : { values: values.values, pretty };
+  const made = () => createDecoder({ backend, values: definition.values() });
+  const decoder = await made();
+  const counts = new Map<string, number>();
   let bytes = 0;
   const started = performance.now();
-
-  const print = async (messages: Iterable<WalMessage>): Promise<void> => {
-    let out = "";
-    for (const msg of messages) {
-      if (writer !== undefined) {
-        writer.push(msg as PgoutputMessage);
-      } else {
-        const obj = values.values ? withValues(msg as PgoutputMessage) : msg.toJSON();
-        out += (pretty ? lineText(obj, true, false) : JSON.stringify(obj)) + "\n";
-      }
-      counts.set(msg.kind as MessageKind, (counts.get(msg.kind as MessageKind) ?? 0) + 1);
-    }
-    const bytes = writer?.take();
-    if (bytes !== undefined ? bytes.length > 0 && !process.stdout.write(bytes) : out.length > 0 && !process.stdout.write(out)) {
-      await new Promise((resolve) => process.stdout.once("drain", resolve));
-    }
-  };
-  // Offsets in push() errors count from the decoder's unfinished frame; `base` is where that starts in the file.
-  let base = 0;
-  // Message indexes in push() errors count within that push; `before` is how many came before it.
-  let before = 0;
+  const pipeline = new Pipeline({
+    source: captureSource(await openCapture(file), decoder, (n) => (bytes += n)),
+    format: definition.create({ decoder }, formatOptions(definition, options)),
+    sink: writableSink(process.stdout),
+    raw: definition.raw,
+    replayDecoder: definition.raw ? undefined : await made(),
+    // What decoded before a bad message is printed: a bug report shows where it broke.
+    writePartial: true,
+    onItem: (item) => counts.set(item.kind, (counts.get(item.kind) ?? 0) + 1),
+  });
   try {
-    for await (const chunk of await openCapture(file)) {
-      const u8 = chunk as Uint8Array;
-      bytes += u8.length;
-      const batch = decoder.push(u8);
-      base += batch.consumed;
-      before += batch.length;
-      await print(batch);
-    }
-    decoder.end();
-  } catch (error) {
-    if (!isPgoutputError(error)) throw error;
-    // What decoded before the bad message is printed first: a bug report shows where it broke.
-    await print(error.decoded);
-    throw inFile(error, base, before);
+    await pipeline.run();
+  } catch (e) {
+    // The reader went away (decode ... | head): stop quietly.
+    if (e instanceof SinkError && (e.cause as NodeJS.ErrnoException | undefined)?.code === "EPIPE") return 0;
+    throw e;
   }
-
   if (values.stats) {
     const seconds = (performance.now() - started) / 1000;
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
@@ -141,30 +112,6 @@ export async function decodeCommand(args: string[]): Promise<number> {
     );
   }
   return 0;
-}
-
-/** The same error with its offset and message index counted from the start of the (decompressed) capture. */
-function inFile(error: PgoutputError, base: number, before: number): PgoutputError {
-  return error.withDetails({
-    offset: error.offset === undefined ? undefined : base + error.offset,
-    messageIndex: error.messageIndex === undefined ? undefined : before + error.messageIndex,
-  });
-}
-
-/**
- * The message's JSON with typed column values added: `newValues` /
- * `oldValues` by column name (by position when the relation is unknown),
- * unchanged TOAST as `{"unchanged": true}`, 64-bit numbers as strings.
- */
-function withValues(msg: PgoutputMessage): Record<string, unknown> {
-  const json = msg.toJSON();
-  if (msg.kind === "Insert" || msg.kind === "Update") json.newValues = tupleJson(msg.newTuple);
-  if ((msg.kind === "Update" || msg.kind === "Delete") && msg.oldTuple !== null) json.oldValues = tupleJson(msg.oldTuple);
-  return json;
-}
-
-function tupleJson(t: Tuple): unknown {
-  return toJsonValue(t.relation !== undefined ? t.toObject() : t.values());
 }
 
 /** The file (or stdin) as a stream of raw capture bytes, gunzipped when it starts with gzip's magic. */

@@ -300,8 +300,6 @@ export interface SourceHooks {
   values?: (types: Record<number, TypeKnowledge>) => ValueOptions;
   /** A demo step starts. */
   onDemoStep?: (step: DemoStep, index: number) => void;
-  /** The connection was lost and is being reopened: what the command holds of an unfinished transaction comes again. */
-  onReconnect?: () => void;
 }
 
 export interface Source {
@@ -309,6 +307,8 @@ export interface Source {
   /** With --snapshot: iterate this (snapshot rows, then the stream's messages). */
   snapshot: SnapshotReplication | undefined;
   decoder: PgoutputDecoder;
+  /** Another decoder made as `decoder` was (streamed transactions are replayed with it). */
+  replayDecoder: () => Promise<PgoutputDecoder>;
   /** The server's end of WAL, for the lag. */
   walEnd: () => Promise<bigint | undefined>;
   /** The demo workload (embedded mode): resolves when its last transaction committed. */
@@ -353,7 +353,6 @@ function reconnectOptions(s: SourceSettings, hooks: SourceHooks): Pick<Replicate
   return {
     reconnect: true,
     onReconnect: (e) => {
-      if (e.attempt === 1) hooks.onReconnect?.();
       hooks.note(`${e.attempt === 1 ? "connection lost" : "reconnect failed"} (${e.cause.message}); reconnecting in ${e.delayMs} ms (attempt ${e.attempt})`);
     },
     onReconnected: (e) => hooks.note(`reconnected after ${e.attempts} attempt(s), from ${formatLsn(e.startLsn)}; what was not acknowledged comes again`),
@@ -443,6 +442,7 @@ async function openEmbedded(
     stream,
     snapshot,
     decoder,
+    replayDecoder: () => makeDecoder(s, hooks, types),
     walEnd: async () => {
       const rows = await cluster.query<{ lsn: string | null }>(WAL_END);
       return rows[0]?.lsn ? parseLsn(rows[0].lsn) : undefined;
@@ -550,6 +550,7 @@ async function openConnected(
     stream,
     snapshot,
     decoder,
+    replayDecoder: () => makeDecoder(s, hooks, types),
     walEnd: async () => {
       const rows = (await side.query<{ lsn: string | null }>(WAL_END)).rows;
       return rows[0]?.lsn ? parseLsn(rows[0].lsn) : undefined;

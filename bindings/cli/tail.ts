@@ -12,10 +12,11 @@
 import { parseArgs } from "node:util";
 import { createInterface } from "node:readline";
 import { formatLsn, parseLsn } from "../lsn.ts";
-import type { SnapshotItem } from "../pg/snapshot.ts";
-import { ChangeFormatter, changeValueOptions } from "./format.ts";
-import { JsonLinesWriter } from "../jsonl/writer.ts";
-import type { PgoutputMessage } from "../messages.ts";
+import { jsonl } from "../formats/jsonl.ts";
+import { Pipeline } from "../pipeline/run.ts";
+import { snapshotSource, streamSource } from "../pipeline/sources.ts";
+import { SinkError } from "../pipeline/sink.ts";
+import { writableSink } from "../sinks/stdout.ts";
 import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine } from "./status.ts";
 import { Interrupted, SOURCE_OPTIONS, openSource, sourceSettings, type Source, type SourceFlags } from "./source.ts";
@@ -98,8 +99,8 @@ export async function tailCommand(args: string[]): Promise<number> {
     return 0;
   }
   const settings = { ...sourceSettings(values as SourceFlags), reconnect: !values["no-reconnect"] };
-  const format = values.format;
-  if (format !== "jsonl" && format !== "pretty") throw usage(`--format must be jsonl or pretty, not ${JSON.stringify(format)}`);
+  const layout = values.format;
+  if (layout !== "jsonl" && layout !== "pretty") throw usage(`--format must be jsonl or pretty, not ${JSON.stringify(layout)}`);
   const tables = (values.tables ?? []).flatMap((t) => t.split(",")).map((t) => t.trim()).filter((t) => t.length > 0);
 
   const stderr = process.stderr;
@@ -107,11 +108,9 @@ export async function tailCommand(args: string[]): Promise<number> {
   const showStatus = stderr.isTTY === true || settings.progress;
   let source: Source | undefined;
   let stopRequested = false;
-  let stopped: (() => void) | undefined;
-  const stoppedPromise = new Promise<void>((r) => (stopped = r));
+  let pipeline: Pipeline | undefined;
 
   // Counters for the status line.
-  let lines = 0;
   let transactions = 0;
   let messages = 0;
 
@@ -123,7 +122,7 @@ export async function tailCommand(args: string[]): Promise<number> {
     sample: () => ({
       messages,
       bytes: source?.stream.stats.bytes ?? 0,
-      written: lines,
+      written: pipeline?.stats.records ?? 0,
       transactions,
       lsn: source?.stream.lastReceivedLsn ?? 0n,
       acked: source?.stream.lastAckedLsn ?? 0n,
@@ -133,35 +132,25 @@ export async function tailCommand(args: string[]): Promise<number> {
     walEnd: () => source?.walEnd() ?? Promise.resolve(undefined),
   });
 
-  const out = new Output(stdout, stdout.isTTY === true && stderr.isTTY === true ? status : undefined);
   const requestStop = (): void => {
     if (stopRequested) {
       // A second Ctrl-C: leave now (the exit hook stops an embedded server).
       process.exit(130);
     }
     stopRequested = true;
-    stopped?.();
+    pipeline?.stop();
   };
   const onSignal = (): void => requestStop();
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  stdout.on("error", (e: NodeJS.ErrnoException) => {
-    // The reader went away (tail ... | head): stop like Ctrl-C, without printing more.
-    if (e.code === "EPIPE") {
-      out.broken = true;
-      requestStop();
-    }
-  });
 
   try {
     try {
       source = await openSource(settings, {
         stopped: () => stopRequested,
         note: (text) => status.note(`tail: ${text}`),
-        values: (types) => changeValueOptions(types),
+        values: (types) => jsonl.values(types),
         onDemoStep: (step) => status.note(`demo: ${step.note}`),
-        // Lines wait in `out` until their transaction's commit: those of the one cut off are printed when it comes again.
-        onReconnect: () => out.discard(),
       });
     } catch (e) {
       if (e instanceof Interrupted) return 0;
@@ -171,34 +160,26 @@ export async function tailCommand(args: string[]): Promise<number> {
     const stream = src.stream;
     status.start();
 
-    // The lines as bytes (bindings/jsonl), the kernel writing the columns: the same lines ChangeFormatter makes.
-    const writer = new JsonLinesWriter({
-      transactions: values.transactions,
-      tables,
-      pretty: format === "pretty",
-      numbersAsStrings: values["numbers-as-strings"],
-      types: src.decoder.types,
+    const format = jsonl.create({ decoder: src.decoder }, {
+      transactions: values.transactions, tables, pretty: layout === "pretty", "numbers-as-strings": values["numbers-as-strings"],
     });
-    // Snapshot rows (--snapshot) are few next to changes: ChangeFormatter's line for each.
-    const snapshotLines = new ChangeFormatter({
-      tables,
-      pretty: format === "pretty",
-      numbersAsStrings: values["numbers-as-strings"],
-      types: src.decoder.types,
-    });
-    const encoder = new TextEncoder();
     const ack = settings.ack;
-    const limit = settings.maxMessages;
+    // --ack auto: the pipeline acknowledges what stdout took; manual: what stdin says; none: nothing.
+    const acknowledge = ack === "auto";
+    const pipelineSource = src.snapshot !== undefined ? snapshotSource(src.snapshot, { acknowledge }) : streamSource(stream, { acknowledge });
 
-    // The demo ends once the commit of its last transaction has been printed.
-    const committed = new Set<number>();
+    // The demo ends once the commit of its last transaction has been printed (acknowledged by the pipeline).
+    const ends = new Map<number, bigint>();
+    let openXid: number | undefined;
+    let printedTo = 0n;
     let lastXid: number | undefined;
     let demoDone = false;
     let demoError: unknown;
     const checkDemo = (): void => {
-      if (lastXid !== undefined && committed.has(lastXid) && !settings.follow) {
+      const end = lastXid === undefined ? undefined : ends.get(lastXid);
+      if (end !== undefined && printedTo >= end && !settings.follow) {
         demoDone = true;
-        stopped?.();
+        pipeline?.stop();
       }
     };
     src.demo?.then(
@@ -210,7 +191,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       (e: unknown) => {
         if (!stopRequested) {
           demoError = e;
-          stopped?.();
+          pipeline?.stop();
         }
       },
     );
@@ -227,74 +208,38 @@ export async function tailCommand(args: string[]): Promise<number> {
       stream.closed.then(() => rl.close(), () => rl.close());
     }
 
-    const it = (src.snapshot ?? stream)[Symbol.asyncIterator]();
-    let streamError: unknown;
-    for (;;) {
-      let next: IteratorResult<unknown>;
-      try {
-        const pending = it.next();
-        pending.catch(() => {}); // lost to a stop request: its outcome no longer matters
-        const r = await Promise.race([pending, stoppedPromise.then(() => undefined)]);
-        if (r === undefined) break; // stop requested while waiting
-        next = r;
-      } catch (e) {
-        streamError = e;
-        break;
-      }
-      if (next.done) break;
-      messages++;
-      const item = next.value as SnapshotItem | PgoutputMessage;
-      if (item.kind === "SnapshotRow" || item.kind === "SnapshotComplete") {
-        // Snapshot rows need no acknowledgement: printed as they come, before any change.
-        const line = item.kind === "SnapshotRow" ? snapshotLines.snapshotRow(item.relation, item.tuple) : undefined;
-        if (item.kind === "SnapshotComplete") status.note(`tail: snapshot complete: ${item.rows} rows of ${item.tables} tables; streaming from ${formatLsn(item.consistentPoint)}`);
-        if (line !== undefined) {
-          out.add(encoder.encode(line + "\n"));
-          lines++;
+    pipeline = new Pipeline({
+      source: pipelineSource,
+      format,
+      sink: writableSink(stdout, { beforeWrite: stdout.isTTY === true && stderr.isTTY === true ? () => status.clear() : undefined }),
+      replayDecoder: await src.replayDecoder(),
+      limit: settings.maxMessages,
+      onItem: (item) => {
+        messages++;
+        if (item.kind === "Begin") openXid = item.xid;
+        else if (item.kind === "Commit" && openXid !== undefined) {
+          transactions++;
+          ends.set(openXid, item.endLsn);
+        } else if (item.kind === "StreamCommit") {
+          transactions++;
+          ends.set(item.xid, item.endLsn);
+        } else if (item.kind === "SnapshotComplete") {
+          status.note(`tail: snapshot complete: ${item.rows} rows of ${item.tables} tables; streaming from ${formatLsn(item.consistentPoint)}`);
         }
-        if (out.pendingBytes >= 64 * 1024 || item.kind === "SnapshotComplete") out.flush();
-        if (out.needsDrain) await out.drain();
-        if ((limit !== undefined && lines >= limit) || stopRequested || out.broken) {
-          out.flush();
-          break;
-        }
-        continue;
-      }
-      const msg = item;
-      const r = writer.push(msg);
-      const written = writer.lineEnds.length;
-      if (written > 0) {
-        let take = written;
-        if (limit !== undefined && lines + take > limit) {
-          take = limit - lines;
-          writer.out.len = take > 0 ? writer.lineEnds[take - 1]! : 0;
-        }
-        out.add(writer.take());
-        lines += take;
-        if (take < written) break; // cut short: its transaction is not acknowledged
-      }
-      if (r.ack !== undefined) {
-        const at = r.ack;
-        out.flush(ack === "auto" ? () => { if (!stream.error) stream.ack(at); } : undefined);
-      } else if (msg.kind === "Message" && !msg.transactional) {
-        out.flush(); // outside any transaction: nothing to wait for
-      }
-      if (r.committed !== undefined) {
-        transactions++;
-        committed.add(r.committed);
+      },
+      onAck: (lsn) => {
+        printedTo = lsn;
         checkDemo();
-      }
-      if (out.pendingBytes >= 64 * 1024) out.flush();
-      if (out.needsDrain) await out.drain();
-      if ((limit !== undefined && lines >= limit) || stopRequested || demoDone || out.broken) break;
+      },
+    });
+    if (stopRequested) pipeline.stop();
+    let streamError: unknown;
+    try {
+      await pipeline.run();
+    } catch (e) {
+      // The reader went away (tail ... | head): stop like Ctrl-C.
+      if (!(e instanceof SinkError && (e.cause as NodeJS.ErrnoException | undefined)?.code === "EPIPE")) streamError = e;
     }
-
-    // Stopped (Ctrl-C, the end of the demo): what is pending belongs to a transaction not finished, which is
-    // neither printed nor acknowledged (it comes again next time). Cut by --max-messages: printed, not acknowledged.
-    if (limit !== undefined && lines >= limit) out.flush();
-    else out.discard();
-    await out.settled();
-    await stream.stop();
     status.stop(demoDone ? "demo complete" : undefined);
     if (demoError !== undefined && !demoDone) {
       throw new CliError(`the demo workload failed: ${(demoError as Error).message}`);
@@ -332,84 +277,5 @@ export function ackedLsn(line: string): bigint | undefined {
     return parseLsn(t);
   } catch {
     return undefined;
-  }
-}
-
-/**
- * stdout with batching, backpressure and acknowledgements that wait for the
- * write: `flush(then)` writes what was added and calls `then` once written.
- */
-class Output {
-  #pending: Uint8Array[] = [];
-  #bytes = 0;
-  #needsDrain = false;
-  #inflight = 0;
-  #idle: (() => void)[] = [];
-  broken = false;
-
-  constructor(
-    readonly stream: NodeJS.WriteStream,
-    /** Cleared before writing when stdout and stderr share a terminal. */
-    readonly status: StatusLine | undefined,
-  ) {}
-
-  get pendingBytes(): number {
-    return this.#bytes;
-  }
-
-  get needsDrain(): boolean {
-    return this.#needsDrain;
-  }
-
-  /** Whole lines, as bytes the caller no longer writes to. */
-  add(bytes: Uint8Array): void {
-    this.#pending.push(bytes);
-    this.#bytes += bytes.length;
-  }
-
-  /** Drops what was added and not flushed. */
-  discard(): void {
-    this.#pending = [];
-    this.#bytes = 0;
-  }
-
-  flush(then?: () => void): void {
-    if (this.broken) return;
-    if (this.#pending.length === 0 && then === undefined) return;
-    const text = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
-    this.#pending = [];
-    this.#bytes = 0;
-    this.status?.clear();
-    this.#inflight++;
-    const ok = this.stream.write(text, (err) => {
-      this.#inflight--;
-      if (!err && !this.broken) then?.();
-      if (this.#inflight === 0) for (const f of this.#idle.splice(0)) f();
-    });
-    if (!ok) this.#needsDrain = true;
-  }
-
-  async drain(): Promise<void> {
-    if (!this.#needsDrain) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        this.stream.off("drain", done);
-        this.stream.off("error", done);
-        resolve();
-      };
-      this.stream.once("drain", done);
-      this.stream.once("error", done);
-    });
-    this.#needsDrain = false;
-  }
-
-  /** Resolves once every write so far has completed (and its acknowledgement was made). */
-  settled(): Promise<void> {
-    if (this.#inflight === 0 || this.broken) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.#idle.push(resolve);
-      // A write that never completes (a broken pipe) must not hang the exit.
-      setTimeout(resolve, 5000).unref();
-    });
   }
 }

@@ -1,7 +1,7 @@
 /**
  * A text-format column value → its JSON bytes, straight from the UTF-8
  * bytes in the decoder's memory, for the built-in types whose JSON the
- * change lines (bindings/cli/format.ts, `changeValueOptions()`) derive
+ * change lines (jsonl/json-text.ts, `changeValueOptions()`) derive
  * from the text alone. Each case writes exactly what
  * `jsonText(values.text(oid, …))` writes; a value outside the simple
  * shapes (a number PostgreSQL would not print, invalid UTF-8) is declined

@@ -1,15 +1,13 @@
 /**
- * JSON Lines of changes as bytes: the lines `ChangeFormatter` prints for
- * `decode --changes` and `tail` (docs/cli-output.md), byte for byte, written
- * into a growable buffer. A row change's columns are written by the
+ * The JSON Lines format (docs/cli-output.md): the lines `ChangeLines`
+ * writes, byte for byte, into a pipeline's records. A row change's columns are written by the
  * decoder's kernel, from the tape into its memory (`jsonColumns`,
  * bindings/jsonl-tape.ts), without becoming JS values; a column it
  * declines takes the JS path here: text-values.ts for the same rules (and
  * escaped array elements), else the formatter's JS values (binary format,
  * intervals, float4, domains, …), per column.
- * Everything that is not a row change printed now (B/C lines, messages,
- * truncates, streamed transactions held until their commit, pretty output)
- * is the formatter's text, appended.
+ * Everything that is not a row change (B/C lines, messages, truncates,
+ * snapshot rows, pretty output) is ChangeLines' text.
  *
  * The decoder must be made with `changeValueOptions()`: the fast path
  * writes what those options make of a value.
@@ -18,35 +16,33 @@
  * ```ts
  * const decoder = await createDecoder({ values: changeValueOptions() });
  * const writer = new JsonLinesWriter({ types: decoder.types });
- * process.stdout.write(changesToJsonLines(decoder.push(chunk), writer));
+ * const records = new Records();
+ * for (const msg of decoder.push(chunk)) writer.push(msg, records);
+ * process.stdout.write(records.bytes.take());
  * ```
  */
 import type { PgoutputMessage } from "../messages.ts";
 import type { Relation } from "../relation.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
-import { ChangeFormatter, jsonText, type FormatOptions } from "../cli/format.ts";
+import { ChangeLines, type ChangeLineOptions } from "./change-lines.ts";
+import { jsonText } from "./json-text.ts";
+import type { Format, FormatItem } from "../pipeline/format.ts";
+import { Records } from "../pipeline/records.ts";
+import type { ByteSink } from "./sink.ts";
 import { sourceOf } from "../values/toast.ts";
 import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
 import type { JsonArea } from "../kernel/json-area.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
-import { ByteSink } from "./sink.ts";
 import { kernelKind, writeTextValue } from "./text-values.ts";
+import { FIRST_NORMAL_OID } from "../values/oids.ts";
 
 const KIND_T = 0x74;
 const KIND_U = 0x75;
 const KIND_N = 0x6e;
 const NEWLINE = 0x0a;
-const FIRST_NORMAL_OID = 16384;
 
-/** What one message produced besides its lines (as `FormatOutput`, without the text). */
-export interface WriteOutput {
-  ack?: bigint;
-  committed?: number;
-  changes: number;
-}
-
-export interface JsonLinesOptions extends FormatOptions {
+export interface JsonLinesOptions extends ChangeLineOptions {
   /**
    * Whether the decoder's kernel writes the columns it can (default true).
    * `false`: every value through the JS path alone, the reference the
@@ -59,10 +55,10 @@ type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 
 const encoder = new TextEncoder();
 
-export class JsonLinesWriter {
-  /** The lines written so far (`take()` empties it). */
-  readonly out = new ByteSink();
-  readonly #formatter: ChangeFormatter;
+export class JsonLinesWriter implements Format {
+  readonly #formatter: ChangeLines;
+  /** The records' bytes the row being written goes to. */
+  #out!: ByteSink;
   readonly #strings: boolean;
   readonly #kernel: boolean;
   /** Per relation, per column: `{"name":…,"type":…,"value":` as bytes. */
@@ -72,55 +68,35 @@ export class JsonLinesWriter {
   readonly #tables = new WeakMap<Relation, { area: JsonArea; generation: number; knowledge: number; at: number }>();
 
   constructor(options: JsonLinesOptions = {}) {
-    this.#formatter = new ChangeFormatter(options);
+    this.#formatter = new ChangeLines(options);
     this.#strings = options.numbersAsStrings === true;
     this.#kernel = options.kernel !== false;
   }
 
-  /** The formatter behind it (held streamed transactions, reset()). */
-  get formatter(): ChangeFormatter {
-    return this.#formatter;
-  }
-
-  /** Appends the lines one message (in stream order) completes. */
-  push(msg: PgoutputMessage): WriteOutput {
-    if (msg.kind === "Insert" || msg.kind === "Update" || msg.kind === "Delete") {
-      const head = this.#formatter.rowHead(msg);
-      if (head === null) return { changes: 0 };
+  /** Writes the lines one item (in stream order) completes. */
+  push(item: FormatItem, out: Records): void {
+    if (item.kind === "SnapshotRow") {
+      this.#formatter.snapshotRow(item, out);
+      return;
+    }
+    if (item.kind === "Insert" || item.kind === "Update" || item.kind === "Delete") {
+      const head = this.#formatter.rowHead(item, out);
+      if (head === null) return;
       if (head !== undefined) {
-        if (head.begin !== undefined) this.#line(head.begin);
-        this.#row(msg, head.head, head.types);
-        return { changes: 1 };
+        this.#row(item, head.head, head.types, out);
+        return;
       }
     }
-    const r = this.#formatter.push(msg);
-    for (const line of r.lines) this.#line(line);
-    return r;
+    this.#formatter.push(item, out);
   }
 
-  /** The bytes written so far (a copy), emptying the buffer. */
-  take(): Uint8Array {
-    this.lineEnds.length = 0;
-    return this.out.take();
-  }
-
-  /**
-   * Where each line written since the last take() ends (the offset after
-   * its newline in `out`): a line of pretty output holds newlines of its
-   * own, so a consumer that stops after N lines (tail's --max-messages)
-   * cuts the buffer here.
-   */
-  readonly lineEnds: number[] = [];
-
-  #line(text: string): void {
-    this.out.str(text);
-    this.out.byte(NEWLINE);
-    this.lineEnds.push(this.out.len);
+  reset(): void {
+    this.#formatter.reset();
   }
 
   /** A row change's line after its head: columns, identity and unchanged as `ChangeFormatter` orders them. */
-  #row(msg: Row, head: string, types: string[]): void {
-    const out = this.out;
+  #row(msg: Row, head: string, types: string[], records: Records): void {
+    const out = (this.#out = records.bytes);
     out.str(head);
     if (msg.kind === "Insert") {
       out.str(',"columns":');
@@ -140,7 +116,7 @@ export class JsonLinesWriter {
     }
     out.byte(0x7d);
     out.byte(NEWLINE);
-    this.lineEnds.push(out.len);
+    records.end(msg.kind === "Insert" ? "insert" : msg.kind === "Update" ? "update" : "delete", msg.relation);
   }
 
   /**
@@ -151,7 +127,7 @@ export class JsonLinesWriter {
    * declines is written here, and it goes on after it.
    */
   #columns(tuple: Tuple, old: Tuple | undefined, types: string[], keys: boolean, unchanged: string[] | undefined): void {
-    const out = this.out;
+    const out = this.#out;
     const rel = tuple.relation;
     const prefixes = this.#prefixesOf(rel, tuple.length, types);
     const here = tapeColumns(tuple);
@@ -195,7 +171,7 @@ export class JsonLinesWriter {
 
   /** Column i as `{name, type, value}` (a comma first unless `first`); `false` when it is left out (unchanged TOAST). */
   #column(tuple: Tuple, old: Tuple | undefined, i: number, here: TapeColumns | undefined, there: TapeColumns | undefined, prefix: Uint8Array, first: boolean, unchanged: string[] | undefined): boolean {
-    const out = this.out;
+    const out = this.#out;
     const col = tuple.relation?.columns[i];
     const src = sourceOf(tuple, i, old);
     const tape = src === tuple ? here : there;
@@ -231,7 +207,7 @@ export class JsonLinesWriter {
 
   /** Writes column i's value; `false` for unchanged TOAST (nothing written). */
   #value(src: Tuple, i: number, tape: TapeColumns | undefined, typeId: number): boolean {
-    const out = this.out;
+    const out = this.#out;
     if (tape !== undefined) {
       const at = tape.tape[tape.first + i]!;
       const kind = tape.u8[at]!;
@@ -268,8 +244,9 @@ export class JsonLinesWriter {
   }
 }
 
-/** The JSON Lines (bytes) of a batch of messages, in order; `writer` keeps the state across batches. */
+/** The JSON Lines (bytes) of a batch of messages of plain transactions, in order; `writer` keeps the state across batches. */
 export function changesToJsonLines(messages: Iterable<PgoutputMessage>, writer: JsonLinesWriter): Uint8Array {
-  for (const msg of messages) writer.push(msg);
-  return writer.take();
+  const records = new Records();
+  for (const msg of messages) writer.push(msg, records);
+  return records.bytes.take();
 }

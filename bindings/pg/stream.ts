@@ -311,6 +311,16 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     return this.#error;
   }
 
+  /** Whether something received is not handed over yet: the next item needs no wait for the server. */
+  get ready(): boolean {
+    return (this.#items !== undefined && this.#index < this.#items.length) || this.#queue.bytes > 0;
+  }
+
+  /** Reconnects so far: when it changes, the stream started over from `lastAckedLsn`. */
+  get generation(): number {
+    return this.#stats.reconnects;
+  }
+
   get stats(): ReplicationStats {
     return { ...this.#stats, bufferedBytes: this.#buffered(), bufferedHighWater: this.#bufferedHighWater };
   }

@@ -1,0 +1,31 @@
+/**
+ * The output formats, by name: one entry per format file. `formatOptions()`
+ * checks option values against a format's declared options, so that an
+ * option a format does not take is refused with its name, not ignored.
+ */
+import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
+import { jsonl } from "./jsonl.ts";
+import { messages } from "./messages.ts";
+
+export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages };
+
+/** The format named, or a TypeError that lists the known ones. */
+export function formatNamed(name: string): FormatDefinition {
+  const f = Object.hasOwn(FORMATS, name) ? FORMATS[name] : undefined;
+  if (f === undefined) throw new TypeError(`unknown format ${JSON.stringify(name)}: one of ${Object.keys(FORMATS).join(", ")}`);
+  return f;
+}
+
+/** `values` checked against `format.options`: a TypeError names an option it does not take, or a value of the wrong type. */
+export function formatOptions(format: FormatDefinition, values: FormatOptionValues): FormatOptionValues {
+  for (const [name, value] of Object.entries(values)) {
+    const spec = Object.hasOwn(format.options, name) ? format.options[name] : undefined;
+    if (spec === undefined) {
+      const known = Object.keys(format.options);
+      throw new TypeError(`format ${format.name} has no option ${JSON.stringify(name)}${known.length > 0 ? ` (it takes ${known.join(", ")})` : ""}`);
+    }
+    const ok = spec.type === "boolean" ? typeof value === "boolean" : spec.type === "string" ? typeof value === "string" : Array.isArray(value);
+    if (!ok) throw new TypeError(`format ${format.name}: option ${name} takes ${spec.type === "list" ? "a list" : `a ${spec.type}`}`);
+  }
+  return values;
+}

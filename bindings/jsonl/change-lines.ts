@@ -1,0 +1,394 @@
+/**
+ * The JSON Lines of changes (documented in docs/cli-output.md), the JS path:
+ * one object per change, field names after wal2json's format-version 2 —
+ * `action` (I U D T M, and B C P K R for transaction boundaries), `schema`,
+ * `table`, `columns` and `identity` as `[{name, type, value}]` — plus `xid`,
+ * `lsn` and `timestamp` on every line. `JsonLinesWriter` (writer.ts) writes
+ * the same bytes with the kernel writing the columns; this is the reference
+ * it is tested against, and what it falls back on.
+ *
+ * Fed the messages of plain transactions in stream order (the pipeline
+ * replays a streamed transaction as a plain one, resequence.ts: its B, C
+ * and P lines say `"streamed":true`), it writes each line into the records
+ * with its kind. A transaction's B line is written before its first change
+ * line, and its C line only if it had one: a transaction whose changes the
+ * table filter leaves out prints nothing.
+ *
+ * Values are typed (`tuple.values()` of a decoder made with
+ * `changeValueOptions()`), and exact in the JSON text: int8 and numeric are
+ * written as JSON numbers with every digit (or as strings with
+ * `numbersAsStrings`), json/jsonb embedded as JSON.
+ */
+import type { TypeInfo } from "../decoder.ts";
+import type { Message, PgoutputMessage, Replayed } from "../messages.ts";
+import type { Relation } from "../relation.ts";
+import { unchangedToast, type Tuple } from "../tuple.ts";
+import { formatLsn } from "../lsn.ts";
+import { timestampToISO } from "../time.ts";
+import { toBase64 } from "../utf8.ts";
+import { typeName } from "../values/type-names.ts";
+import type { SnapshotRow } from "../pg/snapshot.ts";
+import type { RecordKind, Records } from "../pipeline/records.ts";
+import { RawJson, jsonText, lineText } from "./json-text.ts";
+
+export interface ChangeLineOptions {
+  /** Also print B and C lines for transaction boundaries. */
+  transactions?: boolean;
+  /** Only changes of these tables: `schema.table` or `table` (any schema). */
+  tables?: readonly string[];
+  /** Indented output (one field per line) instead of JSON Lines. */
+  pretty?: boolean;
+  /** int8 and numeric as JSON strings instead of exact JSON numbers. */
+  numbersAsStrings?: boolean;
+  /** Types named by Type messages (the decoder's `types`), for the `type` field. */
+  types?: ReadonlyMap<number, TypeInfo>;
+}
+
+interface OpenTxn {
+  xid: number;
+  /** JSON text of the time (commit, or prepare) */
+  time: string;
+  origin: string | undefined;
+  /** The B line, printed before the first change line (a transaction without one prints neither B nor C). */
+  begin: string | undefined;
+  /** Whether a change line was printed. */
+  printed: boolean;
+}
+
+/** Per relation: its filter verdict, column type names, and (rowHead) the head's schema/table text. */
+interface RelationInfo {
+  wanted: boolean;
+  types: string[];
+  table?: string;
+}
+
+type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const NEWLINE = 0x0a;
+
+/** `"streamed":true` on the boundary lines of a transaction the pipeline replayed from its blocks. */
+const streamedMark = (msg: Replayed): true | undefined => msg.streamed;
+
+export class ChangeLines {
+  readonly #transactions: boolean;
+  readonly #pretty: boolean;
+  readonly #strings: boolean;
+  readonly #types: ReadonlyMap<number, TypeInfo> | undefined;
+  readonly #filter: { qualified: Set<string>; bare: Set<string> } | undefined;
+  readonly #relationInfo = new WeakMap<Relation, RelationInfo>();
+  #open: OpenTxn | undefined;
+  /** The last head rowHead() made, and what it was made of. */
+  #lastHead: {
+    kind: string; relation: Relation | undefined; relationId: number; walStart: bigint | undefined;
+    open: OpenTxn | undefined; time: string | undefined; origin: string | undefined; head: string;
+  } | undefined;
+
+  constructor(options: ChangeLineOptions = {}) {
+    this.#transactions = options.transactions === true;
+    this.#pretty = options.pretty === true;
+    this.#strings = options.numbersAsStrings === true;
+    this.#types = options.types;
+    if (options.tables !== undefined && options.tables.length > 0) {
+      const qualified = new Set<string>();
+      const bare = new Set<string>();
+      for (const t of options.tables) (t.includes(".") ? qualified : bare).add(t);
+      this.#filter = { qualified, bare };
+    }
+  }
+
+  /** Writes the lines one message (in stream order) completes. */
+  push(msg: PgoutputMessage, out: Records): void {
+    switch (msg.kind) {
+      case "Begin":
+        this.#open = {
+          xid: msg.xid, time: this.#time(msg.commitTime), origin: undefined, printed: false,
+          begin: this.#transactions
+            ? this.#text({ action: "B", xid: msg.xid, lsn: formatLsn(msg.finalLsn), timestamp: timestampToISO(msg.commitTime), streamed: streamedMark(msg) })
+            : undefined,
+        };
+        return;
+      case "BeginPrepare":
+        this.#open = {
+          xid: msg.xid, time: this.#time(msg.prepareTime), origin: undefined, printed: false,
+          begin: this.#transactions
+            ? this.#text({ action: "B", xid: msg.xid, lsn: formatLsn(msg.prepareLsn), timestamp: timestampToISO(msg.prepareTime), gid: msg.gid, streamed: streamedMark(msg) })
+            : undefined,
+        };
+        return;
+      case "Origin":
+        if (this.#open) this.#open.origin = msg.name;
+        return;
+      case "Commit": {
+        const xid = this.#open?.xid ?? 0;
+        const printed = this.#open?.printed === true;
+        this.#open = undefined;
+        if (this.#transactions && printed) {
+          this.#line(out, "commit", undefined, this.#text({
+            action: "C", xid, lsn: formatLsn(msg.commitLsn), nextlsn: formatLsn(msg.endLsn), timestamp: timestampToISO(msg.commitTime), streamed: streamedMark(msg),
+          }));
+        }
+        return;
+      }
+      case "Prepare":
+        this.#open = undefined;
+        this.#line(out, "prepare", undefined, this.#text({
+          action: "P", xid: msg.xid, gid: msg.gid, lsn: formatLsn(msg.prepareLsn), nextlsn: formatLsn(msg.endLsn), timestamp: timestampToISO(msg.prepareTime), streamed: streamedMark(msg),
+        }));
+        return;
+      case "CommitPrepared":
+        this.#line(out, "commitPrepared", undefined, this.#text({
+          action: "K", xid: msg.xid, gid: msg.gid, lsn: formatLsn(msg.commitLsn), nextlsn: formatLsn(msg.endLsn), timestamp: timestampToISO(msg.commitTime),
+        }));
+        return;
+      case "RollbackPrepared":
+        this.#line(out, "rollbackPrepared", undefined, this.#text({
+          action: "R", xid: msg.xid, gid: msg.gid, lsn: formatLsn(msg.prepareEndLsn), nextlsn: formatLsn(msg.rollbackEndLsn), timestamp: timestampToISO(msg.rollbackTime),
+        }));
+        return;
+      case "StreamStart":
+      case "StreamStop":
+      case "StreamCommit":
+      case "StreamAbort":
+      case "StreamPrepare":
+        throw new TypeError(`${msg.kind}: replay streamed transactions first (StreamResequencer, or a Pipeline with a replayDecoder)`);
+      case "Message":
+        if (!msg.transactional) this.#line(out, "message", undefined, this.#text(this.#message(msg, undefined, undefined)));
+        else this.#changeLines(out, "message", [[undefined, this.#message(msg, this.#open?.xid, this.#timeJson())]]);
+        return;
+      case "Truncate":
+        this.#changeLines(out, "truncate", this.#truncates(msg));
+        return;
+      case "Insert":
+      case "Update":
+      case "Delete": {
+        const info = this.#info(msg.relation);
+        if (info.wanted) this.#changeLines(out, msg.kind === "Insert" ? "insert" : msg.kind === "Update" ? "update" : "delete", [[msg.relation, this.#rowObject(msg, info)]]);
+        return;
+      }
+      default:
+        // Relation and Type: the decoder's caches have them.
+        return;
+    }
+  }
+
+  /**
+   * A row of the initial snapshot (`tail --snapshot`): action `S`, schema,
+   * table and columns, no xid, lsn or timestamp (it was committed before the
+   * slot's consistent point). Nothing for a table the filter leaves out.
+   */
+  snapshotRow(row: SnapshotRow, out: Records): void {
+    const { relation, tuple } = row;
+    const info = this.#info(relation);
+    if (!info.wanted) return;
+    this.#line(out, "snapshot", relation, this.#text({
+      action: "S", schema: relation.namespace, table: relation.name, columns: this.#columns(tuple, undefined, info.types, undefined).columns,
+    }));
+  }
+
+  /** Forgets the transaction in progress (the stream starts over). */
+  reset(): void {
+    this.#open = undefined;
+  }
+
+  /**
+   * For `JsonLinesWriter`, which writes a row change's columns itself: does
+   * what push() does for it but print — writes the B line due before it —
+   * and returns the line's JSON text up to its columns (without the closing
+   * brace) and the column type names. `null`: its table is filtered out.
+   * `undefined`: push() must do this one (pretty output).
+   */
+  rowHead(msg: Row, out: Records): { head: string; types: string[] } | null | undefined {
+    if (this.#pretty) return undefined;
+    const info = this.#info(msg.relation);
+    if (!info.wanted) return null;
+    // Rows of one table in one transaction share their head: made once (the same string, so the writer can tell).
+    const last = this.#lastHead;
+    const open = this.#open;
+    const time = open?.time;
+    const origin = open?.origin;
+    let head: string;
+    if (last !== undefined && last.kind === msg.kind && last.relation === msg.relation && last.relationId === msg.relationId
+      && last.walStart === msg.walStart && last.open === open && last.time === time && last.origin === origin) {
+      head = last.head;
+    } else {
+      head = this.#rowHeadText(msg, info);
+      this.#lastHead = { kind: msg.kind, relation: msg.relation, relationId: msg.relationId, walStart: msg.walStart, open, time, origin, head };
+    }
+    this.#beginLine(out);
+    return { head, types: info.types };
+  }
+
+  #line(out: Records, kind: RecordKind, relation: Relation | undefined, text: string): void {
+    out.bytes.str(text);
+    out.bytes.byte(NEWLINE);
+    out.end(kind, relation);
+  }
+
+  /** The open transaction's B line, before its first change line. */
+  #beginLine(out: Records): void {
+    const open = this.#open;
+    if (open === undefined) return;
+    open.printed = true;
+    if (open.begin !== undefined) {
+      this.#line(out, "begin", undefined, open.begin);
+      open.begin = undefined;
+    }
+  }
+
+  #changeLines(out: Records, kind: RecordKind, objs: [Relation | undefined, Record<string, unknown>][]): void {
+    if (objs.length === 0) return;
+    this.#beginLine(out);
+    for (const [rel, obj] of objs) this.#line(out, kind, rel, this.#text(obj));
+  }
+
+  #text(obj: Record<string, unknown>): string {
+    return lineText(obj, this.#pretty, this.#strings);
+  }
+
+  #time(t: bigint): string {
+    return JSON.stringify(timestampToISO(t));
+  }
+
+  #timeJson(): RawJson {
+    return new RawJson(this.#open?.time ?? "null", "json");
+  }
+
+  #message(msg: Message, xid: number | undefined, time: RawJson | undefined): Record<string, unknown> {
+    const obj: Record<string, unknown> = xid === undefined && time === undefined ? { action: "M" } : { action: "M", xid };
+    obj.lsn = formatLsn(msg.lsn);
+    if (time !== undefined) obj.timestamp = time;
+    if (time !== undefined) obj.origin = this.#open?.origin;
+    obj.transactional = msg.transactional;
+    obj.prefix = msg.prefix;
+    let text: string | undefined;
+    try {
+      text = utf8.decode(msg.content);
+    } catch {
+      text = undefined;
+    }
+    if (text !== undefined) obj.content = text;
+    else {
+      obj.content = toBase64(msg.content);
+      obj.encoding = "base64";
+    }
+    return obj;
+  }
+
+  #info(rel: Relation | undefined): RelationInfo {
+    if (rel === undefined) return { wanted: this.#filter === undefined, types: [] };
+    let info = this.#relationInfo.get(rel);
+    if (info === undefined) {
+      const f = this.#filter;
+      const wanted = f === undefined || f.bare.has(rel.name) || f.qualified.has(`${rel.namespace === "" ? "pg_catalog" : rel.namespace}.${rel.name}`);
+      info = { wanted, types: rel.columns.map((c) => typeName(c.typeId, c.typeModifier, this.#types)) };
+      this.#relationInfo.set(rel, info);
+    }
+    return info;
+  }
+
+  #truncates(msg: PgoutputMessage & { kind: "Truncate" }): [Relation | undefined, Record<string, unknown>][] {
+    const lsn = lsnOf(msg);
+    const out: [Relation | undefined, Record<string, unknown>][] = [];
+    msg.relations.forEach((rel, i) => {
+      if (!this.#info(rel).wanted) return;
+      const obj: Record<string, unknown> = { action: "T", xid: this.#open?.xid, lsn, timestamp: this.#timeJson(), origin: this.#open?.origin };
+      obj.schema = rel?.namespace;
+      obj.table = rel?.name ?? String(msg.relationIds[i]);
+      if (msg.cascade) obj.cascade = true;
+      if (msg.restartIdentity) obj.restartidentity = true;
+      out.push([rel, obj]);
+    });
+    return out;
+  }
+
+  /** A row change's line object. */
+  #rowObject(msg: Row, info: RelationInfo): Record<string, unknown> {
+    const rel = msg.relation;
+    const obj: Record<string, unknown> = {
+      action: msg.kind === "Insert" ? "I" : msg.kind === "Update" ? "U" : "D", xid: this.#open?.xid, lsn: lsnOf(msg),
+      timestamp: this.#timeJson(), origin: this.#open?.origin, schema: rel?.namespace, table: rel?.name ?? String(msg.relationId),
+    };
+    if (msg.kind === "Insert") {
+      obj.columns = this.#columns(msg.newTuple, undefined, info.types, undefined).columns;
+    } else if (msg.kind === "Update") {
+      const { columns, unchanged } = this.#columns(msg.newTuple, msg.oldTuple ?? undefined, info.types, undefined);
+      obj.columns = columns;
+      obj.identity = msg.oldTuple !== null
+        ? this.#columns(msg.oldTuple, undefined, info.types, msg.oldTupleType === "K" ? "key" : undefined).columns
+        : this.#columns(msg.newTuple, undefined, info.types, "key").columns;
+      if (unchanged.length > 0) obj.unchanged = unchanged;
+    } else {
+      obj.identity = this.#columns(msg.oldTuple, undefined, info.types, msg.oldTupleType === "K" ? "key" : undefined).columns;
+    }
+    return obj;
+  }
+
+  /**
+   * The JSON text jsonText(#rowObject(…)) makes, without its columns and
+   * closing brace, by concatenation: no object per row (the writer's hot
+   * path). Field order and omissions as there: undefined xid, lsn, origin,
+   * schema left out.
+   */
+  #rowHeadText(msg: Row, info: RelationInfo): string {
+    const xid = this.#open?.xid;
+    const lsn = lsnOf(msg);
+    const origin = this.#open?.origin;
+    let head = `{"action":"${msg.kind === "Insert" ? "I" : msg.kind === "Update" ? "U" : "D"}"`;
+    if (xid !== undefined) head += `,"xid":${jsonText(xid)}`;
+    if (lsn !== undefined) head += `,"lsn":${JSON.stringify(lsn)}`;
+    head += `,"timestamp":${this.#open?.time ?? "null"}`;
+    if (origin !== undefined) head += `,"origin":${JSON.stringify(origin)}`;
+    const rel = msg.relation;
+    // Per relation: `,"schema":…,"table":…` once.
+    info.table ??= `${rel?.namespace === undefined ? "" : `,"schema":${JSON.stringify(rel.namespace)}`},"table":${JSON.stringify(rel?.name ?? String(msg.relationId))}`;
+    return head + info.table;
+  }
+
+  /**
+   * `[{name, type, value}]` of a tuple; with `old`, unchanged TOAST is taken
+   * from it where it carries the value, else left out and named in
+   * `unchanged`. `only: "key"` keeps the replica identity columns.
+   */
+  #columns(tuple: Tuple, old: Tuple | undefined, types: string[], only: "key" | undefined): { columns: Record<string, unknown>[]; unchanged: string[] } {
+    const rel = tuple.relation;
+    const values = readValues(tuple, old);
+    const columns: Record<string, unknown>[] = [];
+    const unchanged: string[] = [];
+    for (let i = 0; i < tuple.length; i++) {
+      const col = rel?.columns[i];
+      if (only === "key" && col !== undefined && !col.isKey) continue;
+      const name = col?.name ?? String(i);
+      const value = values[i];
+      if (value === unchangedToast) {
+        unchanged.push(name);
+        continue;
+      }
+      columns.push({ name, type: types[i] ?? "unknown", value });
+    }
+    return { columns, unchanged };
+  }
+}
+
+/** A change's `lsn`: the WAL position of its XLogData (none in a capture without XLogData headers). */
+function lsnOf(msg: { walStart?: bigint }): string | undefined {
+  return msg.walStart !== undefined && msg.walStart > 0n ? formatLsn(msg.walStart) : undefined;
+}
+
+/** Every value of a tuple; a column whose value does not parse comes as its text (or bytes). */
+function readValues(tuple: Tuple, old: Tuple | undefined): unknown[] {
+  try {
+    return tuple.values({ old });
+  } catch {
+    const out: unknown[] = [];
+    for (let i = 0; i < tuple.length; i++) {
+      const src = old !== undefined && tuple.kind(i) === "unchanged" && i < old.length && (old.kind(i) === "text" || old.kind(i) === "binary") ? old : tuple;
+      try {
+        out.push(src.value(i));
+      } catch {
+        out.push(src.kind(i) === "text" ? src.text(i) : src.bytes(i));
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The format seam: what turns the messages of a replication stream into
+ * records (records.ts). A format sees plain transactions only — Begin, its
+ * changes, Commit (or BeginPrepare … Prepare, CommitPrepared,
+ * RollbackPrepared) and non-transactional messages — because the pipeline
+ * replays a streamed transaction as a plain one at its commit
+ * (resequence.ts); snapshot rows come as `SnapshotRow` items. Views are
+ * valid only during `push()`: whatever a format keeps past it, it copies.
+ *
+ * A format is one file that exports a `FormatDefinition`; its entry in
+ * `FORMATS` (formats/index.ts) is all the CLI and the library need.
+ */
+import type { PgoutputDecoder } from "../decoder.ts";
+import type { PgoutputMessage } from "../messages.ts";
+import type { SnapshotRow } from "../pg/snapshot.ts";
+import type { ValueOptions, TypeKnowledge } from "../values/options.ts";
+import type { Records } from "./records.ts";
+
+/** What a format is fed: pgoutput messages (views) and snapshot rows. */
+export type FormatItem = PgoutputMessage | SnapshotRow;
+
+export interface Format {
+  /** Writes the records `item` completes into `out` (bytes, then `out.end(kind)` per record). */
+  push(item: FormatItem, out: Records): void;
+  /** Forgets what it holds of an unfinished transaction (the source sends it again). */
+  reset(): void;
+}
+
+/** A format option as the CLI shows it (`--option name=value`, or a flag of its own). */
+export interface FormatOptionSpec {
+  readonly type: "boolean" | "string" | "list";
+  readonly description: string;
+}
+
+/** Option values: booleans, strings, or lists of strings (comma-separated on the command line). */
+export type FormatOptionValues = Readonly<Record<string, boolean | string | readonly string[]>>;
+
+/** What a format is made with. */
+export interface FormatContext {
+  /** The decoder the items come from: its `types` (Type messages) name user types. */
+  readonly decoder: Pick<PgoutputDecoder, "types">;
+}
+
+export interface FormatDefinition {
+  readonly name: string;
+  /** One line for the CLI's help. */
+  readonly summary: string;
+  /** The messages as sent, streamed blocks included (no replay as plain transactions): for formats that show the stream itself. */
+  readonly raw?: boolean;
+  /** The options it takes; any other is refused (formats/index.ts). */
+  readonly options: Readonly<Record<string, FormatOptionSpec>>;
+  /**
+   * The decoder's `values` option this format writes values with (`types`:
+   * the server's catalog knowledge of enums and domains). A decoder made for
+   * the format must use it.
+   */
+  values(types?: Record<number, TypeKnowledge>): ValueOptions;
+  create(context: FormatContext, options: FormatOptionValues): Format;
+}

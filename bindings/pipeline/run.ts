@@ -1,0 +1,411 @@
+/**
+ * The pipeline: source → format → sink, with durability flowing backwards.
+ *
+ * Items are pulled from the source in stream order and formatted into a
+ * batch of records (records.ts); streamed transactions are replayed as
+ * plain ones first (resequence.ts). A batch goes to the sink when a
+ * transaction ended and nothing more is waiting at the source, when it
+ * holds `batchBytes`, or, in the middle of a large transaction, when it
+ * holds `holdBytes`. Writes are pipelined: up to `window` records and
+ * bytes in flight, after which the pipeline stops pulling (and the
+ * replication socket is paused by its own backpressure), so memory stays
+ * bounded whatever the destination's speed.
+ *
+ * Acknowledgement: a transaction's end is confirmed to the source only
+ * once the batch holding its last record and every batch before it have
+ * resolved (`Sink.write` resolves when durable). So the slot never passes
+ * what the destination holds.
+ *
+ * Redelivery: records are positioned (change-id.ts). After a reconnect the
+ * source sends again what was not confirmed; records at or before the last
+ * one handed to the sink are taken back as the format ends them, and what
+ * was formatted but not handed over is dropped and comes again. At start,
+ * a sink that can tell where its destination is (`delivered()`) sets the
+ * same bound, so a restarted process adds no duplicate either.
+ *
+ * Ending (`stop()`, `limit` records, the source's end or failure): the
+ * source is no longer read; the records of a transaction not finished are
+ * dropped (written, never confirmed, when cut by `limit` or with
+ * `writePartial`), what is in flight is awaited for at most
+ * `drainTimeoutMs`, what was confirmed is acknowledged, and the source is
+ * stopped. A source's failure is thrown after that; a sink's failure ends
+ * the run at once: nothing after the failed batch is confirmed.
+ */
+import type { PgoutputDecoder } from "../decoder.ts";
+import type { PgoutputMessage } from "../messages.ts";
+import type { SnapshotComplete, SnapshotRow } from "../pg/snapshot.ts";
+import type { PrimaryKeepalive } from "../walsender.ts";
+import { transactionEnd } from "../ack.ts";
+import type { ChangePosition } from "./change-id.ts";
+import type { Format } from "./format.ts";
+import { NO_TRANSACTION, Records, RecordTransaction } from "./records.ts";
+import { StreamResequencer } from "./resequence.ts";
+import type { Sink } from "./sink.ts";
+
+/** What a source yields. */
+export type SourceItem = PgoutputMessage | PrimaryKeepalive | SnapshotRow | SnapshotComplete;
+
+/** Where items come from (sources.ts adapts a stream, a snapshot, a capture file). */
+export interface PipelineSource {
+  /** Items in stream order; a view is valid until the next one is asked for. */
+  [Symbol.asyncIterator](): AsyncIterator<SourceItem>;
+  /** Confirms every transaction that ends at or before `lsn`. */
+  ack(lsn: bigint): void;
+  /** Ends the source, reporting what was confirmed. */
+  stop(): Promise<void>;
+  /** Whether more is received already (the pipeline writes a batch before it would wait for more). */
+  readonly ready?: boolean;
+  /** Counts the source's connections: when it changes, the source started over from what was confirmed. */
+  readonly generation?: number;
+  /** The snapshot's consistent point, when the source starts with a snapshot. */
+  readonly consistentPoint?: bigint;
+}
+
+export interface PipelineOptions {
+  source: PipelineSource;
+  format: Format;
+  sink: Sink;
+  /** The decoder streamed transactions are replayed with (made like the source's, used for nothing else); needed for `streaming` on, unless `raw`. */
+  replayDecoder?: PgoutputDecoder;
+  /** The format takes the messages as sent, streamed blocks included (FormatDefinition.raw). */
+  raw?: boolean;
+  /** In flight at most (default 10,000 records, 16 MiB). */
+  window?: { records?: number; bytes?: number };
+  /** A batch is written at a transaction's end once it holds this much (default 64 KiB), */
+  batchBytes?: number;
+  /** … and in the middle of a transaction once it holds this much (default 1 MiB). */
+  holdBytes?: number;
+  /** Stop after this many records. */
+  limit?: number;
+  /** How long stop() waits for the writes in flight (default 10 s). */
+  drainTimeoutMs?: number;
+  /** At the end, also write the records of the last, unfinished transaction (`decode` of a capture shows all it read). */
+  writePartial?: boolean;
+  /** Every item as it is reached, before it is formatted (a status line, a demo's bookkeeping). */
+  onItem?: (item: SourceItem) => void;
+  /** A transaction end was confirmed to the source (its records, and all before, are durable). */
+  onAck?: (lsn: bigint) => void;
+}
+
+export interface PipelineStats {
+  /** Items read from the source. */
+  items: number;
+  /** Records handed to the sink, and their bytes. */
+  records: number;
+  bytes: number;
+  /** Records the sink confirmed. */
+  durable: number;
+  /** Records and bytes in flight. */
+  inFlight: number;
+  inFlightBytes: number;
+  /** Sink writes. */
+  writes: number;
+  /** Records not written again because the destination had them (after a restart or reconnect). */
+  skipped: number;
+  /** The position confirmed to the source last. */
+  acked: bigint | undefined;
+}
+
+/** How a run ended. */
+export interface PipelineResult {
+  /** `stopped`: stop() or the limit; `ended`: the source ended. */
+  reason: "stopped" | "limit" | "ended";
+  stats: PipelineStats;
+}
+
+interface InFlight {
+  records: number;
+  bytes: number;
+  /** The last transaction end in the batch. */
+  ack: bigint | undefined;
+  done: boolean;
+  batch: Records | undefined;
+}
+
+const STOP = Symbol("stop");
+const LINGER = Symbol("linger");
+
+/**
+ * How long finished records wait for more before they are written, when the
+ * source said more had arrived but it turned out to be nothing for the
+ * format (a keepalive, a filtered heartbeat, the start of a frame).
+ */
+const LINGER_MS = 2;
+
+export class Pipeline {
+  readonly #o: Required<Pick<PipelineOptions, "batchBytes" | "holdBytes" | "drainTimeoutMs">> & PipelineOptions;
+  readonly #windowRecords: number;
+  readonly #windowBytes: number;
+  readonly #resequencer: StreamResequencer | undefined;
+  #records = new Records();
+  readonly #spare: Records[] = [];
+  readonly #inFlight: InFlight[] = [];
+  readonly #stats: PipelineStats = { items: 0, records: 0, bytes: 0, durable: 0, inFlight: 0, inFlightBytes: 0, writes: 0, skipped: 0, acked: undefined };
+  /** The last position handed to the sink: what a restarted source sends again up to here is taken back. */
+  #delivered: ChangePosition | undefined;
+  #generation: number | undefined;
+  #snapshotTxn: RecordTransaction | undefined;
+  #failure: unknown;
+  #stopRequested = false;
+  #wakeStop: (() => void) | undefined;
+  readonly #stopped = new Promise<typeof STOP>((resolve) => (this.#wakeStop = () => resolve(STOP)));
+  /** Armed when finished records wait unwritten; wakes a pull that waits for the source meanwhile. */
+  #linger: ReturnType<typeof setTimeout> | undefined;
+  #lingered: Promise<typeof LINGER> | undefined;
+  #wakeLinger: (() => void) | undefined;
+  #settled: (() => void) | undefined;
+
+  constructor(options: PipelineOptions) {
+    this.#o = { batchBytes: 64 << 10, holdBytes: 1 << 20, drainTimeoutMs: 10_000, ...options };
+    this.#windowRecords = options.window?.records ?? 10_000;
+    this.#windowBytes = options.window?.bytes ?? 16 << 20;
+    this.#resequencer = options.replayDecoder === undefined ? undefined : new StreamResequencer(options.replayDecoder);
+  }
+
+  get stats(): PipelineStats {
+    return { ...this.#stats };
+  }
+
+  /** Ends the run: nothing more is read; see the file's comment. */
+  stop(): void {
+    this.#stopRequested = true;
+    this.#wakeStop?.();
+  }
+
+  async run(): Promise<PipelineResult> {
+    const { source, sink } = this.#o;
+    this.#delivered = (await sink.delivered?.()) ?? undefined;
+    this.#records.skip = this.#delivered;
+    const it = source[Symbol.asyncIterator]();
+    let reason: PipelineResult["reason"] = "ended";
+    let sourceError: unknown;
+    try {
+      for (;;) {
+        this.#throwFailure();
+        if (this.#stopRequested) {
+          reason = "stopped";
+          break;
+        }
+        const pending = it.next();
+        pending.catch(() => {}); // lost to a stop request: its outcome no longer matters
+        let r = await (this.#lingered === undefined ? Promise.race([pending, this.#stopped]) : Promise.race([pending, this.#stopped, this.#lingered]));
+        if (r === LINGER) {
+          await this.#flush();
+          r = await Promise.race([pending, this.#stopped]);
+        }
+        if (r === STOP) {
+          reason = "stopped";
+          break;
+        }
+        if (r.done) break;
+        this.#stats.items++;
+        if (await this.#item(r.value)) {
+          reason = "limit";
+          break;
+        }
+      }
+    } catch (e) {
+      if (e !== this.#failure) sourceError = e;
+    }
+    await this.#finish(reason === "limit" || this.#o.writePartial === true);
+    this.#throwFailure();
+    if (sourceError !== undefined) throw sourceError;
+    return { reason, stats: this.stats };
+  }
+
+  /** One item; returns true when the limit was reached. */
+  async #item(item: SourceItem): Promise<boolean> {
+    const source = this.#o.source;
+    if (source.generation !== this.#generation) this.#restarted(source.generation);
+    this.#o.onItem?.(item);
+    const records = this.#records;
+    switch (item.kind) {
+      case "PrimaryKeepalive":
+        if (records.length > 0 && !source.ready) await this.#flush();
+        return false;
+      case "SnapshotComplete":
+        await this.#flush();
+        return false;
+      case "SnapshotRow":
+        records.txn = this.#snapshotTxn ??= new RecordTransaction(undefined, source.consistentPoint ?? 0n, undefined, true);
+        this.#o.format.push(item, records);
+        break;
+      default:
+        if (this.#o.raw === true) this.#message(item);
+        else if (this.#resequencer?.takes(item) === true) {
+          for (const m of this.#resequencer.push(item)) this.#message(m);
+          if (item.kind === "StreamAbort") this.#abortEnd(item);
+        } else {
+          if (item.kind.startsWith("Stream")) throw new TypeError("a streamed transaction reached a pipeline made without replayDecoder");
+          this.#message(item);
+        }
+    }
+    this.#stats.skipped += records.skipped;
+    records.skipped = 0;
+    const limit = this.#o.limit;
+    if (limit !== undefined && this.#stats.records + records.length >= limit) {
+      records.truncate(limit - this.#stats.records);
+      await this.#flush();
+      return true;
+    }
+    const ended = records.acks.length > 0 && records.acks[records.acks.length - 1]!.after === records.length;
+    if (records.bytes.len >= this.#o.holdBytes || (ended && (records.bytes.len >= this.#o.batchBytes || !source.ready))) await this.#flush();
+    else if (ended && this.#linger === undefined) this.#armLinger();
+    return false;
+  }
+
+  /** Finished records wait for what the source says arrived: for LINGER_MS at most, then a waiting pull writes them. */
+  #armLinger(): void {
+    this.#lingered = new Promise((resolve) => (this.#wakeLinger = () => resolve(LINGER)));
+    this.#linger = setTimeout(() => this.#wakeLinger?.(), LINGER_MS);
+  }
+
+  #disarmLinger(): void {
+    if (this.#linger === undefined) return;
+    clearTimeout(this.#linger);
+    this.#linger = undefined;
+    this.#lingered = undefined;
+    this.#wakeLinger = undefined;
+  }
+
+  /** A message of a plain transaction (or outside one): its transaction context, the format, its end. */
+  #message(msg: PgoutputMessage): void {
+    const records = this.#records;
+    switch (msg.kind) {
+      case "Begin":
+        records.txn = new RecordTransaction(msg.xid, msg.finalLsn, msg.commitTime);
+        break;
+      case "BeginPrepare":
+        records.txn = new RecordTransaction(msg.xid, msg.prepareLsn, msg.prepareTime);
+        break;
+      case "CommitPrepared":
+        records.txn = new RecordTransaction(msg.xid, msg.commitLsn, msg.commitTime);
+        break;
+      case "RollbackPrepared":
+        records.txn = new RecordTransaction(msg.xid, msg.rollbackEndLsn, msg.rollbackTime);
+        break;
+      case "Message":
+        if (!msg.transactional) records.txn = new RecordTransaction(undefined, msg.lsn, undefined);
+        break;
+    }
+    this.#o.format.push(msg, records);
+    const end = transactionEnd(msg);
+    if (end !== undefined) {
+      records.acks.push({ after: records.length, lsn: end });
+      records.txn = NO_TRANSACTION;
+    } else if (msg.kind === "Message" && !msg.transactional) records.txn = NO_TRANSACTION;
+  }
+
+  /** A StreamAbort of a whole transaction ends it with no records: its position may be confirmed in turn. */
+  #abortEnd(msg: PgoutputMessage): void {
+    const end = transactionEnd(msg);
+    if (end !== undefined) this.#records.acks.push({ after: this.#records.length, lsn: end });
+  }
+
+  /** The source started over from what was confirmed: drop what was not handed over; take back what was. */
+  #restarted(generation: number | undefined): void {
+    const first = this.#generation === undefined;
+    this.#generation = generation;
+    if (first) return;
+    this.#disarmLinger();
+    this.#records.clear();
+    this.#records.txn = NO_TRANSACTION;
+    this.#records.skip = this.#delivered;
+    this.#o.format.reset();
+    this.#resequencer?.reset();
+  }
+
+  /** Hands the batch to the sink (a batch of acks alone settles in turn, without a write). */
+  async #flush(): Promise<void> {
+    this.#disarmLinger();
+    const batch = this.#records;
+    if (batch.length === 0 && batch.acks.length === 0) return;
+    const next = this.#spare.pop() ?? new Records();
+    next.txn = batch.txn;
+    this.#records = next;
+    const entry: InFlight = {
+      records: batch.length, bytes: batch.bytes.len, ack: batch.acks[batch.acks.length - 1]?.lsn, done: false, batch,
+    };
+    this.#inFlight.push(entry);
+    if (batch.length > 0) {
+      this.#delivered = batch.lastPosition ?? this.#delivered;
+      this.#stats.records += entry.records;
+      this.#stats.bytes += entry.bytes;
+      this.#stats.inFlight += entry.records;
+      this.#stats.inFlightBytes += entry.bytes;
+      this.#stats.writes++;
+      this.#o.sink.write(batch).then(() => this.#done(entry), (e: unknown) => this.#fail(e));
+    } else {
+      entry.done = true;
+      queueMicrotask(() => this.#settle());
+    }
+    next.skip = this.#delivered;
+    while (this.#failure === undefined && (this.#stats.inFlight > this.#windowRecords || this.#stats.inFlightBytes > this.#windowBytes)) {
+      await new Promise<void>((resolve) => (this.#settled = resolve));
+    }
+    this.#throwFailure();
+  }
+
+  #done(entry: InFlight): void {
+    entry.done = true;
+    this.#stats.durable += entry.records;
+    this.#settle();
+  }
+
+  /** Confirms, in order, the transaction ends of the batches that resolved. */
+  #settle(): void {
+    let ack: bigint | undefined;
+    while (this.#inFlight.length > 0 && this.#inFlight[0]!.done) {
+      const e = this.#inFlight.shift()!;
+      this.#stats.inFlight -= e.records;
+      this.#stats.inFlightBytes -= e.bytes;
+      if (e.ack !== undefined) ack = e.ack;
+      if (e.batch !== undefined && this.#spare.length < 4) {
+        e.batch.clear();
+        this.#spare.push(e.batch);
+      }
+    }
+    if (ack !== undefined && this.#failure === undefined) {
+      this.#o.source.ack(ack);
+      this.#stats.acked = ack;
+      this.#o.onAck?.(ack);
+    }
+    const wake = this.#settled;
+    this.#settled = undefined;
+    wake?.();
+  }
+
+  #fail(e: unknown): void {
+    this.#failure ??= e;
+    this.#wakeStop?.();
+    const wake = this.#settled;
+    this.#settled = undefined;
+    wake?.();
+  }
+
+  #throwFailure(): void {
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  /** The end of a run: what is finished is written and awaited, acknowledged, and the source stopped. */
+  async #finish(cut: boolean): Promise<void> {
+    const records = this.#records;
+    if (this.#failure === undefined) {
+      if (!cut) records.truncate(records.acks.length === 0 ? 0 : records.acks[records.acks.length - 1]!.after);
+      try {
+        await this.#flush();
+      } catch {
+        /* the failure is thrown below */
+      }
+      const deadline = Date.now() + this.#o.drainTimeoutMs;
+      while (this.#inFlight.length > 0 && this.#failure === undefined && Date.now() < deadline) {
+        await new Promise<void>((resolve) => {
+          this.#settled = resolve;
+          setTimeout(resolve, Math.max(1, deadline - Date.now())).unref?.();
+        });
+      }
+    }
+    await this.#o.source.stop();
+    await this.#o.sink.close().catch(() => {});
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Pipeline sources: a replication stream, a stream that starts with its
+ * initial snapshot, and a capture file (repeated `[uint32 length][message]`,
+ * as `capture` writes it) decoded in chunks.
+ */
+import type { PgoutputDecoder } from "../decoder.ts";
+import { isPgoutputError } from "../errors.ts";
+import type { ReplicationStream } from "../pg/stream.ts";
+import type { SnapshotReplication } from "../pg/snapshot.ts";
+import type { PipelineSource, SourceItem } from "./run.ts";
+
+export interface StreamSourceOptions {
+  /** `false`: the pipeline's confirmations are not passed on (the slot is acknowledged some other way, or never). Default true. */
+  acknowledge?: boolean;
+}
+
+/** A replication stream: acknowledged through `ack()` (make it with `ack: "manual"`, or auto acks run ahead of the sink). */
+export function streamSource(stream: ReplicationStream, options: StreamSourceOptions = {}): PipelineSource {
+  if (stream.ackMode !== "manual") throw new TypeError('a pipeline acknowledges what its sink made durable: make the stream with ack: "manual"');
+  const acknowledge = options.acknowledge !== false;
+  return {
+    [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator]() as AsyncIterator<SourceItem>,
+    ack: (lsn) => void (acknowledge && stream.ack(lsn)),
+    stop: () => stream.stop(),
+    get ready() {
+      return stream.ready;
+    },
+    get generation() {
+      return stream.generation;
+    },
+  };
+}
+
+/** Snapshot rows, then the stream's messages (`replicate({ snapshot })`, with `ack: "manual"`). */
+export function snapshotSource(run: SnapshotReplication, options: StreamSourceOptions = {}): PipelineSource {
+  const stream = streamSource(run.stream, options);
+  return {
+    [Symbol.asyncIterator]: () => run[Symbol.asyncIterator]() as AsyncIterator<SourceItem>,
+    ack: (lsn) => stream.ack(lsn),
+    stop: () => run.stop(),
+    get ready() {
+      return stream.ready;
+    },
+    get generation() {
+      return stream.generation;
+    },
+    consistentPoint: run.consistentPoint,
+  };
+}
+
+/**
+ * A capture's bytes (split anywhere, e.g. a file read in chunks) through
+ * `decoder.push()`. Nothing to acknowledge. A decode error is thrown after
+ * the messages before it were yielded, with its offset and message index
+ * counted from the start of the capture (`PgoutputError.withDetails`).
+ */
+export function captureSource(chunks: AsyncIterable<Uint8Array>, decoder: PgoutputDecoder, onChunk?: (bytes: number) => void): PipelineSource {
+  let batch: { length: number; get(i: number): SourceItem } | undefined;
+  let index = 0;
+  return {
+    async *[Symbol.asyncIterator]() {
+      // Offsets in push() errors count from the decoder's unfinished frame; `base` is where that starts.
+      let base = 0;
+      let before = 0;
+      try {
+        for await (const chunk of chunks) {
+          onChunk?.(chunk.length);
+          const b = decoder.push(chunk);
+          base += b.consumed;
+          before += b.length;
+          batch = b as typeof batch;
+          for (index = 0; index < b.length; ) yield b.get(index++) as SourceItem;
+        }
+        decoder.end();
+      } catch (error) {
+        if (!isPgoutputError(error)) throw error;
+        for (const msg of error.decoded) yield msg as SourceItem;
+        throw error.withDetails({
+          offset: error.offset === undefined ? undefined : base + error.offset,
+          messageIndex: error.messageIndex === undefined ? undefined : before + error.messageIndex,
+        });
+      } finally {
+        batch = undefined;
+      }
+    },
+    ack: () => {},
+    stop: async () => {},
+    get ready() {
+      return batch !== undefined && index < batch.length;
+    },
+  };
+}
