@@ -195,8 +195,7 @@ describe("not PostgreSQL, or silent: replicate() names the host and port, what i
   it("a TLS record in answer: NOT_POSTGRES naming TLS and sslmode", async () => {
     const { error } = await against("tls-record");
     expect(error).toMatchObject({ code: "NOT_POSTGRES", retryable: false });
-    expect(error.message).toContain(`${at(service!)} does not speak the PostgreSQL protocol: it answered the startup message with "\\x15\\x03\\x03\\x00\\x02\\x02F", as a TLS server`);
-    expect(error.message).toContain("sslmode=require");
+    expect(error.message).toContain(`${at(service!)} does not speak the PostgreSQL protocol: it answered the startup message with "\\x15\\x03\\x03\\x00\\x02\\x02F", as a TLS server does (PostgreSQL has no separate TLS port: it starts TLS on its own port when asked, with sslmode=require)`);
   });
 
   it("a real TLS server (it hangs up on a plaintext hello): CONNECT_FAILED saying it closed without answering", async () => {

@@ -23,7 +23,10 @@ import type { WalMessage } from "../walsender.ts";
 import { toJsonValue } from "../values/json.ts";
 import { changeValueOptions, lineText } from "./format.ts";
 import { JsonLinesWriter } from "../jsonl/writer.ts";
-import { usage } from "./errors.ts";
+import { CliError, usage } from "./errors.ts";
+import { layoutOf } from "../layout.ts";
+import { MAX_MESSAGE_SIZE } from "../limits.ts";
+import { quotedBytes } from "../quoted-bytes.ts";
 
 const GZIP_MAGIC = 0x1f8b;
 
@@ -115,9 +118,12 @@ export async function decodeCommand(args: string[]): Promise<number> {
   let base = 0;
   // Message indexes in push() errors count within that push; `before` is how many came before it.
   let before = 0;
+  // The capture's first bytes, to tell a file that is not a capture from one that fails to decode.
+  let head = new Uint8Array(0);
   try {
     for await (const chunk of await openCapture(file)) {
       const u8 = chunk as Uint8Array;
+      if (head.length < HEAD) head = Uint8Array.from([...head, ...u8.subarray(0, HEAD - head.length)]);
       bytes += u8.length;
       const batch = decoder.push(u8);
       base += batch.consumed;
@@ -129,7 +135,12 @@ export async function decodeCommand(args: string[]): Promise<number> {
     if (!isPgoutputError(error)) throw error;
     // What decoded before the bad message is printed first: a bug report shows where it broke.
     await print(error.decoded);
-    throw inFile(error, base, before);
+    const located = inFile(error, base, before);
+    if (before + error.decoded.length > 0 || looksLikeCapture(head)) throw located;
+    throw new CliError(
+      `${located.code}: ${located.message}`,
+      `${file === "-" ? "stdin" : file} is not a capture file: it starts with ${quotedBytes(head)}, not [uint32 big-endian length][pgoutput message] (what pgoutput-wasm capture writes, gzipped or not)`,
+    );
   }
 
   if (values.stats) {
@@ -141,6 +152,16 @@ export async function decodeCommand(args: string[]): Promise<number> {
     );
   }
   return 0;
+}
+
+/** How many of a capture's first bytes are kept: a frame header and a little more to show. */
+const HEAD = 16;
+
+/** Whether a capture's first bytes begin a frame: a length a message may have, then a pgoutput message tag. */
+function looksLikeCapture(head: Uint8Array): boolean {
+  if (head.length < 5) return false;
+  const length = ((head[0]! << 24) | (head[1]! << 16) | (head[2]! << 8) | head[3]!) >>> 0;
+  return length >= 1 && length <= MAX_MESSAGE_SIZE && layoutOf(head[4]!) !== undefined;
 }
 
 /** The same error with its offset and message index counted from the start of the (decompressed) capture. */

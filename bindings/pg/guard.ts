@@ -40,6 +40,7 @@ import { PgoutputError, type PgoutputErrorCode } from "../errors.ts";
 import { ReplicationError } from "./errors.ts";
 import { MAX_MESSAGE_SIZE } from "../limits.ts";
 import { RECEIVE_TIMEOUT_MS } from "./options.ts";
+import { quotedBytes } from "../quoted-bytes.ts";
 
 export interface ConnectionLimits {
   /** The largest backend message body accepted, in bytes. */
@@ -126,27 +127,16 @@ function startupAnswer(tag: number, length: number): boolean {
   }
 }
 
-/** Bytes as a quoted, terminal-safe string: printable ASCII as it is, the rest escaped (`\r`, `\n`, `\xNN`). */
-function quoted(bytes: Uint8Array): string {
-  let out = "";
-  for (const b of bytes) {
-    if (b === 0x22 || b === 0x5c) out += `\\${String.fromCharCode(b)}`;
-    else if (b >= 0x20 && b < 0x7f) out += String.fromCharCode(b);
-    else if (b === 0x0a) out += "\\n";
-    else if (b === 0x0d) out += "\\r";
-    else out += `\\x${b.toString(16).padStart(2, "0")}`;
-  }
-  return `"${out}"`;
-}
-
-/** What a service's first bytes say it is, when they say it. */
-function serviceOf(bytes: Uint8Array): string | undefined {
+/** What a service's first bytes say it is, when they say it: ", as X does". */
+function serviceOf(bytes: Uint8Array): string {
   const head = String.fromCharCode(...bytes.subarray(0, 5));
-  if (head === "HTTP/") return "an HTTP server";
-  if (head.startsWith("SSH-")) return "an SSH server";
+  if (head === "HTTP/") return ", as an HTTP server does";
+  if (head.startsWith("SSH-")) return ", as an SSH server does";
   // A TLS record: content type 20-23, then the protocol version's major byte 3.
-  if (bytes.length >= 2 && bytes[0]! >= 0x14 && bytes[0]! <= 0x17 && bytes[1] === 0x03) return "a TLS server (PostgreSQL asks for TLS itself: sslmode=require)";
-  return undefined;
+  if (bytes.length >= 2 && bytes[0]! >= 0x14 && bytes[0]! <= 0x17 && bytes[1] === 0x03) {
+    return ", as a TLS server does (PostgreSQL has no separate TLS port: it starts TLS on its own port when asked, with sslmode=require)";
+  }
+  return "";
 }
 
 /** The names of the backend messages pg may be asked to buffer, for the error text. */
@@ -327,9 +317,8 @@ export class ConnectionGuard {
   }
 
   #notPostgres(question: string, seen: Uint8Array): ReplicationError {
-    const service = serviceOf(seen);
     return new ReplicationError(
-      `${this.#server} does not speak the PostgreSQL protocol: it answered ${question} with ${quoted(seen)}${service ? `, as ${service} does` : ""}`,
+      `${this.#server} does not speak the PostgreSQL protocol: it answered ${question} with ${quotedBytes(seen)}${serviceOf(seen)}`,
       { code: "NOT_POSTGRES" },
     );
   }
@@ -368,7 +357,7 @@ export class ConnectionGuard {
       const question = this.#awaiting === "startup" ? "the startup message" : "the SSLRequest";
       return new ReplicationError(
         `${this.#server} accepted the connection and closed it without answering ${question} (PostgreSQL answers, if only with an error: is this its port? A TLS-only service closes so)`,
-        { code: "CONNECT_FAILED", cause: e },
+        { code: "CONNECT_FAILED" }, // pg's "Connection terminated unexpectedly" says less: not kept as the cause
       );
     }
     return e;
