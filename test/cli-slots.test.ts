@@ -90,7 +90,7 @@ describe.each([15, 18] as const)("PostgreSQL %i", (major) => {
     const cells = lines.find((l) => l.startsWith(`cli_slot_${major} `))!.split(/\s{2,}/);
     expect(cells[0]).toBe(`cli_slot_${major}`);
     expect(cells.slice(1, 4)).toEqual(["pgoutput", "-", row.c]);
-    expect(cells[4]).toMatch(/^\d+\.\d MB$/);
+    expect(cells[4]).toMatch(/^\d+\.\d MiB$/); // binary units, labelled so
     expect(cells.slice(6)).toEqual(["-", "reserved", "-", major >= 17 ? "false" : "-"]);
     await c.query(`SELECT pg_drop_replication_slot('cli_slot_${major}')`);
   });

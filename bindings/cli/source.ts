@@ -569,7 +569,7 @@ async function openConnected(
   const stream = snapshot?.stream ?? (run as ReplicationStream);
   cleanups.push(() => (snapshot ?? stream).stop());
   if (snapshot !== undefined) hooks.note(`snapshot of ${s.publications.join(", ")} (slot ${slotName}), then streaming from ${formatLsn(snapshot.consistentPoint)}`);
-  else hooks.note(`streaming from ${target}, slot ${slotName}${temporary ? " (temporary)" : ""}, from ${formatLsn(stream.lastAckedLsn)}`);
+  else hooks.note(`streaming from ${target}, slot ${slotName}${temporary ? " (temporary)" : ""}, from ${stream.lastAckedLsn > 0n ? formatLsn(stream.lastAckedLsn) : "the slot's position"}`);
   return {
     stream,
     snapshot,

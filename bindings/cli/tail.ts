@@ -74,7 +74,7 @@ output:
   --snapshot             first print every row the publications hold (S lines, initial snapshot),
                          then the changes after them; needs a new slot (--create-slot, or no --slot)
 
-stderr shows a live status line (messages/s, MB/s, LSN, lag behind the server's
+stderr shows a live status line (messages/s, MiB/s, LSN, lag behind the server's
 WAL end) and a summary on exit when it is a terminal. Ctrl-C or SIGTERM stops
 cleanly: what was printed is acknowledged, exit code 0. Errors: one line with a
 hint, exit code 1 (2 for bad options).
