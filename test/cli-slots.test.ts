@@ -8,6 +8,7 @@
 // and is refused on 15.
 
 import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -58,6 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([...clusters.values()].map((c) => c.stop()));
+  rmSync(join(ROOT, "build", "cli-test-slots"), { recursive: true, force: true });
 });
 
 describe.each([15, 18] as const)("PostgreSQL %i", (major) => {
