@@ -240,7 +240,7 @@ async function loadEmbedded(): Promise<typeof import("./embedded.ts")> {
 const CONNECTION_HINT = "expected postgres://user:password@host:5432/database (percent-encode / ? % in the password) or host=... port=... dbname=... user=... password='...'";
 
 /** How long the CLI waits for a server to accept and answer a connection, unless connect_timeout says otherwise (0: no limit). */
-const CONNECT_TIMEOUT_MS = 15_000;
+export const CONNECT_TIMEOUT_MS = 15_000;
 
 /** `config` with the CLI's connect timeout where the connection string set none (pg's connectionTimeoutMillis). */
 function withConnectTimeout(config: ClientConfig): ClientConfig {

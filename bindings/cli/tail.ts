@@ -18,7 +18,7 @@ import { JsonLinesWriter } from "../jsonl/writer.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine } from "./status.ts";
-import { Interrupted, SOURCE_OPTIONS, openSource, sourceSettings, type Source, type SourceFlags } from "./source.ts";
+import { CONNECT_TIMEOUT_MS, Interrupted, SOURCE_OPTIONS, openSource, sourceSettings, type Source, type SourceFlags } from "./source.ts";
 
 export const TAIL_USAGE = `usage: pgoutput-wasm tail [options]
 
@@ -40,7 +40,8 @@ connection:
   -c, --connection STR   postgres://user:password@host:port/database, or keyword/value
                          pairs: "host=db port=5432 dbname=app user=u password='p w'"
                          (default: the PG* variables PGHOST, PGPORT, PGUSER,
-                         PGPASSWORD, PGDATABASE, when set); errors never show the password
+                         PGPASSWORD, PGDATABASE, when set); errors never show the password;
+                         connect_timeout=SECONDS in it: how long to wait for the server (default ${CONNECT_TIMEOUT_MS / 1000})
   --publication NAME     publication(s) to stream: repeat or comma-separate (required)
   --slot NAME            slot to stream from (default: a temporary slot, changes from now on)
   --create-slot          create --slot if it does not exist
