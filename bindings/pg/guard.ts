@@ -336,7 +336,7 @@ export class ConnectionGuard {
       sslResponse: `${server} accepted the connection but did not answer the SSLRequest for ${ms} ms`,
       tls: `${server} accepted the connection but did not finish the TLS handshake within ${ms} ms`,
       startup: `${server} accepted the connection but sent nothing for ${ms} ms while connecting (awaiting the answer to the startup message)`,
-      rest: `${server} stopped answering while connecting: nothing for ${ms} ms after its ${this.#kind(this.#lastTag)} (awaiting the rest of the startup: authentication, then ReadyForQuery)`,
+      rest: `${server} stopped answering while connecting: nothing for ${ms} ms after ${this.#lastTag < 0 ? "its first bytes" : `its ${this.#kind(this.#lastTag)}`} (awaiting the rest of the startup: authentication, then ReadyForQuery)`,
     }[this.#awaiting];
     return new ReplicationError(`${what}; ${setting} sets how long to wait`, { code: "CONNECT_FAILED" });
   }
