@@ -13,8 +13,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCli } from "./support/build-cli.ts";
+import { quotedBytes } from "../bindings/quoted-bytes.ts";
 import { closedPort } from "./support/closed-port.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -93,6 +95,23 @@ describe.concurrent("bad options: one line of ours, exit 2", () => {
       expectUsage(await run(args), `pgoutput-wasm: unknown option --bogus (hint: see pgoutput-wasm ${cmd} --help)`);
     });
   }
+  it("the connection under another tool's name (--url, --dsn, psql's -d): -c/--connection, where the command has it", async () => {
+    for (const cmd of ["tail", "capture", "slots"]) {
+      const args = cmd === "capture" ? [cmd, "x.bin", "--url", "postgres://u@127.0.0.1/db"] : [cmd, "--url", "postgres://u@127.0.0.1/db"];
+      expectUsage(await run(args), `pgoutput-wasm: unknown option --url (hint: did you mean -c/--connection? See pgoutput-wasm ${cmd} --help)`);
+    }
+    expectUsage(await run(["tail", "--dsn", "x"]), "pgoutput-wasm: unknown option --dsn (hint: did you mean -c/--connection? See pgoutput-wasm tail --help)");
+    expectUsage(await run(["tail", "-d", "app"]), "pgoutput-wasm: unknown option -d (hint: did you mean -c/--connection? See pgoutput-wasm tail --help)");
+    // decode reads a file: no connection to suggest.
+    expectUsage(await run(["decode", "x.bin", "--url", "x"]), "pgoutput-wasm: unknown option --url (hint: see pgoutput-wasm decode --help)");
+  });
+
+  it("a misspelt option: the one meant (a typo or two away, _ for -)", async () => {
+    expectUsage(await run(["tail", "--publications", "p"]), "pgoutput-wasm: unknown option --publications (hint: did you mean --publication? See pgoutput-wasm tail --help)");
+    expectUsage(await run(["tail", "--create_slot"]), "pgoutput-wasm: unknown option --create_slot (hint: did you mean --create-slot? See pgoutput-wasm tail --help)");
+    expectUsage(await run(["decode", "x.bin", "--stat"]), "pgoutput-wasm: unknown option --stat (hint: did you mean --stats? See pgoutput-wasm decode --help)");
+  });
+
   it("an option without its value; tail given an argument; cache without an action", async () => {
     expectUsage(await run(["decode", "x.bin", "--format"]), "pgoutput-wasm: option --format needs a value (hint: see pgoutput-wasm decode --help)");
     expectUsage(await run(["tail", "extra"]), `pgoutput-wasm: unexpected argument "extra": tail takes options only (hint: see pgoutput-wasm tail --help)`);
@@ -153,6 +172,38 @@ describe.concurrent("decode: a bad capture, the same line on both backends", () 
       expect(runs[0]!.stderr.match(/field /g), "the field is named once").toHaveLength(1);
     });
   }
+});
+
+describe.concurrent("decode: a file that is not a capture says so, with its first bytes", () => {
+  // Deterministic "random" bytes (xorshift32): their first four make a frame length over 1 GiB.
+  let x = 0x9e3779b9;
+  const noise = Uint8Array.from({ length: 4096 }, () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), x & 0xff));
+  const cases = [
+    { name: "a text file", file: "notes.txt", bytes: new TextEncoder().encode("# my notes\nnothing to decode here\n"), first: `"# my notes\\nnothi"` },
+    { name: "random bytes", file: "noise.bin", bytes: noise, first: quotedBytes(noise.subarray(0, 16)) },
+    { name: "a gzipped text file", file: "notes.txt.gz", bytes: gzipSync("hello, world\n"), first: `"hello, world\\n"` },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const file = join(scratch, c.file);
+      writeFileSync(file, c.bytes);
+      const r = await run(["decode", file]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.split("\n")).toHaveLength(2); // one line
+      expect(r.stderr).toMatch(/^pgoutput-wasm: (MESSAGE_TOO_LARGE|INCOMPLETE|UNKNOWN_MESSAGE): .*\bbyte \d+\) /);
+      expect(r.stderr).toContain(`(hint: ${file} is not a capture file: it starts with ${c.first}, not [uint32 big-endian length][pgoutput message] (what pgoutput-wasm capture writes, gzipped or not))\n`);
+    });
+  }
+
+  it("a real capture cut inside its first message is not called that (its first frame is a capture's)", async () => {
+    const file = join(scratch, "cut-first.bin");
+    writeFileSync(file, new Uint8Array([0, 0, 0, 11, 0x4f, 0, 0, 0])); // an Origin frame's start
+    const r = await run(["decode", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^pgoutput-wasm: INCOMPLETE: /);
+    expect(r.stderr).not.toContain("not a capture file");
+  });
 });
 
 describe("capture to a file", () => {

@@ -8,6 +8,7 @@
 // and is refused on 15.
 
 import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -58,6 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([...clusters.values()].map((c) => c.stop()));
+  rmSync(join(ROOT, "build", "cli-test-slots"), { recursive: true, force: true });
 });
 
 describe.each([15, 18] as const)("PostgreSQL %i", (major) => {
@@ -90,7 +92,7 @@ describe.each([15, 18] as const)("PostgreSQL %i", (major) => {
     const cells = lines.find((l) => l.startsWith(`cli_slot_${major} `))!.split(/\s{2,}/);
     expect(cells[0]).toBe(`cli_slot_${major}`);
     expect(cells.slice(1, 4)).toEqual(["pgoutput", "-", row.c]);
-    expect(cells[4]).toMatch(/^\d+\.\d MB$/);
+    expect(cells[4]).toMatch(/^\d+\.\d MiB$/); // binary units, labelled so
     expect(cells.slice(6)).toEqual(["-", "reserved", "-", major >= 17 ? "false" : "-"]);
     await c.query(`SELECT pg_drop_replication_slot('cli_slot_${major}')`);
   });

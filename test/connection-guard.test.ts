@@ -10,7 +10,7 @@
  * stand-in socket, split at every byte.
  */
 import { EventEmitter } from "node:events";
-import type * as net from "node:net";
+import * as net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import pg, { type Client, type ClientConfig } from "pg";
 import { replicate, type ReplicateOptions } from "../bindings/pg/index.ts";
@@ -21,6 +21,7 @@ import { isPgoutputError } from "../bindings/errors.ts";
 import { backend, backendFrame } from "../devkit/encoder/walsender-encoder.ts";
 import { rows, send, startFakeWalsender, type FakeSetup, type FakeWalsender } from "./support/fake-walsender.ts";
 import { liveBytes } from "./support/memory.ts";
+import { startFakeService, type FakeService, type ServiceKind } from "./support/fake-service.ts";
 
 const MIB = 1 << 20;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -165,6 +166,105 @@ describe("before START_REPLICATION: replicate() against a hostile or stalled ser
   });
 });
 
+describe("not PostgreSQL, or silent: replicate() names the host and port, what it saw or awaited, and the setting", () => {
+  let service: FakeService | undefined;
+  afterEach(async () => {
+    await service?.close();
+    service = undefined;
+  });
+  const at = (s: FakeService) => `127.0.0.1:${s.port}`;
+  /** replicate()'s error against `kind` on 127.0.0.1, connecting with `url` (the port filled in). */
+  async function against(kind: ServiceKind, query = "", extra: Partial<ReplicateOptions> = {}): Promise<{ error: { code: string; retryable: boolean; message: string }; ms: number }> {
+    service = await startFakeService(kind);
+    const t0 = Date.now();
+    try {
+      const s = await replicate({ connection: `postgres://u@127.0.0.1:${service.port}/db${query}`, slot: "s", publications: "p", reconnect: false, ...extra });
+      await s.stop();
+    } catch (e) {
+      return { error: e as { code: string; retryable: boolean; message: string }, ms: Date.now() - t0 };
+    }
+    throw new Error("replicate() succeeded");
+  }
+
+  it("an HTTP server: NOT_POSTGRES, not retried, its answer shown (not a CopyOutResponse of 1414811691 bytes)", async () => {
+    const { error } = await against("http");
+    expect(error).toMatchObject({ name: "ReplicationError", code: "NOT_POSTGRES", retryable: false });
+    expect(error.message).toBe(`${at(service!)} does not speak the PostgreSQL protocol: it answered the startup message with "HTTP/1.1 400 Bad Request", as an HTTP server does`);
+  });
+
+  it("a TLS record in answer: NOT_POSTGRES naming TLS and sslmode", async () => {
+    const { error } = await against("tls-record");
+    expect(error).toMatchObject({ code: "NOT_POSTGRES", retryable: false });
+    expect(error.message).toContain(`${at(service!)} does not speak the PostgreSQL protocol: it answered the startup message with "\\x15\\x03\\x03\\x00\\x02\\x02F", as a TLS server does (PostgreSQL has no separate TLS port: it starts TLS on its own port when asked, with sslmode=require)`);
+  });
+
+  it("a real TLS server (it hangs up on a plaintext hello): CONNECT_FAILED saying it closed without answering", async () => {
+    const { error } = await against("tls");
+    expect(error).toMatchObject({ code: "CONNECT_FAILED" });
+    expect(error.message).toContain(`${at(service!)} accepted the connection and closed it without answering the startup message`);
+  });
+
+  it("an SSH server (its banner comes first): NOT_POSTGRES with the banner", async () => {
+    const { error } = await against("ssh");
+    expect(error).toMatchObject({ code: "NOT_POSTGRES" });
+    expect(error.message).toContain(`it answered the startup message with "SSH-2.0-OpenSSH_9.2p1 De", as an SSH server does`);
+  });
+
+  it("sslmode=require: the SSLRequest's answer is checked too (HTTP, SSH), and a TLS server's hang-up is named", async () => {
+    const http = await against("http", "?sslmode=require");
+    expect(http.error).toMatchObject({ code: "NOT_POSTGRES" });
+    expect(http.error.message).toContain(`${at(service!)} does not speak the PostgreSQL protocol: it answered the SSLRequest with "HTTP/1.1 400 Bad Request"`);
+    await service!.close();
+    const ssh = await against("ssh", "?sslmode=require");
+    expect(ssh.error).toMatchObject({ code: "NOT_POSTGRES" });
+    expect(ssh.error.message).toContain(`it answered the SSLRequest with "SSH-2.0-`);
+    await service!.close();
+    const tls = await against("tls", "?sslmode=require");
+    expect(tls.error.message).toContain(`${at(service!)} accepted the connection and closed it without answering the SSLRequest`);
+  });
+
+  it("a port that accepts and never answers: CONNECT_FAILED after receiveTimeoutMs, naming what was awaited and receiveTimeoutMs", async () => {
+    const { error, ms } = await against("silent", "", { receiveTimeoutMs: 600 });
+    expect(error).toMatchObject({ code: "CONNECT_FAILED", retryable: true });
+    expect(error.message).toMatch(new RegExp(`^${at(service!)} accepted the connection but sent nothing for \\d+ ms while connecting \\(awaiting the answer to the startup message\\); receiveTimeoutMs \\(600\\) sets how long to wait$`));
+    expect(ms).toBeGreaterThanOrEqual(550);
+    expect(ms).toBeLessThan(5000);
+  });
+
+  it("the same with connect_timeout=1 in the URL (pg's connectionTimeoutMillis, not pg's bare 'timeout expired'): that setting is named", async () => {
+    const { error, ms } = await against("silent", "?connect_timeout=1");
+    expect(error).toMatchObject({ code: "CONNECT_FAILED", retryable: true });
+    expect(error.message).toBe(`${at(service!)} accepted the connection but sent nothing for 1000 ms while connecting (awaiting the answer to the startup message); connect_timeout in the connection string (pg's connectionTimeoutMillis) sets how long to wait`);
+    expect(ms).toBeLessThan(5000);
+  });
+
+  it("sslmode=require to a silent port: it is the SSLRequest that went unanswered", async () => {
+    const { error } = await against("silent", "?sslmode=require&connect_timeout=1");
+    expect(error.message).toBe(`${at(service!)} accepted the connection but did not answer the SSLRequest for 1000 ms; connect_timeout in the connection string (pg's connectionTimeoutMillis) sets how long to wait`);
+  });
+
+  it("a server that stops after its authentication request: named with the last message it sent", async () => {
+    const sockets = new Set<net.Socket>();
+    const srv = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on("error", () => {});
+      // AuthenticationCleartextPassword in answer to the startup message; nothing after the password.
+      socket.once("data", () => socket.write(backendFrame("R", new Uint8Array([0, 0, 0, 3]))));
+    });
+    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (srv.address() as net.AddressInfo).port;
+      const error = await replicate({ connection: `postgres://u:pw@127.0.0.1:${port}/db?connect_timeout=1`, slot: "s", publications: "p", reconnect: false })
+        .then(() => { throw new Error("connected"); }, (e: Error) => e);
+      expect(error).toMatchObject({ code: "CONNECT_FAILED" });
+      expect(error.message).toBe(`127.0.0.1:${port} stopped answering while connecting: nothing for 1000 ms after its Authentication message (0x52) (awaiting the rest of the startup: authentication, then ReadyForQuery); connect_timeout in the connection string (pg's connectionTimeoutMillis) sets how long to wait`);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => srv.close(() => resolve()));
+    }
+  });
+});
+
 describe("guarded plain connections (side and snapshot copy connections)", () => {
   const slowAnswer = (delayMs: number): FakeSetup => ({
     onQuery: (text, socket) => {
@@ -227,7 +327,7 @@ describe("guarded plain connections (side and snapshot copy connections)", () =>
 
 describe("the frame walk, split at every byte", () => {
   /** A stand-in for pg's Client and Connection: `feed` plays the socket's reads. */
-  function standIn(maxMessageSize: number) {
+  function standIn(maxMessageSize: number, o: { connecting?: boolean; receiveTimeoutMs?: number; connected?: boolean } = {}) {
     const stream = Object.assign(new EventEmitter(), {
       destroyed: undefined as Error | undefined,
       destroy(error?: Error) {
@@ -238,9 +338,9 @@ describe("the frame walk, split at every byte", () => {
     const parsed: Uint8Array[] = [];
     stream.on("data", (chunk: Uint8Array) => parsed.push(chunk)); // pg's parser
     const connection = Object.assign(new EventEmitter(), { stream, ssl: false });
-    const client = { connection, _connecting: false, _activeQuery: null, _queryQueue: [] };
-    const guard = ConnectionGuard.attach(client as unknown as Client, { maxMessageSize, receiveTimeoutMs: 0 })!;
-    connection.emit("connect");
+    const client = { connection, host: "db.example", port: 6543, _connecting: o.connecting ?? false, _activeQuery: null, _queryQueue: [] };
+    const guard = ConnectionGuard.attach(client as unknown as Client, { maxMessageSize, receiveTimeoutMs: o.receiveTimeoutMs ?? 0 })!;
+    if (o.connected !== false) connection.emit("connect");
     const seen = () => Buffer.concat(parsed);
     return { guard, stream, seen, feed: (chunk: Uint8Array) => stream.emit("data", chunk) };
   }
@@ -292,6 +392,42 @@ describe("the frame walk, split at every byte", () => {
     const over = standIn(100);
     over.feed(header("d", 101));
     expect(over.stream.destroyed).toMatchObject({ code: "DECODE_ERROR" });
+  });
+
+  it("while connecting, the first message must answer the startup message: a real startup cut anywhere passes, an HTTP answer cut anywhere is NOT_POSTGRES", () => {
+    const startup = Buffer.concat([
+      backendFrame("R", new Uint8Array([0, 0, 0, 0])), // AuthenticationOk
+      backendFrame("S", new TextEncoder().encode("server_version\u000015.0\u0000")),
+      backend.readyForQuery().bytes,
+    ]);
+    const http = new TextEncoder().encode("HTTP/1.1 400 Bad Request\r\n\r\n");
+    for (let a = 0; a <= startup.length; a++) {
+      const ok = standIn(400, { connecting: true });
+      ok.feed(startup.subarray(0, a));
+      ok.feed(startup.subarray(a));
+      expect(ok.stream.destroyed, `cut at ${a}`).toBeUndefined();
+      expect(ok.seen().equals(startup)).toBe(true);
+    }
+    for (let a = 0; a <= http.length; a++) {
+      const bad = standIn(400, { connecting: true });
+      bad.feed(http.subarray(0, a));
+      bad.feed(http.subarray(a));
+      expect(bad.stream.destroyed, `cut at ${a}`).toMatchObject({ code: "NOT_POSTGRES" });
+      // What it shows: the bytes the guard had when the first header was whole (at least those five).
+      expect(bad.stream.destroyed!.message).toMatch(/^db\.example:6543 does not speak the PostgreSQL protocol: it answered the startup message with "HTTP\/[^"]*", as an HTTP server does$/);
+      expect(bad.seen().length).toBeLessThan(5); // pg never got the header
+    }
+    // Not connecting (a stand-in for a connection past its startup): the same bytes are just frames.
+    const later = standIn(400);
+    later.feed(backend.readyForQuery().bytes);
+    expect(later.stream.destroyed).toBeUndefined();
+  });
+
+  it("no TCP connection within receiveTimeoutMs: CONNECT_FAILED naming the host, the port and the setting", async () => {
+    const { stream } = standIn(400, { connecting: true, connected: false, receiveTimeoutMs: 60 });
+    for (let i = 0; i < 100 && stream.destroyed === undefined; i++) await sleep(20);
+    expect(stream.destroyed).toMatchObject({ code: "CONNECT_FAILED" });
+    expect(stream.destroyed!.message).toMatch(/^no TCP connection to db\.example:6543 within \d+ ms; receiveTimeoutMs \(60\) sets how long to wait$/);
   });
 
   it("a socket pg does not read the known way (two 'data' listeners) is left as it is", () => {

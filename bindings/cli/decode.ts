@@ -16,7 +16,11 @@ import { createGunzip } from "node:zlib";
 import { parseArgs } from "node:util";
 import type { Readable } from "node:stream";
 import { createDecoder } from "../create-decoder.ts";
-import { usage } from "./errors.ts";
+import { CliError, usage } from "./errors.ts";
+import { isPgoutputError } from "../errors.ts";
+import { layoutOf } from "../layout.ts";
+import { MAX_MESSAGE_SIZE } from "../limits.ts";
+import { quotedBytes } from "../quoted-bytes.ts";
 import { jsonl } from "../formats/jsonl.ts";
 import { messages } from "../formats/messages.ts";
 import { formatOptions } from "../formats/index.ts";
@@ -85,23 +89,36 @@ export async function decodeCommand(args: string[]): Promise<number> {
   const decoder = await made();
   const counts = new Map<string, number>();
   let bytes = 0;
+  let items = 0;
+  // The capture's first bytes, to tell a file that is not a capture from one that fails to decode.
+  let head = new Uint8Array(0);
   const started = performance.now();
   const pipeline = new Pipeline({
-    source: captureSource(await openCapture(file), decoder, (n) => (bytes += n)),
+    source: captureSource(await openCapture(file), decoder, (chunk) => {
+      if (head.length < HEAD) head = Uint8Array.from([...head, ...chunk.subarray(0, HEAD - head.length)]);
+      bytes += chunk.length;
+    }),
     format: definition.create({ decoder }, formatOptions(definition, options)),
     sink: writableSink(process.stdout),
     raw: definition.raw,
     replayDecoder: definition.raw ? undefined : await made(),
     // What decoded before a bad message is printed: a bug report shows where it broke.
     writePartial: true,
-    onItem: (item) => counts.set(item.kind, (counts.get(item.kind) ?? 0) + 1),
+    onItem: (item) => {
+      items++;
+      counts.set(item.kind, (counts.get(item.kind) ?? 0) + 1);
+    },
   });
   try {
     await pipeline.run();
   } catch (e) {
     // The reader went away (decode ... | head): stop quietly.
     if (e instanceof SinkError && (e.cause as NodeJS.ErrnoException | undefined)?.code === "EPIPE") return 0;
-    throw e;
+    if (!isPgoutputError(e) || items > 0 || looksLikeCapture(head)) throw e;
+    throw new CliError(
+      `${e.code}: ${e.message}`,
+      `${file === "-" ? "stdin" : file} is not a capture file: it starts with ${quotedBytes(head)}, not [uint32 big-endian length][pgoutput message] (what pgoutput-wasm capture writes, gzipped or not)`,
+    );
   }
   if (values.stats) {
     const seconds = (performance.now() - started) / 1000;
@@ -112,6 +129,16 @@ export async function decodeCommand(args: string[]): Promise<number> {
     );
   }
   return 0;
+}
+
+/** How many of a capture's first bytes are kept: a frame header and a little more to show. */
+const HEAD = 16;
+
+/** Whether a capture's first bytes begin a frame: a length a message may have, then a pgoutput message tag. */
+function looksLikeCapture(head: Uint8Array): boolean {
+  if (head.length < 5) return false;
+  const length = ((head[0]! << 24) | (head[1]! << 16) | (head[2]! << 8) | head[3]!) >>> 0;
+  return length >= 1 && length <= MAX_MESSAGE_SIZE && layoutOf(head[4]!) !== undefined;
 }
 
 /** The file (or stdin) as a stream of raw capture bytes, gunzipped when it starts with gzip's magic. */

@@ -1,9 +1,12 @@
 /**
  * One-line errors for the command line: what went wrong and a hint on what
  * to do, for the failures people meet first — a bad URL, nothing listening,
- * a wrong password, a missing or busy slot, a missing publication,
- * `wal_level` not logical, a role without REPLICATION, a protocol version
- * the server does not have.
+ * something else than PostgreSQL listening, a server that never answers, a
+ * wrong or missing password, TLS asked of a server without it, a missing,
+ * busy or already existing slot, a missing publication, `wal_level` not
+ * logical, a role without REPLICATION, a protocol version the server does
+ * not have. "Please report this" is kept for what is a question for the
+ * decoder, not for bytes no PostgreSQL server sends.
  *
  * `CliError` is thrown by the commands; `explain()` turns whatever else was
  * thrown (pg errors, `ReplicationError`s, Node socket errors) into one.
@@ -12,6 +15,7 @@
  * echo the connection string); main.ts also makes them printable.
  */
 import { isReplicationError } from "../pg/errors.ts";
+import { isPgoutputError } from "../errors.ts";
 import { redactCli } from "./terminal.ts";
 
 export class CliError extends Error {
@@ -36,6 +40,8 @@ export interface ErrorContext {
   /** `host:port` the command connects to. */
   target?: string;
   user?: string;
+  /** Whether a password was given (in the connection string, PGPASSWORD or a password file). */
+  password?: boolean;
   slot?: string;
   publications?: readonly string[];
   /** server_version_num, when known. */
@@ -121,8 +127,21 @@ export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
       "the socket is <directory>/.s.PGSQL.<port>: check the directory (host=/path, or PGHOST) and the port (&port=, or PGPORT; default 5432), or give a TCP host: postgres://user@host:5432/db",
     );
   }
-  if (/SASL|client password must be a string|password authentication/i.test(msg) && f.sqlstate === undefined) {
+  // SCRAM: pg refuses to start without a password; md5 and cleartext: pg sends something, the server says 28P01.
+  if ((/SASL|client password must be a string|password authentication/i.test(msg) && f.sqlstate === undefined) || (f.sqlstate === "28P01" && ctx.password === false)) {
     return new CliError(`authentication failed for ${user}${where}: the server asks for a password and none was given`, "put the password in the URL (postgres://user:password@host/db) or set PGPASSWORD");
+  }
+  if (/^The server does not support SSL connections$/.test(msg)) {
+    return new CliError(
+      `the server${where} does not accept TLS (its ssl setting is off), and the connection asks for it`,
+      "connect without TLS: sslmode=disable in the connection string (sslmode=prefer asks for TLS here: pg cannot fall back to plaintext), or turn ssl on in the server's postgresql.conf",
+    );
+  }
+  if (isReplicationError(e) && e.code === "NOT_POSTGRES") {
+    return new CliError(msg, "is this the PostgreSQL port? Check the host and port in --connection; PostgreSQL's default port is 5432");
+  }
+  if (isReplicationError(e) && e.code === "CONNECT_FAILED") {
+    return new CliError(msg, "check the host and port in --connection, and that PostgreSQL (not another service) is up there and not overloaded");
   }
   switch (f.sqlstate) {
     case "28P01":
@@ -148,6 +167,9 @@ export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
       break;
     case "55006":
       return slotInUse(ctx.slot, msg);
+    case "42710":
+      if (/replication slot/i.test(msg)) return slotExists(ctx.slot, msg);
+      break;
     case "42704":
       if (/replication slot/i.test(msg)) return slotMissing(ctx.slot, msg);
       if (/publication/i.test(msg)) return publicationMissing(msg, ctx.publications);
@@ -166,7 +188,11 @@ export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
   }
   if (/logical decoding requires wal_level/i.test(msg)) return walLevel(msg);
   if (isReplicationError(e)) {
-    if (e.code === "DECODE_ERROR") return new CliError(msg, "please report this with a capture (pgoutput-wasm capture) at the project's issue tracker");
+    if (e.code === "DECODE_ERROR") {
+      return new CliError(msg, decoderQuestion(e.cause)
+        ? "please report this with a capture (pgoutput-wasm capture) at the project's issue tracker"
+        : "no PostgreSQL server sends these bytes: is this the PostgreSQL port, with nothing in between (a proxy, a load balancer) that alters the stream?");
+    }
     if (e.retryable) {
       return new CliError(
         `${msg}${f.sqlstate ? ` (SQLSTATE ${f.sqlstate})` : ""}`,
@@ -177,6 +203,20 @@ export function explain(e: unknown, ctx: ErrorContext = {}): CliError {
   }
   if (f.sqlstate !== undefined) return new CliError(`${msg} (SQLSTATE ${f.sqlstate})`);
   return new CliError(msg);
+}
+
+/**
+ * Whether a DECODE_ERROR's cause is a question for the decoder: a pgoutput
+ * message or a COPY row it rejected. Not when the bytes are not a
+ * PostgreSQL stream at the frame level — a frame length that is impossible
+ * or over 1 GiB (maxMessageSize; the field `frameLength`), a message pg's
+ * own parser could not read (the guard's INVALID_VALUE of `message`), a
+ * message out of place (no PgoutputError at all).
+ */
+function decoderQuestion(cause: unknown): boolean {
+  if (!isPgoutputError(cause)) return false;
+  if (cause.code === "MESSAGE_TOO_LARGE" || cause.field === "frameLength") return false;
+  return !(cause.code === "INVALID_VALUE" && cause.field === "message");
 }
 
 function quoteIdent(name: string): string {
@@ -194,6 +234,14 @@ export function slotMissing(slot: string | undefined, msg?: string): CliError {
   return new CliError(
     msg ?? `replication slot "${slot}" does not exist`,
     `add --create-slot to create it, --temporary for a slot that goes away with the connection, or leave out --slot`,
+  );
+}
+
+export function slotExists(slot: string | undefined, msg?: string): CliError {
+  const name = slot ?? "name";
+  return new CliError(
+    msg ?? `replication slot "${name}" already exists`,
+    `to stream from it, leave out --temporary; or name another --slot, or drop it: SELECT pg_drop_replication_slot('${name.replace(/'/g, "''")}')`,
   );
 }
 

@@ -92,7 +92,11 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(cmd.usage);
       return 0;
     }
-    return cmd.run(rest);
+    try {
+      return await cmd.run(rest);
+    } catch (error) {
+      throw withSuggestion(error, cmd.usage);
+    }
   }
   switch (command) {
     case "--version":
@@ -113,6 +117,46 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`pgoutput-wasm: unknown command ${printable(JSON.stringify(command))}\n\n${USAGE}`);
       return 2;
   }
+}
+
+/** What other tools (psql, ORMs, twelve-factor apps) call the connection: the command's -c/--connection, where it has one. */
+const CONNECTION_ALIASES = new Set([
+  "--url", "--uri", "--dsn", "--database-url", "--db-url", "--conninfo", "--connection-string", "--conn", "--connstring",
+  "--database", "--db", "--dbname", "--host", "--port", "--user", "--username", "-d", "-U", "-p",
+]);
+
+/** Levenshtein distance, for a misspelt option. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** The option of `usage` an unknown `option` probably meant: the connection under another name, or one a typo or two away. */
+function meant(option: string, usage: string): string | undefined {
+  const offered = new Set(usage.match(/--[a-z][a-z0-9-]*/g) ?? []);
+  if (CONNECTION_ALIASES.has(option) && offered.has("--connection")) return "-c/--connection";
+  const dashed = option.replace(/_/g, "-");
+  let best: string | undefined;
+  let bestDistance = 3; // at most two edits
+  for (const o of offered) {
+    const d = distance(dashed, o);
+    if (d < bestDistance) [best, bestDistance] = [o, d];
+  }
+  return best;
+}
+
+/** An unknown option of a command as a usage error with what it probably meant; anything else as it is. */
+function withSuggestion(error: unknown, usage: string): unknown {
+  if ((error as { code?: unknown })?.code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return error;
+  const option = /'([^']*)'/.exec((error as Error).message)?.[1];
+  const guess = option === undefined ? undefined : meant(option, usage);
+  if (guess === undefined) return error;
+  return new CliError(usageText(error as Error & { code: string }), `did you mean ${guess}? See pgoutput-wasm ${process.argv[2] ?? ""} --help`, 2);
 }
 
 /** parseArgs' errors (unknown option, missing value) are usage errors. */

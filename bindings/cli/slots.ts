@@ -7,14 +7,12 @@
  * connection; columns the server version does not have are shown as "-".
  */
 import { parseArgs } from "node:util";
-import type { ClientConfig } from "pg";
 import { formatLsn } from "../lsn.ts";
 import { lostReason, readSlotStates, type SlotState } from "../pg/slot-state.ts";
 import { explain, type ErrorContext } from "./errors.ts";
-import { connectionConfig, loadPg } from "./source.ts";
+import { connectSide, connectionConfig, loadPg } from "./source.ts";
 import { formatBytes } from "./status.ts";
 import { printable } from "./terminal.ts";
-import { DEFAULT_LIMITS, ConnectionGuard } from "../pg/guard.ts";
 
 export const SLOTS_USAGE = `usage: pgoutput-wasm slots [options]
 
@@ -92,15 +90,12 @@ export async function slotsCommand(args: string[]): Promise<number> {
     process.stdout.write(SLOTS_USAGE);
     return 0;
   }
-  const { config, target, user } = connectionConfig(values.connection);
-  const context: ErrorContext = { target, user };
+  const { config, target, user, password } = connectionConfig(values.connection);
+  const context: ErrorContext = { target, user, password };
   const pg = await loadPg();
-  const client = new pg.Client({ ...config, connectionTimeoutMillis: 15_000 } as ClientConfig);
-  client.on("error", () => {});
-  ConnectionGuard.attach(client, DEFAULT_LIMITS);
+  const client = await connectSide(pg, config, context);
   let slots: SlotState[];
   try {
-    await client.connect();
     const version = Number((await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0]!.v);
     context.serverVersion = version;
     slots = await readSlotStates((sql) => client.query(sql).then((r) => r.rows as unknown[]), version);

@@ -13,6 +13,9 @@
  * optional one) are imported here, dynamically, and a missing one is an
  * error that says what to install.
  */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import type { Client, ClientConfig } from "pg";
 import type { PgoutputDecoder } from "../decoder.ts";
 import type { ValueOptions } from "../values/options.ts";
@@ -33,7 +36,8 @@ import {
   CliError, EMBEDDED_INSTALL_HINT, explain, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
   type ErrorContext,
 } from "./errors.ts";
-import { DEFAULT_LIMITS, ConnectionGuard } from "../pg/guard.ts";
+import { DEFAULT_LIMITS, endpointName } from "../pg/guard.ts";
+import { connectClient } from "../pg/client.ts";
 
 /** parseArgs definitions of the options `tail` and `capture` share. */
 export const SOURCE_OPTIONS = {
@@ -235,18 +239,54 @@ async function loadEmbedded(): Promise<typeof import("./embedded.ts")> {
 
 const CONNECTION_HINT = "expected postgres://user:password@host:5432/database (percent-encode / ? % in the password) or host=... port=... dbname=... user=... password='...'";
 
+/** How long the CLI waits for a server to accept and answer a connection, unless connect_timeout says otherwise (0: no limit). */
+export const CONNECT_TIMEOUT_MS = 15_000;
+
+/** `config` with the CLI's connect timeout where the connection string set none (pg's connectionTimeoutMillis). */
+function withConnectTimeout(config: ClientConfig): ClientConfig {
+  return { ...config, connectionTimeoutMillis: config.connectionTimeoutMillis ?? CONNECT_TIMEOUT_MS };
+}
+
+/**
+ * A plain connection for the CLI's own queries (the preflight, `slots`):
+ * guarded with replicate()'s default limits, connected as the library
+ * connects (connectClient: what the guard saw of a failed startup), and
+ * every failure explained for `context`.
+ */
+export async function connectSide(pg: PgModule, config: ClientConfig, context: ErrorContext): Promise<Client> {
+  let client: Client;
+  try {
+    client = new pg.Client(withConnectTimeout(config));
+  } catch (e) {
+    throw usage(`invalid connection settings: ${redactCli((e as Error).message)}`, CONNECTION_HINT);
+  }
+  try {
+    return await connectClient({ config: undefined, factory: () => client, secrets: [] }, undefined, { replication: false, limits: DEFAULT_LIMITS });
+  } catch (e) {
+    throw explain(e, context);
+  }
+}
+
+/** Whether pg finds a password where it looks besides the connection: PGPASSWORD, or a password file (~/.pgpass, PGPASSFILE). */
+function passwordInEnv(): boolean {
+  if ((process.env.PGPASSWORD ?? "") !== "") return true;
+  return existsSync(process.env.PGPASSFILE || join(homedir(), ".pgpass"));
+}
+
 /**
  * A ClientConfig from the connection string — a URL or keyword/value pairs,
  * parsed by bindings/pg/conninfo.ts — or from the PG* variables when there
  * is none. The string's passwords are remembered for redaction first, so
  * not even the error about a string that does not parse shows them.
+ * `password`: whether any password may reach the server (in the string, or
+ * where pg looks for one), so an authentication error can say none was given.
  */
-export function connectionConfig(connection: string | undefined): { config: ClientConfig; target: string; user: string | undefined } {
+export function connectionConfig(connection: string | undefined): { config: ClientConfig; target: string; user: string | undefined; password: boolean } {
   rememberSecrets(connection, process.env.PGPASSWORD);
   if (connection === undefined) {
     const host = process.env.PGHOST || "localhost";
     const port = process.env.PGPORT || "5432";
-    return { config: {}, target: host.startsWith("/") ? host : `${host}:${port}`, user: process.env.PGUSER || process.env.USER };
+    return { config: {}, target: endpointName(host, port), user: process.env.PGUSER || process.env.USER, password: passwordInEnv() };
   }
   let config: ClientConfig;
   try {
@@ -259,11 +299,7 @@ export function connectionConfig(connection: string | undefined): { config: Clie
   rememberSecrets(undefined, typeof config.password === "string" ? config.password : undefined);
   const host = config.host || process.env.PGHOST || "localhost";
   const port = config.port || process.env.PGPORT || "5432";
-  return {
-    config,
-    target: host.startsWith("/") ? host : `${host.includes(":") ? `[${host}]` : host}:${port}`,
-    user: config.user || process.env.PGUSER || process.env.USER,
-  };
+  return { config, target: endpointName(host, port), user: config.user || process.env.PGUSER || process.env.USER, password: config.password !== undefined || passwordInEnv() };
 }
 
 interface PreflightRow {
@@ -361,7 +397,7 @@ function reconnectOptions(s: SourceSettings, hooks: SourceHooks): Pick<Replicate
 
 /** A factory of replication Clients made with the CLI's own `pg`. */
 function replicationClient(pg: PgModule, config: ClientConfig): () => Client {
-  return () => new pg.Client({ ...config, replication: "database" } as ClientConfig);
+  return () => new pg.Client({ ...withConnectTimeout(config), replication: "database" } as ClientConfig);
 }
 
 export async function openSource(s: SourceSettings, hooks: SourceHooks): Promise<Source> {
@@ -458,23 +494,11 @@ async function openConnected(
   s: SourceSettings, hooks: SourceHooks, pg: PgModule, cleanups: (() => Promise<void>)[], cleanup: () => Promise<void>,
   check: () => Promise<void>, context: ErrorContext,
 ): Promise<Source> {
-  const { config, target, user } = connectionConfig(s.connection);
+  const { config, target, user, password } = connectionConfig(s.connection);
   context.target = target;
   context.user = user;
-  let side: Client;
-  try {
-    side = new pg.Client({ ...config, connectionTimeoutMillis: 15_000 } as ClientConfig);
-  } catch (e) {
-    throw usage(`invalid connection settings: ${redactCli((e as Error).message)}`, CONNECTION_HINT);
-  }
-  side.on("error", () => {});
-  ConnectionGuard.attach(side, DEFAULT_LIMITS);
-  try {
-    await side.connect();
-  } catch (e) {
-    await side.end().catch(() => {});
-    throw explain(e, context);
-  }
+  context.password = password;
+  const side = await connectSide(pg, config, context);
   cleanups.push(() => side.end());
   await check();
 
@@ -545,7 +569,7 @@ async function openConnected(
   const stream = snapshot?.stream ?? (run as ReplicationStream);
   cleanups.push(() => (snapshot ?? stream).stop());
   if (snapshot !== undefined) hooks.note(`snapshot of ${s.publications.join(", ")} (slot ${slotName}), then streaming from ${formatLsn(snapshot.consistentPoint)}`);
-  else hooks.note(`streaming from ${target}, slot ${slotName}${temporary ? " (temporary)" : ""}, from ${formatLsn(stream.lastAckedLsn)}`);
+  else hooks.note(`streaming from ${target}, slot ${slotName}${temporary ? " (temporary)" : ""}, from ${stream.lastAckedLsn > 0n ? formatLsn(stream.lastAckedLsn) : "the slot's position"}`);
   return {
     stream,
     snapshot,

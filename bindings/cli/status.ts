@@ -1,5 +1,5 @@
 /**
- * The status line of `tail` and `capture` on stderr: messages/s, MB/s, the
+ * The status line of `tail` and `capture` on stderr: messages/s, MiB/s, the
  * current LSN and the lag behind the server's end of WAL, redrawn in place
  * on a terminal (a plain line every few seconds with `--progress` when
  * stderr is not one), and a summary when the command ends.
@@ -44,11 +44,14 @@ export interface StatusOptions {
 const REDRAW_MS = 250;
 const PLAIN_EVERY_MS = 2000;
 
+const MIB = 1024 * 1024;
+
+/** A size in binary units, labelled as such (KiB = 1024 bytes, MiB, GiB), as the rest of the project counts. */
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
-  if (n < 1024 * 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MB`;
-  return `${(n / (1024 * 1024 * 1024)).toFixed(2)} GB`;
+  if (n < MIB) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 * MIB) return `${(n / MIB).toFixed(1)} MiB`;
+  return `${(n / (1024 * MIB)).toFixed(2)} GiB`;
 }
 
 function rate(n: number): string {
@@ -116,7 +119,7 @@ export class StatusLine {
     const seconds = (performance.now() - this.#started) / 1000;
     const parts = [
       `${this.#o.label}: ${this.#o.writtenUnit === "messages" ? "" : `${s.written} ${this.#o.writtenUnit}, `}${s.transactions} transactions`,
-      `${s.messages} messages (${formatBytes(s.bytes)}) in ${seconds.toFixed(1)} s, ${rate(s.messages / Math.max(seconds, 1e-3))} msg/s, ${(s.bytes / (1024 * 1024) / Math.max(seconds, 1e-3)).toFixed(2)} MB/s`,
+      `${s.messages} messages (${formatBytes(s.bytes)}) in ${seconds.toFixed(1)} s, ${rate(s.messages / Math.max(seconds, 1e-3))} msg/s, ${(s.bytes / MIB / Math.max(seconds, 1e-3)).toFixed(2)} MiB/s`,
       `acknowledged up to ${formatLsn(s.acked)}`,
     ];
     if (s.reconnects) parts.push(`${s.reconnects} reconnect${s.reconnects === 1 ? "" : "s"}`);
@@ -141,9 +144,9 @@ export class StatusLine {
     const first = this.#window[0]!;
     const dt = Math.max((now - first.t) / 1000, 1e-3);
     const mps = (s.messages - first.messages) / dt;
-    const mbps = (s.bytes - first.bytes) / (1024 * 1024) / dt;
+    const mibps = (s.bytes - first.bytes) / MIB / dt;
     const lag = this.#walEnd !== undefined ? (this.#walEnd > s.lsn ? this.#walEnd - s.lsn : 0n) : undefined;
-    let text = `${this.#o.label}: ${this.#o.writtenUnit === "messages" ? `${s.messages} messages` : `${s.written} ${this.#o.writtenUnit}`} | ${rate(mps)} msg/s | ${mbps.toFixed(2)} MB/s | lsn ${formatLsn(s.lsn)}`;
+    let text = `${this.#o.label}: ${this.#o.writtenUnit === "messages" ? `${s.messages} messages` : `${s.written} ${this.#o.writtenUnit}`} | ${rate(mps)} msg/s | ${mibps.toFixed(2)} MiB/s | lsn ${formatLsn(s.lsn)}`;
     if (lag !== undefined) text += ` | lag ${formatBytes(Number(lag))}`;
     if (s.reconnects) text += ` | reconnects ${s.reconnects}`;
     if (s.phase !== undefined) text += ` | ${s.phase}`;

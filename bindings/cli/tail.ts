@@ -19,7 +19,7 @@ import { SinkError } from "../pipeline/sink.ts";
 import { writableSink } from "../sinks/stdout.ts";
 import { CliError, explain, usage } from "./errors.ts";
 import { StatusLine } from "./status.ts";
-import { Interrupted, SOURCE_OPTIONS, openSource, sourceSettings, type Source, type SourceFlags } from "./source.ts";
+import { CONNECT_TIMEOUT_MS, Interrupted, SOURCE_OPTIONS, openSource, sourceSettings, type Source, type SourceFlags } from "./source.ts";
 
 export const TAIL_USAGE = `usage: pgoutput-wasm tail [options]
 
@@ -41,7 +41,8 @@ connection:
   -c, --connection STR   postgres://user:password@host:port/database, or keyword/value
                          pairs: "host=db port=5432 dbname=app user=u password='p w'"
                          (default: the PG* variables PGHOST, PGPORT, PGUSER,
-                         PGPASSWORD, PGDATABASE, when set); errors never show the password
+                         PGPASSWORD, PGDATABASE, when set); errors never show the password;
+                         connect_timeout=SECONDS in it: how long to wait for the server (default ${CONNECT_TIMEOUT_MS / 1000})
   --publication NAME     publication(s) to stream: repeat or comma-separate (required)
   --slot NAME            slot to stream from (default: a temporary slot, changes from now on)
   --create-slot          create --slot if it does not exist
@@ -75,7 +76,7 @@ output:
   --snapshot             first print every row the publications hold (S lines, initial snapshot),
                          then the changes after them; needs a new slot (--create-slot, or no --slot)
 
-stderr shows a live status line (messages/s, MB/s, LSN, lag behind the server's
+stderr shows a live status line (messages/s, MiB/s, LSN, lag behind the server's
 WAL end) and a summary on exit when it is a terminal. Ctrl-C or SIGTERM stops
 cleanly: what was printed is acknowledged, exit code 0. Errors: one line with a
 hint, exit code 1 (2 for bad options).

@@ -92,7 +92,8 @@ export function resolveConnection(connection: ReplicateOptions["connection"]): R
  * a user's factory makes those anyway (they run plain SQL too). `created`
  * sees the client before it connects (a reconnect ends one that takes too
  * long). The password of a factory's client joins the secrets redacted from
- * errors. Rejects with pg's error, or the guard's.
+ * errors. Rejects with pg's error, or the guard's (`connectError()`: what
+ * it saw of the startup, when pg's own words say less).
  */
 export async function connectClient(
   target: ResolvedConnection, pgModule: ReplicateOptions["pg"],
@@ -114,13 +115,13 @@ export async function connectClient(
   // An 'error' event without a listener would crash the process; failures
   // reach the caller through the active query (and the stream's own listeners).
   client.on("error", () => {});
-  ConnectionGuard.attach(client, how.limits);
+  const guard = ConnectionGuard.attach(client, how.limits);
   how.created?.(client);
   try {
     await client.connect();
   } catch (e) {
     await client.end().catch(() => {});
-    throw e;
+    throw guard === undefined ? e : guard.connectError(e);
   }
   return client;
 }

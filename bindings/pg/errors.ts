@@ -23,8 +23,16 @@ import { redact } from "../redact.ts";
 export type ReplicationErrorCode =
   /** The options are inconsistent (e.g. `streaming: "parallel"` with protocol 3) or the slot is unusable. */
   | "INVALID_OPTION"
-  /** The connection could not be opened. */
+  /** The connection could not be opened (retryable: a server starting up, overloaded, or gone for a moment). */
   | "CONNECT_FAILED"
+  /**
+   * What answered is not a PostgreSQL server: its first bytes (to the
+   * startup message or the SSLRequest) are not the protocol — an HTTP, TLS
+   * or SSH service on the port, or anything else. The message names the
+   * host and port and shows those bytes. Not retryable: the same address
+   * will answer the same way; the connection settings need fixing.
+   */
+  | "NOT_POSTGRES"
   /** The server sent an ErrorResponse (`sqlstate` tells which: 55006 slot in use, 42704 missing slot/publication, 57P01 terminated, ...). */
   | "SERVER_ERROR"
   /** The connection closed or failed without a server error. */

@@ -13,6 +13,11 @@
  *   `maxMessageSize` or whose length is impossible; pg never sees those
  *   bytes, so nothing of the message is buffered;
  * - what pg's parser throws fails the connection instead of the process;
+ * - the server's first answer — to the SSLRequest, or to the startup
+ *   message — must be the PostgreSQL protocol (libpq's checks): an HTTP,
+ *   TLS or SSH service on the port, or anything else, fails the connection
+ *   with NOT_POSTGRES naming the host, the port and what it sent, instead
+ *   of a frame length made of its text;
  * - nothing received for `receiveTimeoutMs` while pg waits for something
  *   (connecting, or a query outstanding) fails the connection: a stalled
  *   server or a half-open connection. As in the stream, time the socket is
@@ -24,14 +29,18 @@
  * the connect callback or to every pending query, so callers see it as the
  * query's error: DECODE_ERROR (its cause a PgoutputError: MESSAGE_TOO_LARGE
  * or INVALID_LENGTH with the length field's byte offset in the connection,
- * INVALID_VALUE for what pg could not parse), CONNECT_FAILED or
- * RECEIVE_TIMEOUT (both retryable).
+ * INVALID_VALUE for what pg could not parse), NOT_POSTGRES, CONNECT_FAILED
+ * or RECEIVE_TIMEOUT (the last two retryable). While connecting, what pg
+ * reports in its own words instead (its connectionTimeoutMillis, a server
+ * that hangs up without a word) is said with what the guard saw:
+ * `connectError()`.
  */
 import type { Client } from "pg";
 import { PgoutputError, type PgoutputErrorCode } from "../errors.ts";
 import { ReplicationError } from "./errors.ts";
 import { MAX_MESSAGE_SIZE } from "../limits.ts";
 import { RECEIVE_TIMEOUT_MS } from "./options.ts";
+import { quotedBytes } from "../quoted-bytes.ts";
 
 export interface ConnectionLimits {
   /** The largest backend message body accepted, in bytes. */
@@ -45,14 +54,22 @@ interface GuardSocket {
   listeners(event: "data"): Function[];
   on(event: "data", listener: (chunk: Uint8Array) => void): unknown;
   removeListener(event: "data", listener: (chunk: Uint8Array) => void): unknown;
-  once(event: "close", listener: () => void): unknown;
+  once(event: "close" | "secureConnect", listener: () => void): unknown;
+  prependOnceListener?(event: "data", listener: (chunk: Uint8Array) => void): unknown;
   isPaused?(): boolean;
   destroy(error?: Error): unknown;
 }
 
-/** pg's internals the guard reads: its socket, and whether it waits for the server (the names of pg 8.11 and of later 8.x). */
+/**
+ * pg's internals the guard reads: its socket, how it asks for TLS, whether
+ * it waits for the server (the names of pg 8.11 and of later 8.x), where
+ * it connects and its own connect timeout.
+ */
 interface GuardedClient {
-  connection?: { stream?: GuardSocket; ssl?: unknown; once?(event: string, listener: () => void): unknown };
+  connection?: { stream?: GuardSocket; ssl?: unknown; sslNegotiation?: string; once?(event: string, listener: () => void): unknown };
+  host?: unknown;
+  port?: unknown;
+  _connectionTimeoutMillis?: unknown;
   _connecting?: boolean;
   _activeQuery?: unknown;
   activeQuery?: unknown;
@@ -70,6 +87,57 @@ export const DEFAULT_LIMITS: ConnectionLimits = Object.freeze({ maxMessageSize: 
 
 const HEADER = 5;
 const guards = new WeakMap<object, ConnectionGuard>();
+/** How many of the server's first bytes a NOT_POSTGRES error shows. */
+const SHOWN = 24;
+
+/**
+ * What the connection waits for while pg connects: the TCP connection, the
+ * one-byte answer to SSLRequest, the TLS handshake, the first answer to the
+ * startup message, then the rest (authentication, ParameterStatus,
+ * BackendKeyData, ReadyForQuery).
+ */
+type Awaiting = "tcp" | "sslResponse" | "tls" | "startup" | "rest";
+
+/** What sets the wait of pg's own connect timeout, as a user sets it. */
+const PG_CONNECT_TIMEOUT = "connect_timeout in the connection string (pg's connectionTimeoutMillis)";
+
+/** `host:port` of a connection (`[v6]:port`; a Unix socket by its path), for messages. */
+export function endpointName(host: string, port: string | number): string {
+  if (host.startsWith("/")) return `${host}/.s.PGSQL.${port}`;
+  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * Whether `tag` and `length` can begin a PostgreSQL server's answer to the
+ * startup message: an authentication request or NegotiateProtocolVersion
+ * (8 to 2000 bytes), or an ErrorResponse or NoticeResponse (at most 30000).
+ * libpq's bounds (PQconnectPoll): past them it is not PostgreSQL's
+ * protocol 3 talking.
+ */
+function startupAnswer(tag: number, length: number): boolean {
+  switch (tag) {
+    case 0x52: // R Authentication*
+    case 0x76: // v NegotiateProtocolVersion
+      return length >= 8 && length <= 2000;
+    case 0x45: // E ErrorResponse
+    case 0x4e: // N NoticeResponse
+      return length >= 4 && length <= 30000;
+    default:
+      return false;
+  }
+}
+
+/** What a service's first bytes say it is, when they say it: ", as X does". */
+function serviceOf(bytes: Uint8Array): string {
+  const head = String.fromCharCode(...bytes.subarray(0, 5));
+  if (head === "HTTP/") return ", as an HTTP server does";
+  if (head.startsWith("SSH-")) return ", as an SSH server does";
+  // A TLS record: content type 20-23, then the protocol version's major byte 3.
+  if (bytes.length >= 2 && bytes[0]! >= 0x14 && bytes[0]! <= 0x17 && bytes[1] === 0x03) {
+    return ", as a TLS server does (PostgreSQL has no separate TLS port: it starts TLS on its own port when asked, with sslmode=require)";
+  }
+  return "";
+}
 
 /** The names of the backend messages pg may be asked to buffer, for the error text. */
 const NAMES: Record<string, string> = {
@@ -92,6 +160,11 @@ export class ConnectionGuard {
   #skip = 0;
   #offset = 0;
   #failure: ReplicationError | undefined;
+  #awaiting: Awaiting = "tcp";
+  /** The server's first bytes (for NOT_POSTGRES), and the tag of the last message header read (for a timeout while connecting). */
+  readonly #first = new Uint8Array(SHOWN);
+  #firstLength = 0;
+  #lastTag = -1;
 
   private constructor(client: GuardedClient, limits: ConnectionLimits) {
     this.#client = client;
@@ -109,7 +182,14 @@ export class ConnectionGuard {
     const connection = c.connection;
     if (connection?.once === undefined) return undefined;
     const guard = new ConnectionGuard(c, limits);
-    connection.once(connection.ssl ? "sslconnect" : "connect", () => guard.#install());
+    const ssl = Boolean(connection.ssl);
+    const direct = connection.sslNegotiation === "direct";
+    connection.once("connect", () => {
+      guard.#awaiting = !ssl ? "startup" : direct ? "tls" : "sslResponse";
+      // pg reads the SSLRequest's answer with a 'data' listener of its own: the guard's goes first.
+      if (ssl && !direct) connection.stream?.prependOnceListener?.("data", guard.#onSslResponse);
+    });
+    connection.once(ssl ? "sslconnect" : "connect", () => guard.#install());
     guards.set(client, guard);
     if (limits.receiveTimeoutMs > 0) {
       guard.#timer = setInterval(() => guard.#check(), Math.max(10, limits.receiveTimeoutMs / 4));
@@ -156,15 +236,35 @@ export class ConnectionGuard {
     this.#socket = socket;
     this.#parse = pgListeners[0] as (chunk: Uint8Array) => void;
     this.#lastData = Date.now();
+    if (this.#client.connection?.ssl) {
+      this.#awaiting = "tls";
+      socket.once("secureConnect", () => {
+        if (this.#awaiting === "tls") this.#awaiting = "startup";
+      });
+    }
     socket.removeListener("data", this.#parse);
     socket.on("data", this.#onData);
     socket.once("close", () => this.detach());
   }
 
+  /** The server's one-byte answer to SSLRequest: `S` or `N` alone, or an ErrorResponse (`E`) from a server too old to know the request. */
+  readonly #onSslResponse = (chunk: Uint8Array): void => {
+    this.#lastData = Date.now();
+    if (this.#failure !== undefined || chunk.length === 0) return;
+    if (chunk[0] === 0x45 || (chunk.length === 1 && (chunk[0] === 0x53 || chunk[0] === 0x4e))) return;
+    this.#fail(this.#notPostgres("the SSLRequest", chunk.subarray(0, SHOWN)));
+  };
+
   readonly #onData = (chunk: Uint8Array): void => {
     this.#lastData = Date.now();
     if (this.#failure !== undefined) return;
     const n = chunk.length;
+    if (this.#awaiting !== "rest") this.#awaiting = "rest";
+    if (this.#firstLength < SHOWN) {
+      const t = Math.min(SHOWN - this.#firstLength, n);
+      this.#first.set(chunk.subarray(0, t), this.#firstLength);
+      this.#firstLength += t;
+    }
     let i = 0;
     while (i < n) {
       if (this.#skip > 0) {
@@ -188,10 +288,15 @@ export class ConnectionGuard {
         length = ((h[1]! << 24) | (h[2]! << 16) | (h[3]! << 8) | h[4]!) >>> 0;
         this.#headLength = 0;
       }
+      if (at === 0 && this.#client._connecting === true && !startupAnswer(tag, length)) {
+        this.#fail(this.#notPostgres("the startup message", this.#first.subarray(0, this.#firstLength)));
+        return;
+      }
       if (length < 4 || length - 4 > this.#limits.maxMessageSize) {
         this.#fail(this.#frameError(tag, length, at));
         return;
       }
+      this.#lastTag = tag;
       this.#skip = length - 4;
     }
     this.#offset += n;
@@ -205,9 +310,66 @@ export class ConnectionGuard {
     }
   };
 
-  #frameError(tag: number, length: number, offset: number): ReplicationError {
+  /** `host:port` of the client, for messages. */
+  get #server(): string {
+    const { host, port } = this.#client;
+    return typeof host === "string" && host !== "" && (typeof port === "number" || typeof port === "string") ? endpointName(host, port) : "the server";
+  }
+
+  #notPostgres(question: string, seen: Uint8Array): ReplicationError {
+    return new ReplicationError(
+      `${this.#server} does not speak the PostgreSQL protocol: it answered ${question} with ${quotedBytes(seen)}${serviceOf(seen)}`,
+      { code: "NOT_POSTGRES" },
+    );
+  }
+
+  /**
+   * The error of a connection that got no answer for `ms` ms while
+   * connecting: where it was (the TCP connection, the SSLRequest, the TLS
+   * handshake, the startup message, the rest of the startup), and `setting`,
+   * what sets the wait.
+   */
+  #connectTimeout(ms: number, setting: string): ReplicationError {
+    const server = this.#server;
+    const what = {
+      tcp: `no TCP connection to ${server} within ${ms} ms`,
+      sslResponse: `${server} accepted the connection but did not answer the SSLRequest for ${ms} ms`,
+      tls: `${server} accepted the connection but did not finish the TLS handshake within ${ms} ms`,
+      startup: `${server} accepted the connection but sent nothing for ${ms} ms while connecting (awaiting the answer to the startup message)`,
+      rest: `${server} stopped answering while connecting: nothing for ${ms} ms after ${this.#lastTag < 0 ? "its first bytes" : `its ${this.#kind(this.#lastTag)}`} (awaiting the rest of the startup: authentication, then ReadyForQuery)`,
+    }[this.#awaiting];
+    return new ReplicationError(`${what}; ${setting} sets how long to wait`, { code: "CONNECT_FAILED" });
+  }
+
+  /**
+   * What `client.connect()` rejected with, said with what the guard saw: its
+   * own failure if it failed the connection (pg may report the same event
+   * in its words first), pg's connectionTimeoutMillis ("timeout expired")
+   * as where the startup stopped, a server that hung up before any answer
+   * as that; anything else as it is.
+   */
+  connectError(e: unknown): unknown {
+    if (this.#failure !== undefined) return this.#failure;
+    const message = e instanceof Error ? e.message : undefined;
+    const ms = this.#client._connectionTimeoutMillis;
+    if (message === "timeout expired" && typeof ms === "number" && ms > 0) return this.#connectTimeout(ms, PG_CONNECT_TIMEOUT);
+    if (message === "Connection terminated unexpectedly" && (this.#awaiting === "startup" || this.#awaiting === "sslResponse")) {
+      const question = this.#awaiting === "startup" ? "the startup message" : "the SSLRequest";
+      return new ReplicationError(
+        `${this.#server} accepted the connection and closed it without answering ${question} (PostgreSQL answers, if only with an error: is this its port? A TLS-only service closes so)`,
+        { code: "CONNECT_FAILED" }, // pg's "Connection terminated unexpectedly" says less: not kept as the cause
+      );
+    }
+    return e;
+  }
+
+  #kind(tag: number): string {
     const letter = String.fromCharCode(tag);
-    const kind = `${NAMES[letter] ?? "backend"} message (0x${tag.toString(16).padStart(2, "0")})`;
+    return `${NAMES[letter] ?? "backend"} message (0x${tag.toString(16).padStart(2, "0")})`;
+  }
+
+  #frameError(tag: number, length: number, offset: number): ReplicationError {
+    const kind = this.#kind(tag);
     const tooLarge = length >= 4;
     const code: PgoutputErrorCode = tooLarge ? "MESSAGE_TOO_LARGE" : "INVALID_LENGTH";
     const text = tooLarge
@@ -237,7 +399,7 @@ export class ConnectionGuard {
     const ms = this.#limits.receiveTimeoutMs;
     if (silent < ms) return;
     this.#fail(c._connecting === true
-      ? new ReplicationError(`no answer from the server while connecting for ${silent} ms (receiveTimeoutMs ${ms})`, { code: "CONNECT_FAILED" })
+      ? this.#connectTimeout(silent, `receiveTimeoutMs (${ms})`)
       : new ReplicationError(`nothing received from the server for ${silent} ms while waiting for an answer (receiveTimeoutMs ${ms})`, { code: "RECEIVE_TIMEOUT" }));
   }
 

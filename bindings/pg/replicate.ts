@@ -139,8 +139,7 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
       await run.prepare(); // on failure it has dropped the slot and closed the connection
       return run;
     }
-    const slot = await prepareSlot(client, opts, version, options);
-    const confirmed = slot?.confirmedFlushLsn ?? 0n;
+    const confirmed = await prepareSlot(client, opts, version, options);
     const start = opts.startLsn > confirmed ? opts.startLsn : confirmed;
     stream = newStream(start);
     await stream.start(startReplicationCommand(name, start, opts));

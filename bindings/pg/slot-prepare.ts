@@ -13,13 +13,20 @@ import { patiently } from "./guard.ts";
 import type { SlotLostEvent } from "./health.ts";
 import type { NormalizedOptions, ReplicateOptions } from "./options.ts";
 import { ensurePublication } from "./publication.ts";
-import { lostReason, readSlotState, slotLostError, slotMissingError, type SlotState } from "./slot-state.ts";
+import { lostReason, readSlotState, slotLostError, slotMissingError } from "./slot-state.ts";
+import { parseLsn } from "../lsn.ts";
 
-/** The slot's state once it can be streamed from (`undefined` for a temporary slot, created by START's connection). */
+/**
+ * Makes the slot ready to stream from; resolves with its position, where
+ * streaming starts unless `startLsn` is later: its confirmed_flush_lsn, or
+ * for a temporary slot (created on this connection) the consistent point
+ * CREATE_REPLICATION_SLOT answered — the same position, so the stream's
+ * `lastAckedLsn` is where the slot starts rather than 0/0.
+ */
 export async function prepareSlot(
   client: Client, opts: NormalizedOptions, serverVersion: number,
   callbacks: Pick<ReplicateOptions, "onPublication" | "onSlotLost">,
-): Promise<SlotState | undefined> {
+): Promise<bigint> {
   if (opts.publication !== undefined) {
     const report = await ensurePublication(client, opts.publication);
     callbacks.onPublication?.(report);
@@ -29,8 +36,9 @@ export async function prepareSlot(
   // Creating waits for the transactions running then to end, dropping with WAIT for the slot's walsender to exit: no receive timeout.
   const create = () => patiently(client, () => client.query(createSlotCommand(name, { temporary: opts.slot.temporary, twoPhase: opts.twoPhase, failover: opts.slot.failover }, serverVersion)));
   if (opts.slot.temporary) {
-    await create();
-    return undefined;
+    const created = await create();
+    const point = (created.rows[0] as { consistent_point?: unknown } | undefined)?.consistent_point;
+    return typeof point === "string" ? parseLsn(point) : 0n;
   }
   let slot = await readSlotState(run, serverVersion, name);
   if (slot === undefined) {
@@ -45,7 +53,7 @@ export async function prepareSlot(
     });
   }
   const reason = lostReason(slot);
-  if (reason === undefined) return slot;
+  if (reason === undefined) return slot.confirmedFlushLsn ?? 0n;
   if (opts.slot.onLost !== "recreate") throw slotLostError(name, reason);
   // Recreate: everything between the old confirmed position and the new slot's consistent point is lost.
   await patiently(client, () => client.query(`DROP_REPLICATION_SLOT ${quoteIdent(name)} WAIT`));
@@ -54,5 +62,5 @@ export async function prepareSlot(
   if (fresh === undefined) throw slotMissingError(name);
   const event: SlotLostEvent = { slot: name, reason, lostFrom: slot.confirmedFlushLsn ?? 0n, lostTo: fresh.confirmedFlushLsn ?? fresh.currentWalLsn };
   callbacks.onSlotLost?.(event);
-  return fresh;
+  return fresh.confirmedFlushLsn ?? 0n;
 }

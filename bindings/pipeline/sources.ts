@@ -54,7 +54,7 @@ export function snapshotSource(run: SnapshotReplication, options: StreamSourceOp
  * the messages before it were yielded, with its offset and message index
  * counted from the start of the capture (`PgoutputError.withDetails`).
  */
-export function captureSource(chunks: AsyncIterable<Uint8Array>, decoder: PgoutputDecoder, onChunk?: (bytes: number) => void): PipelineSource {
+export function captureSource(chunks: AsyncIterable<Uint8Array>, decoder: PgoutputDecoder, onChunk?: (chunk: Uint8Array) => void): PipelineSource {
   let batch: { length: number; get(i: number): SourceItem } | undefined;
   let index = 0;
   return {
@@ -64,7 +64,7 @@ export function captureSource(chunks: AsyncIterable<Uint8Array>, decoder: Pgoutp
       let before = 0;
       try {
         for await (const chunk of chunks) {
-          onChunk?.(chunk.length);
+          onChunk?.(chunk);
           const b = decoder.push(chunk);
           base += b.consumed;
           before += b.length;
