@@ -10,8 +10,8 @@
 // - stdout closed by its reader (`tail | head -1`: Node ignores SIGPIPE, the
 //   write fails with EPIPE): the same clean stop;
 // - kill -9 of the CLI: its server stops by itself (the CLI's watchdog), and
-//   when everything the CLI started was killed with it, the next run stops
-//   the orphaned server and removes its folders.
+//   when everything the CLI started was killed with it, the next run, or
+//   `cache clean`, stops the orphaned server and removes its folders.
 //
 // The binaries are copied as they are on CI, where the checkout lies in a
 // root-owned temp folder that the server's OS user cannot enter: the CLI's
@@ -236,6 +236,15 @@ describe.concurrent("kill -9 of the CLI", () => {
     next.child.kill("SIGTERM");
     const exit = await next.exited;
     expect(exit.code, exit.stderr).toBe(0);
+    await expectNothingLeft(run, made);
+  });
+
+  it("...with everything it started: cache clean stops the orphaned server and removes its folders", async () => {
+    const { run, made } = await orphaned("kill9-cache-clean");
+    const clean = new Run(run.dir, ["cache", "clean"]);
+    const exit = await clean.exited;
+    expect(exit.code, exit.stderr).toBe(0);
+    for (const f of made.folders) expect(exit.stdout).toContain(join(run.tmp, f));
     await expectNothingLeft(run, made);
   });
 });
