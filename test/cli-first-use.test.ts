@@ -77,6 +77,7 @@ describe.concurrent("--help and --version", () => {
   it("tail --help says what a run creates and where, and what running as root adds", async () => {
     const { stdout } = await run(["tail", "--help"]);
     expect(stdout).toMatch(/pgoutputwasm-pg18-\*\) is removed on\s+exit/);
+    expect(stdout).toMatch(/however the run ends \(a signal too; after a kill -9 the server stops\s+by itself, and the next run removes what is left\)/);
     expect(stdout).toMatch(/As\s+root, PostgreSQL runs as the system user pgoutputwasm/);
     expect(stdout).toMatch(/userdel pgoutputwasm/);
     expect(stdout).toMatch(/pgoutput-wasm cache --help/);
