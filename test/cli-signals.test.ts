@@ -226,13 +226,21 @@ describe.concurrent("kill -9 of the CLI", () => {
     return { run, made };
   }
 
-  it("...with everything it started: the next run stops the orphaned server and removes its folders", async () => {
+  it("...with everything it started: the next run stops the orphaned server and removes its folders (and cache clean keeps that live run's)", async () => {
     const { run, made } = await orphaned("kill9-next-run");
     const next = new Run(run.dir, ["tail", "--follow"]);
     await next.until("the first line", () => next.stdout.includes("\n"), 50_000);
     // Removed as the next run started: only its own folders are there.
     expect(running(made.postmaster), "the orphaned server still runs").toBe(false);
-    for (const f of made.folders) expect(readdirSync(run.tmp)).not.toContain(f);
+    const mine = readdirSync(run.tmp);
+    for (const f of made.folders) expect(mine).not.toContain(f);
+    // Nor does cache clean touch a live run's folders or server: it lists them as kept.
+    const server = postmasterOf(join(run.tmp, mine.find((f) => f.startsWith("pgoutputwasm-pg18-"))!, "data"))!;
+    const clean = await new Run(run.dir, ["cache", "clean"]).exited;
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(clean.stdout.split("\n").filter((l) => l.startsWith("kept ")).sort()).toEqual(mine.map((f) => `kept ${join(run.tmp, f)}: its run is still going`).sort());
+    expect(readdirSync(run.tmp)).toEqual(mine);
+    expect(running(server)).toBe(true);
     next.child.kill("SIGTERM");
     const exit = await next.exited;
     expect(exit.code, exit.stderr).toBe(0);
