@@ -3,13 +3,14 @@
 // answers --help and --version (package.json's), unknown options and
 // missing values get one line of ours with a hint and exit 2 (not Node's
 // parseArgs wording), and `cache path|clean` name and remove the one folder
-// kept between runs (plus what older versions left in the temp directory).
+// kept between runs (plus, in the temp directory, the folders of runs that
+// ended and what older versions left, never a live run's).
 // A bad capture gives the same line on both backends, each detail once
 // (the unknown tag, the frame's size, the field, the byte in the capture);
 // `capture` to a file whose connection fails leaves no file behind.
 
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCli } from "./support/build-cli.ts";
 import { quotedBytes } from "../bindings/quoted-bytes.ts";
 import { closedPort } from "./support/closed-port.ts";
+import { proc } from "./support/proc.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FOLDER = "cli-test-help";
@@ -77,6 +79,7 @@ describe.concurrent("--help and --version", () => {
   it("tail --help says what a run creates and where, and what running as root adds", async () => {
     const { stdout } = await run(["tail", "--help"]);
     expect(stdout).toMatch(/pgoutputwasm-pg18-\*\) is removed on\s+exit/);
+    expect(stdout).toMatch(/however the run ends \(a signal too; after a kill -9 the server stops\s+by itself, and the next run removes what is left\)/);
     expect(stdout).toMatch(/As\s+root, PostgreSQL runs as the system user pgoutputwasm/);
     expect(stdout).toMatch(/userdel pgoutputwasm/);
     expect(stdout).toMatch(/pgoutput-wasm cache --help/);
@@ -127,20 +130,46 @@ describe("cache path|clean", () => {
     expect((await run(["cache", "path"], { HOME: home })).stdout).toBe(`${join(home, ".cache", "pgoutput-wasm")}\n`);
   });
 
-  it("clean: removes the cache folder and older versions' copies in the temp directory, nothing else", async () => {
+  it("clean: removes the cache folder, older versions' copies and the folders of ended runs in the temp directory, nothing else", async () => {
     const xdg = join(scratch, "xdg-clean");
     const tmp = join(scratch, "tmp-clean");
     const template = join(xdg, "pgoutput-wasm", "templates", "pg18-0123456789ab", "data");
     mkdirSync(template, { recursive: true });
     writeFileSync(join(template, "PG_VERSION"), "18\n");
     for (const d of ["pgoutputwasm-template-pg18-abc", "pgoutputwasm-native-18.4.0-def", "pgoutputwasm-pg18-running", "unrelated"]) mkdirSync(join(tmp, d), { recursive: true });
+    // Runs' folders name their owner (pid, start time, boot, PID namespace: bindings/cli/processes.ts).
+    const me = proc(process.pid)!;
+    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    const ns = readlinkSync("/proc/self/ns/pid");
+    const owned = {
+      "pgoutputwasm-pg18-live": `${me.pid} ${me.start} ${boot} ${ns}`, // this process: stays
+      "pgoutputwasm-pg18-reused": `${me.pid} ${Number(me.start) - 1} ${boot} ${ns}`, // its pid, an earlier start: a dead run
+      "pgoutputwasm-bin-rebooted": `${me.pid} ${me.start} 00000000-0000-0000-0000-000000000000 ${ns}`, // before a reboot
+      "pgoutputwasm-bin-elsewhere": `${me.pid} ${me.start} ${boot} pid:[1]`, // another PID namespace: cannot be told, stays
+    };
+    let ownerBytes = 0;
+    for (const [d, line] of Object.entries(owned)) {
+      mkdirSync(join(tmp, d));
+      writeFileSync(join(tmp, d, "owner"), `${line}\n`);
+      if (!d.endsWith("live") && !d.endsWith("elsewhere")) ownerBytes += line.length + 1;
+    }
+    // No owner file (a version before them): removed once it is older than a moment, unless in use.
+    mkdirSync(join(tmp, "pgoutputwasm-bin-old"));
+    utimesSync(join(tmp, "pgoutputwasm-bin-old"), new Date(Date.now() - 3600_000), new Date(Date.now() - 3600_000));
     const r = await run(["cache", "clean"], { XDG_CACHE_HOME: xdg, TMPDIR: tmp });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^removed .* \(3 B\)\n$/); // the 3 bytes of PG_VERSION
-    for (const gone of [join(xdg, "pgoutput-wasm"), join(tmp, "pgoutputwasm-template-pg18-abc"), join(tmp, "pgoutputwasm-native-18.4.0-def")]) expect(r.stdout).toContain(gone);
+    const [removed, ...kept] = r.stdout.trimEnd().split("\n");
+    expect(removed).toMatch(new RegExp(`^removed .* \\(${3 + ownerBytes} B\\)$`)); // PG_VERSION and the dead runs' owner files
+    const gone = ["pgoutputwasm-template-pg18-abc", "pgoutputwasm-native-18.4.0-def", "pgoutputwasm-pg18-reused", "pgoutputwasm-bin-rebooted", "pgoutputwasm-bin-old"];
+    for (const d of [join(xdg, "pgoutput-wasm"), ...gone.map((g) => join(tmp, g))]) expect(removed).toContain(d);
     expect(existsSync(join(xdg, "pgoutput-wasm"))).toBe(false);
-    // A running server's data directory and other programs' files stay.
-    expect(readdirSync(tmp).sort()).toEqual(["pgoutputwasm-pg18-running", "unrelated"]);
+    // A live run's folders, one that may be being set up, one whose owner cannot be told, and other programs' files stay.
+    expect(readdirSync(tmp).sort()).toEqual(["pgoutputwasm-bin-elsewhere", "pgoutputwasm-pg18-live", "pgoutputwasm-pg18-running", "unrelated"]);
+    expect(kept.sort()).toEqual([
+      `kept ${join(tmp, "pgoutputwasm-bin-elsewhere")}: its owner cannot be told (another user's, or another PID namespace's)`,
+      `kept ${join(tmp, "pgoutputwasm-pg18-live")}: its run is still going`,
+      `kept ${join(tmp, "pgoutputwasm-pg18-running")}: made a moment ago`,
+    ]);
     const again = await run(["cache", "clean"], { XDG_CACHE_HOME: xdg, TMPDIR: tmp });
     expect(again.stdout).toMatch(/^nothing to remove/);
   });

@@ -10,6 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { execFileAsync, getRunAs, PG_OS_USER, runAsUser, type RunAs } from "./run-as.ts";
 import { startServer, type Server, type ServerOptions } from "./server.ts";
+import { makeTempFolder } from "./temp-folders.ts";
 
 /** The major version of the npm embedded binaries. */
 export const EMBEDDED_MAJOR = 18;
@@ -49,9 +50,9 @@ const execBins = new Map<string, Promise<string>>();
  * library symlinks restored first (hydrateSymlinks), unless we run as root
  * and the server's OS user cannot execute them there (e.g. an npx cache or
  * a clone under a 0700 home directory). Then the package's native/
- * directory is copied to a temporary folder for this process, removed when
- * it exits: nothing stays behind, and no cache folder has to be readable by
- * that user.
+ * directory is copied to a temporary folder for this process
+ * (pgoutputwasm-bin-*, temp-folders.ts), removed when it ends: nothing stays
+ * behind, and no cache folder has to be readable by that user.
  */
 export function embeddedExecBinDir(runAs: RunAs, pkg: string = PACKAGE): Promise<string> {
   let p = execBins.get(pkg);
@@ -86,18 +87,14 @@ export function hydrateSymlinks(nativeDir: string): boolean {
   return complete;
 }
 
-/** Temporary copies of native/ made by this process, removed on exit. */
-const copies: string[] = [];
-
 async function resolveExecBinDir(runAs: RunAs, pkg: string): Promise<string> {
   const dir = embeddedBinDir(pkg);
   const nativeDir = path.dirname(dir);
   const hydrated = hydrateSymlinks(nativeDir);
   if (hydrated && (runAs.prefix.length === 0 || (await canExecute(runAs, dir)))) return dir;
 
-  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "pgoutputwasm-bin-"));
-  if (copies.length === 0) process.on("exit", () => { for (const c of copies) fs.rmSync(c, { recursive: true, force: true }); });
-  copies.push(copy);
+  // Removed when this process ends, however it ends (temp-folders.ts).
+  const copy = makeTempFolder("bin");
   await execFileAsync("cp", ["-a", nativeDir, path.join(copy, "native")]);
   const copied = path.join(copy, "native");
   hydrateSymlinks(copied);

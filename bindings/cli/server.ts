@@ -1,7 +1,8 @@
 // A throwaway PostgreSQL server from a directory of binaries: its own data
-// directory under os.tmpdir(), a free TCP port on 127.0.0.1, its socket in
-// the same temporary directory; stop() removes everything, and servers still
-// running when the process exits are stopped by an exit hook. The CLI's
+// directory in a temporary folder (temp-folders.ts), a free TCP port on
+// 127.0.0.1, its socket in the same folder; stop() removes everything, and a
+// server still running when the process ends (exit, a signal, kill -9) is
+// stopped and its folder removed by temp-folders.ts. The CLI's
 // embedded default (embedded.ts) and the development cluster harness
 // (devkit/cluster/) both start servers here. `pg` is loaded with a dynamic
 // import() when a server starts, so that importing this file costs nothing.
@@ -17,13 +18,12 @@
 // missing for up to wal_writer_delay; flush first (pg_switch_wal or a
 // flushing function) when calling those SQL functions.
 
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
-import * as os from "node:os";
 import * as path from "node:path";
 import type { Client, ClientConfig } from "pg";
-import { childEnv, execFileAsync, getRunAs, giveToServer, runAsUser, wrap, type RunAs } from "./run-as.ts";
+import { execFileAsync, getRunAs, giveToServer, runAsUser, wrap, type RunAs } from "./run-as.ts";
+import { makeTempFolder, removeTempFolder } from "./temp-folders.ts";
 
 export interface Server {
   major: number;
@@ -108,47 +108,6 @@ function freePort(): Promise<number> {
   });
 }
 
-interface Live {
-  pgCtl: [string, string[]];
-  tmpDir: string;
-}
-
-/** Servers still running, for the process 'exit' hook. */
-const live = new Set<Live>();
-let exitHookInstalled = false;
-
-function killLeftovers(): void {
-  for (const l of live) {
-    try {
-      spawnSync(l.pgCtl[0], l.pgCtl[1], { stdio: "ignore", timeout: 10_000, env: childEnv() });
-    } catch {
-      /* best effort */
-    }
-    try {
-      fs.rmSync(l.tmpDir, { recursive: true, force: true });
-    } catch {
-      /* best effort */
-    }
-  }
-  live.clear();
-}
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", killLeftovers);
-  // On a fatal signal 'exit' is not emitted. Only take over signals that no
-  // one else handles, and re-raise them afterwards so the process still dies.
-  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    if (process.listenerCount(sig) > 0) continue;
-    process.once(sig, () => {
-      killLeftovers();
-      // If someone added a handler meanwhile, it decides; else die as usual.
-      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
-    });
-  }
-}
-
 function tailLog(file: string, maxBytes = 8000): string {
   try {
     const buf = fs.readFileSync(file);
@@ -189,15 +148,12 @@ export async function initDataDir(bin: string, runAs: RunAs, dataDir: string): P
 export async function startServer(opts: StartServerOptions): Promise<Server> {
   const { bin, major } = opts;
   const runAs = await getRunAs();
-  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), `pgoutputwasm-pg${major}-`));
+  const tmpDir = makeTempFolder(`pg${major}`);
   const dataDir = path.join(tmpDir, "data");
   const logFile = path.join(tmpDir, "server.log");
   const pgCtl = path.join(bin, "pg_ctl");
-  const stopCmd = wrap(runAs, pgCtl, ["stop", "-D", dataDir, "-m", "immediate", "-s"]);
-  const entry: Live = { pgCtl: stopCmd, tmpDir };
-  let started = false;
-
-  const cleanupDir = () => fs.rmSync(tmpDir, { recursive: true, force: true });
+  // Removing the folder stops the server running in it (and waits for it).
+  const cleanupDir = () => removeTempFolder(tmpDir);
 
   try {
     giveToServer(runAs, tmpDir);
@@ -219,7 +175,7 @@ export async function startServer(opts: StartServerOptions): Promise<Server> {
     );
 
     let lastErr: unknown;
-    for (let attempt = 0; attempt < 4 && !started; attempt++) {
+    for (let attempt = 0; attempt < 4; attempt++) {
       const port = await freePort();
       const settings: Record<string, string> = {
         ...DEFAULT_SETTINGS,
@@ -233,29 +189,21 @@ export async function startServer(opts: StartServerOptions): Promise<Server> {
       fs.writeFileSync(path.join(dataDir, "postgresql.auto.conf"), `# written by bindings/cli/server.ts\n${conf}\n`);
       giveToServer(runAs, path.join(dataDir, "pg_hba.conf"));
       giveToServer(runAs, path.join(dataDir, "postgresql.auto.conf"));
-      live.add(entry);
-      installExitHook();
       try {
         await runAsUser(runAs, pgCtl, ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s"], 90_000);
-        started = true;
-        return await connectServer(major, port, entry, logFile, opts, cleanupDir);
       } catch (err) {
         lastErr = err;
-        if (started) throw err;
-        live.delete(entry);
         const log = tailLog(logFile);
         // A port taken between freePort() and bind(): try another one.
         if (!/could not bind|Address already in use|could not create any TCP\/IP sockets/i.test(log)) {
           throw new Error(`PostgreSQL ${major} did not start: ${(err as Error).message}\n--- server log ---\n${log}`);
         }
+        continue;
       }
+      return await connectServer(major, port, wrap(runAs, pgCtl, ["stop", "-D", dataDir, "-m", "fast", "-s"]), logFile, opts, cleanupDir);
     }
     throw lastErr instanceof Error ? lastErr : new Error(`PostgreSQL ${major} did not start`);
   } catch (err) {
-    if (started) {
-      spawnSync(stopCmd[0], stopCmd[1], { stdio: "ignore", env: childEnv() });
-    }
-    live.delete(entry);
     cleanupDir();
     throw err;
   }
@@ -274,7 +222,8 @@ async function loadPg(): Promise<PgModule> {
 async function connectServer(
   major: number,
   port: number,
-  entry: Live,
+  /** pg_ctl stop -m fast, as the server's OS user. */
+  stopCmd: [string, string[]],
   logFile: string,
   opts: ServerOptions,
   cleanupDir: () => void,
@@ -309,15 +258,10 @@ async function connectServer(
         /* ignore */
       }
       try {
-        // "fast" disconnects clients and shuts down cleanly; fall back to
-        // "immediate" (no checkpoint needed: the data directory goes anyway).
-        const [file, args] = entry.pgCtl;
-        const fastArgs = args.map((x) => (x === "immediate" ? "fast" : x));
-        await execFileAsync(file, fastArgs, { timeoutMs: 30_000 }).catch(async () => {
-          await execFileAsync(file, args, { timeoutMs: 30_000 }).catch(() => {});
-        });
+        // "fast" disconnects clients and shuts down cleanly; if it fails, removing the
+        // folder stops the server the immediate way (no checkpoint needed: the data goes anyway).
+        await execFileAsync(stopCmd[0], stopCmd[1], { timeoutMs: 30_000 }).catch(() => {});
       } finally {
-        live.delete(entry);
         if (opts.log) process.stderr.write(`--- PostgreSQL ${major} log ---\n${tailLog(logFile, 1 << 20)}\n`);
         cleanupDir();
       }

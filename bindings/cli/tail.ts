@@ -31,11 +31,14 @@ Without --connection (and no PG* variables): starts a throwaway PostgreSQL 18
 a demo workload while streaming it, and exits by itself once the workload
 has been printed (--follow keeps it running until Ctrl-C). Its data
 directory (under the temp directory, pgoutputwasm-pg18-*) is removed on
-exit; nothing is kept between runs (see pgoutput-wasm cache --help). As
-root, PostgreSQL runs as the system user pgoutputwasm, created on first use
-(a system account: no home directory, no login shell) and left in place
+exit, however the run ends (a signal too; after a kill -9 the server stops
+by itself, and the next run removes what is left); nothing is kept between
+runs (see pgoutput-wasm cache --help).
+As root, PostgreSQL runs as the system user pgoutputwasm, created on first
+use (a system account: no home directory, no login shell) and left in place
 (userdel pgoutputwasm removes it); where that user cannot read the npm
-binaries, they are copied to a temporary folder for the run.
+binaries, they are copied to a temporary folder for the run
+(pgoutputwasm-bin-*), removed with it.
 
 connection:
   -c, --connection STR   postgres://user:password@host:port/database, or keyword/value
@@ -78,8 +81,12 @@ output:
 
 stderr shows a live status line (messages/s, MiB/s, LSN, lag behind the server's
 WAL end) and a summary on exit when it is a terminal. Ctrl-C or SIGTERM stops
-cleanly: what was printed is acknowledged, exit code 0. Errors: one line with a
-hint, exit code 1 (2 for bad options).
+cleanly: what was printed is acknowledged, exit code 0 (under npx, 130: npm
+runs the command through a shell that dies of the Ctrl-C, and re-raises it); a
+second Ctrl-C leaves at once, exit code 130. A closed stdout (tail | head)
+stops cleanly too. SIGHUP (the terminal closed) and SIGQUIT end it at once: the
+embedded server and its folders removed, it dies by that signal (129, 131).
+Errors: one line with a hint, exit code 1 (2 for bad options).
 `;
 
 export async function tailCommand(args: string[]): Promise<number> {

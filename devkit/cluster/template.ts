@@ -11,11 +11,11 @@
 
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { cacheDir } from "../../bindings/cli/cache.ts";
 import { execFileAsync, giveToServer, type RunAs } from "../../bindings/cli/run-as.ts";
 import { initdb } from "../../bindings/cli/server.ts";
+import { makeTempFolder, removeTempFolder } from "../../bindings/cli/temp-folders.ts";
 
 const templates = new Map<string, Promise<string | undefined>>();
 
@@ -33,7 +33,7 @@ async function makeTemplate(major: number, bin: string, runAs: RunAs): Promise<s
   // initdb runs as the server's OS user, who (as root) cannot enter root's ~/.cache: it writes to a
   // temporary folder; we copy the result into the cache under a private name, then rename it into
   // place (another process may win the race, which is fine: its copy is as good).
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), `pgoutputwasm-initdb-pg${major}-`));
+  const work = makeTempFolder(`initdb-pg${major}`);
   const staging = `${root}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   try {
     giveToServer(runAs, work);
@@ -49,7 +49,7 @@ async function makeTemplate(major: number, bin: string, runAs: RunAs): Promise<s
   } catch {
     return undefined;
   } finally {
-    fs.rmSync(work, { recursive: true, force: true });
+    removeTempFolder(work);
     fs.rmSync(staging, { recursive: true, force: true });
   }
 }
