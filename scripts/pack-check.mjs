@@ -22,7 +22,9 @@
 //      (require.js, also the ES and CommonJS copies side by side); a pg-logical-replication user's
 //      Jest test (replication.test.js; Jest is this repository's, nothing is downloaded) streams from a
 //      real PostgreSQL through LogicalReplicationService; consumer.ts type-checks under node16 (TS 7)
-//      and node10 (TS 5.9, the last with node10).
+//      and node10 (TS 5.9, the last with node10),
+//   6. `npm publish --dry-run` (against an unreachable registry, so nothing can be published) and
+//      `deno publish --dry-run` (jsr.json: the same entry points from the sources, no slow types).
 // Run with tsx (npm run test:pack): step 5 starts its server with the devkit cluster harness.
 // Prints `N passed, N failed`; exit code 1 on any failure. KEEP=1 keeps the temporary directory.
 
@@ -30,7 +32,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = (name) => join(root, "node_modules", ".bin", name);
@@ -331,6 +333,36 @@ try {
     return run(process.execPath, [tsc5, "--version"]).trim();
   });
 
+  // The first release is `npm publish` and `deno publish`: both must pass as they are.
+  await step("npm publish --dry-run: no correction of package.json, the files npm pack packed", () => {
+    // An unreachable registry: a dry run that did not stay one would fail instead of publishing.
+    const r = spawnSync("npm", ["publish", "--dry-run", "--ignore-scripts", "--json", "--registry", "http://127.0.0.1:9/", "--fetch-retries", "0"], { cwd: root, encoding: "utf8" });
+    assert(r.status === 0, `npm publish --dry-run exited ${r.status}: ${r.stderr}`);
+    assert(!/auto-corrected|errors corrected/.test(r.stderr), `npm corrected package.json:\n${r.stderr}`);
+    const published = JSON.parse(r.stdout)["pgoutput-wasm"].files.map((f) => f.path).sort();
+    assert(JSON.stringify(published) === JSON.stringify([...files].sort()), `published files differ from the pack: ${published.length} vs ${files.length}`);
+    return `${published.length} files`;
+  });
+  await step("deno publish --dry-run: jsr.json has package.json's version and library entry points, no slow types", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    const jsr = JSON.parse(readFileSync(join(root, "jsr.json"), "utf8"));
+    assert(jsr.version === pkg.version && jsr.license === pkg.license, `jsr.json ${jsr.version} ${jsr.license}, package.json ${pkg.version} ${pkg.license}`);
+    // The modules of package.json's exports (not release.wasm nor package.json), from their sources.
+    const npmEntries = Object.keys(pkg.exports).filter((k) => typeof pkg.exports[k] === "object");
+    assert(JSON.stringify(Object.keys(jsr.exports)) === JSON.stringify(npmEntries), `jsr.json exports ${Object.keys(jsr.exports)}, package.json ${npmEntries}`);
+    for (const k of npmEntries) {
+      const built = pkg.exports[k].default.default.replace(/^\.\/dist\//, "./bindings/").replace(/\.js$/, ".ts");
+      assert(jsr.exports[k] === built, `jsr.json exports ${k}: ${jsr.exports[k]}, the ES build is of ${built}`);
+    }
+    const r = spawnSync(bin("deno"), ["publish", "--dry-run", "--allow-dirty"], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const output = `${r.stdout}${r.stderr}`;
+    assert(r.status === 0 && /Success Dry run complete/.test(output), `deno publish --dry-run exited ${r.status}:\n${output}`);
+    const rootUrl = pathToFileURL(root).href; // ends in "/": root does
+    const listed = output.split("\n").map((l) => l.trim()).filter((l) => l.startsWith(rootUrl)).map((l) => l.slice(rootUrl.length).replace(/ \([^)]*\)$/, ""));
+    // wasm-inline.ts is generated and gitignored: jsr.json must un-ignore it, or the package would not load.
+    for (const f of ["bindings/wasm-inline.ts", ...Object.values(jsr.exports).map((e) => e.slice(2)), "README.md", "LICENSE"]) assert(listed.includes(f), `${f} is not published`);
+    return `${jsr.name}@${jsr.version}, ${listed.length} files`;
+  });
 } finally {
   if (process.env.KEEP) console.log(`kept ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });

@@ -61,7 +61,7 @@ const encoder = new TextEncoder();
 
 export class JsonLinesWriter {
   /** The lines written so far (`take()` empties it). */
-  readonly out = new ByteSink();
+  readonly out: ByteSink = new ByteSink();
   readonly #formatter: ChangeFormatter;
   readonly #strings: boolean;
   readonly #kernel: boolean;
