@@ -14,6 +14,7 @@
  */
 import type { MessageKind } from "./messages.ts";
 import type { WalMessage } from "./walsender.ts";
+import { brandClass } from "./brand.ts";
 
 export type PgoutputErrorCode =
   /** The message ended before a field it must contain. */
@@ -129,7 +130,10 @@ function describe(message: string, d: PgoutputErrorDetails): string {
   return where.length > 0 ? `${message} (${where.join(", ")})` : message;
 }
 
-/** Type guard: true for errors thrown by this package's decoders. */
+// `instanceof PgoutputError` holds for one of the other build too (brand.ts).
+brandClass(PgoutputError, "PgoutputError");
+
+/** Type guard: true for errors thrown by this package's decoders (of either build, ES or CommonJS). */
 export function isPgoutputError(e: unknown): e is PgoutputError {
   return e instanceof PgoutputError;
 }

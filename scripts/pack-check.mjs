@@ -1,27 +1,38 @@
 // Packs the package the way `npm publish` would and proves the tarball works:
-//   1. builds dist/ fresh (tsc -p tsconfig.build.json; build/release.wasm must exist: npm run build:wasm),
-//   2. `npm pack`, then checks the file list (dist .js/.d.ts, release.wasm, README, LICENSE, the docs
-//      the README and the CLI's help point to; nothing else), the LICENSE,
+//   1. builds dist/ fresh (tsc -p tsconfig.build.json, then scripts/build-cjs.mjs for dist/cjs/;
+//      build/release.wasm must exist: npm run build:wasm),
+//   2. `npm pack`, then checks the file list (dist .js/.d.ts, the CommonJS build's dist/cjs/, release.wasm,
+//      README, LICENSE, the docs the README and the CLI's help point to; nothing else), the LICENSE,
 //      that no development tooling came along (devkit/, test/, bench/ files; the test cluster
 //      harness's Debian paths, template cache and user management outside bindings/cli/run-as.ts),
 //      package.json (dependencies: pg only, the embedded server optional; no install-time script;
-//      every `exports` target present), and that the core entry dist/index.js imports nothing
-//      outside the package (no bare or node: specifiers),
+//      every `exports` target present), that the core entry dist/index.js imports nothing
+//      outside the package (no bare or node: specifiers), and the types of every entry point in
+//      every TypeScript resolution mode (@arethetypeswrong/cli: node10, node16 CommonJS and ESM, bundler),
 //   3. installs the tarball with --ignore-scripts (it must need none) into an empty temporary
 //      project (test/consumer/), runs test/consumer/smoke.mjs there under Node, Node --jitless (no
 //      WebAssembly: the baseline), Deno and Bun, and the CLI as a user would: `npx pgoutput-wasm
 //      --version`, `--help` of each command, and `npx pgoutput-wasm tail` (the embedded demo, which
 //      exits by itself) leaving nothing in its temp directory nor a cache folder, and, with the
-//      embedded server's binaries taken away, the message that says what to install, and
+//      embedded server's binaries taken away, the message that says what to install,
 //   4. type-checks test/consumer/consumer.ts against the installed package with strict
-//      settings and skipLibCheck off, under NodeNext and Bundler resolution.
+//      settings and skipLibCheck off, under NodeNext and Bundler resolution,
+//   5. installs the tarball and pg-logical-replication into an empty CommonJS project
+//      (test/consumer-cjs/): plain Node with --no-experimental-require-module require()s every entry
+//      (require.js, also the ES and CommonJS copies side by side); a pg-logical-replication user's
+//      Jest test (replication.test.js; Jest is this repository's, nothing is downloaded) streams from a
+//      real PostgreSQL through LogicalReplicationService; consumer.ts type-checks under node16 (TS 7)
+//      and node10 (TS 5.9, the last with node10),
+//   6. `npm publish --dry-run` (against an unreachable registry, so nothing can be published) and
+//      `deno publish --dry-run` (jsr.json: the same entry points from the sources, no slow types).
+// Run with tsx (npm run test:pack): step 5 starts its server with the devkit cluster harness.
 // Prints `N passed, N failed`; exit code 1 on any failure. KEEP=1 keeps the temporary directory.
 
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = (name) => join(root, "node_modules", ".bin", name);
@@ -89,6 +100,7 @@ try {
       "build/release.wasm or bindings/wasm-inline.ts is missing: run npm run build:wasm first");
     rmSync(join(root, "dist"), { recursive: true, force: true });
     run(bin("tsc"), ["-p", "tsconfig.build.json"]);
+    return run(process.execPath, ["scripts/build-cjs.mjs"]).trim();
   });
 
   await step("npm pack", () => {
@@ -99,10 +111,10 @@ try {
     return `${info.filename}, ${files.length} files, ${(info.size / 1024).toFixed(1)} kB packed, ${(info.unpackedSize / 1024).toFixed(1)} kB unpacked`;
   });
 
-  await step("tarball holds only dist .js/.d.ts, release.wasm, README, LICENSE, docs/*.md, package.json", () => {
-    const stray = files.filter((f) => !/^dist\/.+\.(js|d\.ts)$/.test(f) && !/^docs\/[\w.-]+\.md$/.test(f) && !["build/release.wasm", "README.md", "package.json", "LICENSE"].includes(f));
+  await step("tarball holds only dist .js/.d.ts, dist/cjs/package.json, release.wasm, README, LICENSE, docs/*.md, package.json", () => {
+    const stray = files.filter((f) => !/^dist\/.+\.(js|d\.ts)$/.test(f) && !/^docs\/[\w.-]+\.md$/.test(f) && !["dist/cjs/package.json", "build/release.wasm", "README.md", "package.json", "LICENSE"].includes(f));
     assert(stray.length === 0, `unexpected files: ${stray.join(", ")}`);
-    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "build/release.wasm", "package.json", "LICENSE", "README.md"]) assert(files.includes(f), `missing ${f}`);
+    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cjs/index.js", "dist/cjs/index.d.ts", "dist/cjs/package.json", "dist/cli/main.js", "build/release.wasm", "package.json", "LICENSE", "README.md"]) assert(files.includes(f), `missing ${f}`);
   });
 
   await step("LICENSE: the MIT license package.json names, copyright pgoutput-wasm contributors", () => {
@@ -172,6 +184,28 @@ try {
       }
     }
     return `${seen.size} modules, all relative`;
+  });
+
+  await step("types of every entry point in every resolution mode: @arethetypeswrong/cli finds no problem", () => {
+    // The library entry points (release.wasm is no module); --no-definitely-typed: no @types look-up on the registry.
+    const args = [tarball, "--entrypoints", ".", "./pg", "./pg-logical-replication", "--no-definitely-typed"];
+    const json = spawnSync(bin("attw"), [...args, "--format", "json"], { encoding: "utf8" });
+    // attw exits 1 on any problem; its table says which
+    if (json.status !== 0) throw new Error(run(bin("attw"), [...args, "--format", "ascii", "--no-color"], { stdio: ["ignore", "pipe", "ignore"] }).trim() || json.stderr);
+    const report = JSON.parse(json.stdout);
+    assert(report.analysis.problems.length === 0, JSON.stringify(report.analysis.problems));
+    // Each mode gets the build it loads: CommonJS declarations where a require() is resolved, ES ones where an import is.
+    const seen = [];
+    for (const [name, entry] of Object.entries(report.analysis.entrypoints)) {
+      for (const [mode, r] of Object.entries(entry.resolutions)) {
+        const types = r.resolution?.fileName ?? "";
+        const cjs = mode === "node10" || mode === "node16-cjs";
+        assert(/\.d\.ts$/.test(types) && types.includes("/dist/cjs/") === cjs, `${name} under ${mode}: types ${types || "unresolved"}`);
+        seen.push(`${name} ${mode}`);
+      }
+    }
+    assert(seen.length === 12, `resolved ${seen.join(", ")}`);
+    return "node10, node16 (CommonJS, ESM), bundler for . ./pg ./pg-logical-replication";
   });
 
   await step("install the tarball into an empty project, without install scripts", () => {
@@ -255,6 +289,80 @@ try {
       run(bin("tsc"), ["-p", config], { cwd: consumer });
     });
   }
+
+  // A CommonJS project: what pg-logical-replication's users have (it is CommonJS itself).
+  const consumerCjs = join(tmp, "home", "consumer-cjs");
+  const devDependency = (name) => JSON.parse(readFileSync(join(root, "package.json"), "utf8")).devDependencies[name];
+  await step("install the tarball and pg-logical-replication into an empty CommonJS project", () => {
+    cpSync(join(root, "test/consumer-cjs"), consumerCjs, { recursive: true });
+    // pg-logical-replication and @types/pg at the versions this repository uses (npm ci put them in the cache).
+    const plr = `pg-logical-replication@${devDependency("pg-logical-replication")}`;
+    run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball, plr, `@types/pg@${devDependency("@types/pg")}`], { cwd: consumerCjs });
+    assert(!("type" in JSON.parse(readFileSync(join(consumerCjs, "package.json"), "utf8"))), "the project is not CommonJS");
+    // one pg for both, as in an application: the drop-in reads the type parsers of the pg the application configures
+    assert(!existsSync(join(consumerCjs, "node_modules/pg-logical-replication/node_modules/pg")), "pg-logical-replication got a pg of its own");
+    return plr;
+  });
+  await step("Node --no-experimental-require-module: require() of every entry point decodes; ES and CommonJS copies side by side", () =>
+    run(process.execPath, ["--no-experimental-require-module", "require.js"], { cwd: consumerCjs }).trim());
+  await step("Jest in the CommonJS project: a pg-logical-replication user's test, only the import changed, streams from PostgreSQL", async () => {
+    const { startCluster } = await import("../devkit/cluster/cluster.ts");
+    const cluster = await startCluster(15);
+    try {
+      // Jest is this repository's (no download); its cache goes into the temporary directory.
+      const jest = spawnSync(process.execPath, [join(root, "node_modules/jest/bin/jest.js"), "--ci", "--no-watchman", "--cacheDirectory", join(tmp, "jest-cache")], {
+        cwd: consumerCjs,
+        encoding: "utf8",
+        timeout: 120_000,
+        env: { ...cliEnv(), DATABASE_URL: cluster.connectionString, SLOT: "jest_pgoutput" },
+      });
+      const summary = (jest.stderr ?? "").split("\n").filter((l) => /^Tests:/.test(l)).join("");
+      assert(jest.status === 0, `jest exited ${jest.status ?? jest.signal}:\n${jest.stderr}${jest.stdout}`);
+      assert(/\b1 passed, 1 total/.test(summary), `jest: ${summary || jest.stderr}`);
+      return `${summary.replace(/\s+/g, " ").trim()}, PostgreSQL ${cluster.version}`;
+    } finally {
+      await cluster.stop();
+    }
+  });
+  await step("CommonJS TypeScript consumer, node16 resolution (TypeScript 7, skipLibCheck off)", () => {
+    run(bin("tsc"), ["-p", "tsconfig.node16.json"], { cwd: consumerCjs });
+  });
+  await step("CommonJS TypeScript consumer, node10 resolution (TypeScript 5.9, skipLibCheck off)", () => {
+    const tsc5 = join(root, "node_modules/typescript-5/bin/tsc");
+    run(process.execPath, [tsc5, "-p", "tsconfig.node10.json"], { cwd: consumerCjs });
+    return run(process.execPath, [tsc5, "--version"]).trim();
+  });
+
+  // The first release is `npm publish` and `deno publish`: both must pass as they are.
+  await step("npm publish --dry-run: no correction of package.json, the files npm pack packed", () => {
+    // An unreachable registry: a dry run that did not stay one would fail instead of publishing.
+    const r = spawnSync("npm", ["publish", "--dry-run", "--ignore-scripts", "--json", "--registry", "http://127.0.0.1:9/", "--fetch-retries", "0"], { cwd: root, encoding: "utf8" });
+    assert(r.status === 0, `npm publish --dry-run exited ${r.status}: ${r.stderr}`);
+    assert(!/auto-corrected|errors corrected/.test(r.stderr), `npm corrected package.json:\n${r.stderr}`);
+    const published = JSON.parse(r.stdout)["pgoutput-wasm"].files.map((f) => f.path).sort();
+    assert(JSON.stringify(published) === JSON.stringify([...files].sort()), `published files differ from the pack: ${published.length} vs ${files.length}`);
+    return `${published.length} files`;
+  });
+  await step("deno publish --dry-run: jsr.json has package.json's version and library entry points, no slow types", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    const jsr = JSON.parse(readFileSync(join(root, "jsr.json"), "utf8"));
+    assert(jsr.version === pkg.version && jsr.license === pkg.license, `jsr.json ${jsr.version} ${jsr.license}, package.json ${pkg.version} ${pkg.license}`);
+    // The modules of package.json's exports (not release.wasm nor package.json), from their sources.
+    const npmEntries = Object.keys(pkg.exports).filter((k) => typeof pkg.exports[k] === "object");
+    assert(JSON.stringify(Object.keys(jsr.exports)) === JSON.stringify(npmEntries), `jsr.json exports ${Object.keys(jsr.exports)}, package.json ${npmEntries}`);
+    for (const k of npmEntries) {
+      const built = pkg.exports[k].default.default.replace(/^\.\/dist\//, "./bindings/").replace(/\.js$/, ".ts");
+      assert(jsr.exports[k] === built, `jsr.json exports ${k}: ${jsr.exports[k]}, the ES build is of ${built}`);
+    }
+    const r = spawnSync(bin("deno"), ["publish", "--dry-run", "--allow-dirty"], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const output = `${r.stdout}${r.stderr}`;
+    assert(r.status === 0 && /Success Dry run complete/.test(output), `deno publish --dry-run exited ${r.status}:\n${output}`);
+    const rootUrl = pathToFileURL(root).href; // ends in "/": root does
+    const listed = output.split("\n").map((l) => l.trim()).filter((l) => l.startsWith(rootUrl)).map((l) => l.slice(rootUrl.length).replace(/ \([^)]*\)$/, ""));
+    // wasm-inline.ts is generated and gitignored: jsr.json must un-ignore it, or the package would not load.
+    for (const f of ["bindings/wasm-inline.ts", ...Object.values(jsr.exports).map((e) => e.slice(2)), "README.md", "LICENSE"]) assert(listed.includes(f), `${f} is not published`);
+    return `${jsr.name}@${jsr.version}, ${listed.length} files`;
+  });
 } finally {
   if (process.env.KEEP) console.log(`kept ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import { copyBytes } from "../copy-bytes.ts";
 const encoder = new TextEncoder();
 
 export class ByteSink {
-  buf = new Uint8Array(64 * 1024);
+  buf: Uint8Array<ArrayBuffer> = new Uint8Array(64 * 1024);
   len = 0;
 
   /** Room for n more bytes. */

@@ -64,8 +64,8 @@ const TAG_STREAM_STOP = 0x45;
 
 export abstract class TapeDecoder implements PgoutputDecoder {
   abstract readonly backend: "wasm" | "baseline";
-  readonly relations = new Map<number, Relation>();
-  readonly types = new Map<number, TypeInfo>();
+  readonly relations: Map<number, Relation> = new Map();
+  readonly types: Map<number, TypeInfo> = new Map();
   inStream = false;
 
   /** Turns column bytes into JS values for `tuple.value()`. */

@@ -19,6 +19,7 @@
  * ```
  */
 import { redact } from "../redact.ts";
+import { brandClass } from "../brand.ts";
 
 export type ReplicationErrorCode =
   /** The options are inconsistent (e.g. `streaming: "parallel"` with protocol 3) or the slot is unusable. */
@@ -102,7 +103,10 @@ export class ReplicationError extends Error {
   }
 }
 
-/** Type guard for errors of the streaming client. */
+// `instanceof ReplicationError` holds for one of the other build too (brand.ts).
+brandClass(ReplicationError, "ReplicationError");
+
+/** Type guard for errors of the streaming client (of either build, ES or CommonJS). */
 export function isReplicationError(e: unknown): e is ReplicationError {
   return e instanceof ReplicationError;
 }

@@ -1,48 +1,20 @@
 // Runs in the temporary consumer project against the installed tarball, under
-// Node, Deno and Bun (scripts/pack-check.mjs). Builds pgoutput messages by
-// hand, decodes them with both backends and with the package's release.wasm
+// Node, Deno and Bun (scripts/pack-check.mjs). Decodes the hand-built
+// messages of wire.cjs with both backends and with the package's release.wasm
 // file. Argument: the backend createDecoder() must pick ("wasm" by default;
 // "baseline" when run where WebAssembly is missing, e.g. node --jitless).
 import { readFile } from "node:fs/promises";
+import wire from "./wire.cjs";
 import { BaselineDecoder, WasmDecoder, createDecoder, formatLsn, timestampToISO, wasmSupport } from "pgoutput-wasm";
 
 const args = globalThis.Deno?.args ?? process.argv.slice(2);
 const want = args[0] ?? "wasm";
 
-// A tiny big-endian writer: just enough for Begin, Relation, Insert, Commit.
-function bytes(...parts) {
-  const out = [];
-  for (const [type, v] of parts) {
-    if (type === "c") out.push(v.charCodeAt(0));
-    else if (type === "u8") out.push(v);
-    else if (type === "i16") out.push((v >> 8) & 0xff, v & 0xff);
-    else if (type === "i32") out.push((v >>> 24) & 0xff, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff);
-    else if (type === "i64") for (let s = 56n; s >= 0n; s -= 8n) out.push(Number((BigInt.asUintN(64, v) >> s) & 0xffn));
-    else if (type === "str") out.push(...new TextEncoder().encode(v), 0);
-    else if (type === "text") {
-      const b = new TextEncoder().encode(v); // a TupleData text column: 't', Int32 length, bytes
-      out.push(0x74, (b.length >>> 24) & 0xff, (b.length >>> 16) & 0xff, (b.length >>> 8) & 0xff, b.length & 0xff, ...b);
-    }
-  }
-  return new Uint8Array(out);
-}
-const PG_EPOCH = 946_684_800_000_000n;
-const begin = bytes(["c", "B"], ["i64", 0x17864c0n], ["i64", 1_700_000_000_123_456n - PG_EPOCH], ["i32", 742]);
-const relation = bytes(["c", "R"], ["i32", 16384], ["str", "public"], ["str", "users"], ["c", "d"], ["i16", 2],
-  ["u8", 1], ["str", "id"], ["i32", 23], ["i32", -1], ["u8", 0], ["str", "name"], ["i32", 25], ["i32", -1]);
-const insert = bytes(["c", "I"], ["i32", 16384], ["c", "N"], ["i16", 2], ["text", "42"], ["text", "Zoë"]);
-const commit = bytes(["c", "C"], ["u8", 0], ["i64", 0x17864c0n], ["i64", 0x17864f0n], ["i64", 1_700_000_000_123_456n - PG_EPOCH]);
+const { messages, EXPECTED, summarize } = wire;
 
 function check(decoder) {
-  const seen = [];
-  for (const msg of decoder.decodeBatch([begin, relation, insert, commit])) {
-    if (msg.kind === "Begin") seen.push(`Begin ${msg.xid} ${formatLsn(msg.finalLsn)} ${timestampToISO(msg.commitTime)}`);
-    else if (msg.kind === "Insert") seen.push(`Insert ${msg.relation?.name} ${msg.newTuple.text("id")} ${msg.newTuple.text("name")}`);
-    else seen.push(msg.kind);
-  }
-  const got = seen.join(" | ");
-  const expected = "Begin 742 0/17864C0 2023-11-14T22:13:20.123456Z | Relation | Insert users 42 Zoë | Commit";
-  if (got !== expected) throw new Error(`${decoder.backend}: got ${got}`);
+  const got = summarize(decoder.decodeBatch(messages), { formatLsn, timestampToISO });
+  if (got !== EXPECTED) throw new Error(`${decoder.backend}: got ${got}`);
   return got;
 }
 
