@@ -20,6 +20,7 @@ const perBackend = [
   "test/isolation.test.ts",
   "test/layout.test.ts",
   "test/limits.test.ts",
+  "test/pipeline.test.ts",
   "test/pooled-buffer.test.ts",
   "test/raw-stream.test.ts",
   "test/replicate-hostile.test.ts",
