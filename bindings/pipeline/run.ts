@@ -33,7 +33,7 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
-import type { SnapshotComplete, SnapshotRow } from "../pg/snapshot.ts";
+import type { SnapshotComplete, SnapshotRow } from "../snapshot-items.ts";
 import type { PrimaryKeepalive } from "../walsender.ts";
 import { transactionEnd } from "../ack.ts";
 import type { ChangePosition } from "./change-id.ts";
