@@ -20,6 +20,8 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCli } from "./support/build-cli.ts";
 import { quotedBytes } from "../bindings/quoted-bytes.ts";
+import { FORMATS } from "../bindings/formats/index.ts";
+import { SINKS } from "../bindings/sinks/index.ts";
 import { closedPort } from "./support/closed-port.ts";
 import { proc } from "./support/proc.ts";
 
@@ -118,8 +120,10 @@ describe.concurrent("bad options: one line of ours, exit 2", () => {
   });
 
   it("the pipeline seam: an unknown format, sink or format option; replicate()'s own checks in the CLI's words", async () => {
-    expectUsage(await run(["tail", "--format", "avro"]), 'pgoutput-wasm: unknown format "avro": one of jsonl, messages, capture, pretty (hint: see pgoutput-wasm tail --help)');
-    expectUsage(await run(["tail", "--sink", "nats://127.0.0.1:4222"]), 'pgoutput-wasm: no sink takes "nats://127.0.0.1:4222": one of -, file: (hint: see pgoutput-wasm tail --help)');
+    const formats = [...Object.keys(FORMATS), "pretty"].join(", ");
+    const schemes = SINKS.flatMap((s) => s.schemes).join(", ");
+    expectUsage(await run(["tail", "--format", "avro"]), `pgoutput-wasm: unknown format "avro": one of ${formats} (hint: see pgoutput-wasm tail --help)`);
+    expectUsage(await run(["tail", "--sink", "nats://127.0.0.1:4222"]), `pgoutput-wasm: no sink takes "nats://127.0.0.1:4222": one of ${schemes} (hint: see pgoutput-wasm tail --help)`);
     expectUsage(await run(["tail", "-o", "indent=2"]), 'pgoutput-wasm: format jsonl has no option "indent" (it takes transactions, tables, pretty, numbers-as-strings) (hint: see pgoutput-wasm tail --help)');
     expectUsage(await run(["capture", "x.bin", "--proto", "1", "--two-phase"]), "pgoutput-wasm: --two-phase needs --proto 3 or later (hint: see pgoutput-wasm capture --help)");
   });
