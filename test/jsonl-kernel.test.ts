@@ -39,13 +39,14 @@ const DECODERS: [string, Make][] = [
 /** The JSON Lines of a capture pushed in `chunk`-byte pieces (streamed transactions replayed as plain ones, as the pipeline does). */
 function lines(make: Make, bytes: Uint8Array, options: JsonLinesOptions, chunk = 65536): Buffer {
   const d = make();
-  const replay = new StreamResequencer(make());
+  let replay: StreamResequencer | undefined; // made at the first streamed block: a decoder costs more than most of these captures
   const w = new JsonLinesWriter({ ...options, types: d.types });
   const parts: Uint8Array[] = [];
   for (let i = 0; i < bytes.length; i += chunk) {
     const records = new Records();
     for (const m of d.push(bytes.subarray(i, i + chunk))) {
-      if (replay.takes(m)) for (const plain of replay.push(m)) w.push(plain, records);
+      if (m.kind === "StreamStart") replay ??= new StreamResequencer(make());
+      if (replay?.takes(m) === true) for (const plain of replay.push(m)) w.push(plain, records);
       else w.push(m, records);
     }
     parts.push(records.bytes.take());
