@@ -6,8 +6,13 @@
 import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
 import { jsonl } from "./jsonl.ts";
 import { messages } from "./messages.ts";
+import { wal2json } from "./wal2json.ts";
+import { wal2jsonRefusal } from "./wal2json-options.ts";
 
-export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages };
+export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, wal2json };
+
+/** Per format: the message refusing an option it knows but cannot honour (what the stream does not carry), rather than "unknown". */
+const REFUSALS: Readonly<Record<string, (option: string) => string | undefined>> = { wal2json: wal2jsonRefusal };
 
 /** The format named, or a TypeError that lists the known ones. */
 export function formatNamed(name: string): FormatDefinition {
@@ -19,6 +24,8 @@ export function formatNamed(name: string): FormatDefinition {
 /** `values` checked against `format.options`: a TypeError names an option it does not take, or a value of the wrong type. */
 export function formatOptions(format: FormatDefinition, values: FormatOptionValues): FormatOptionValues {
   for (const [name, value] of Object.entries(values)) {
+    const refusal = REFUSALS[format.name]?.(name);
+    if (refusal !== undefined) throw new TypeError(refusal);
     const spec = Object.hasOwn(format.options, name) ? format.options[name] : undefined;
     if (spec === undefined) {
       const known = Object.keys(format.options);
