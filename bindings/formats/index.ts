@@ -4,12 +4,13 @@
  * option a format does not take is refused with its name, not ignored.
  */
 import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
+import { capture } from "./capture.ts";
 import { jsonl } from "./jsonl.ts";
 import { messages } from "./messages.ts";
 import { wal2json } from "./wal2json.ts";
 import { wal2jsonRefusal } from "./wal2json-options.ts";
 
-export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, wal2json };
+export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, capture, wal2json };
 
 /** Per format: the message refusing an option it knows but cannot honour (what the stream does not carry), rather than "unknown". */
 const REFUSALS: Readonly<Record<string, (option: string) => string | undefined>> = { wal2json: wal2jsonRefusal };
