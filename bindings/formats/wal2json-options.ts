@@ -80,7 +80,7 @@ export const WAL2JSON_REFUSED: Readonly<Record<string, string>> = {
 };
 
 /** The TypeError message refusing one of WAL2JSON_REFUSED, with its reason; `undefined` for another name. */
-export function wal2jsonRefusal(name: string): string | undefined {
+function wal2jsonRefusal(name: string): string | undefined {
   const reason = Object.hasOwn(WAL2JSON_REFUSED, name) ? WAL2JSON_REFUSED[name] : undefined;
   return reason === undefined ? undefined : `format wal2json does not take ${name}: ${reason} (docs/cli-output.md)`;
 }
@@ -160,8 +160,8 @@ function invalid(name: string, value: string): TypeError {
 }
 
 /**
- * The settings from option values (checked against WAL2JSON_OPTIONS by
- * formatOptions(), and here again for callers of create()). A TypeError
+ * The settings from option values (formatOptions() runs it to check them
+ * before anything starts; create() again). A TypeError
  * names a refused option with its reason, an unknown one, or a value wal2json
  * would not parse.
  */
