@@ -18,8 +18,13 @@
  * be streamed (replayed by the pipeline); tables whose names need escaping
  * in add-tables; a generated column. The stream is recorded once (its
  * XLogData frames) and each option set of both format versions runs the
- * pipeline over the recording, with both backends for a few.
+ * pipeline over the recording, with both backends for a few. And the CLI,
+ * compiled as published: `tail --format wal2json -o format-version=1
+ * -o include-xids=true` prints wal2json's documents, one per line.
  */
+import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
@@ -37,6 +42,7 @@ import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../bindings/
 import { toPostgresTimestamp } from "../bindings/time.ts";
 import { toBase64 } from "../bindings/utf8.ts";
 import { backends, type Backend } from "./support/backends.ts";
+import { buildCli } from "./support/build-cli.ts";
 import { parseRawJson, type RawJsonValue } from "./support/raw-json.ts";
 import { CASES, SETUP_SQL } from "./support/values-cases.ts";
 
@@ -45,6 +51,8 @@ const PLUGIN_SLOT = "w2j_plugin";
 const PGOUTPUT_SLOT = "w2j_pgoutput";
 
 let cluster: Cluster;
+/** The CLI, compiled as it is published. */
+let cli: Promise<string>;
 let admin: pg.Client;
 let types: Record<number, TypeKnowledge>;
 /** The pgoutput stream's XLogData frames, as received. */
@@ -240,9 +248,9 @@ async function replay(options: FormatOptionValues, backend: Backend = backends[0
 }
 
 /** wal2json's documents for the same range, with `options`: xid and text of each row. */
-async function plugin(options: FormatOptionValues): Promise<{ xid: string; data: string }[]> {
+async function plugin(options: FormatOptionValues, slot = PLUGIN_SLOT): Promise<{ xid: string; data: string }[]> {
   const args = Object.entries(options).flatMap(([k, v]) => [k, String(v)]);
-  const { rows } = await admin.query(`SELECT xid::text AS xid, data FROM pg_logical_slot_peek_changes('${PLUGIN_SLOT}', NULL, NULL, VARIADIC $1::text[])`, [args]);
+  const { rows } = await admin.query(`SELECT xid::text AS xid, data FROM pg_logical_slot_peek_changes($1, NULL, NULL, VARIADIC $2::text[])`, [slot, args]);
   return rows as { xid: string; data: string }[];
 }
 
@@ -353,6 +361,8 @@ const SETS: Record<string, FormatOptionValues> = {
 };
 
 beforeAll(async () => {
+  cli = buildCli("cli-test-wal2json");
+  cli.catch(() => {}); // awaited by its test
   cluster = await startCluster(15);
   admin = new pg.Client({ host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database });
   await admin.connect();
@@ -375,6 +385,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await admin?.end();
   await cluster?.stop();
+  const main = await cli.catch(() => undefined);
+  if (main !== undefined) rmSync(dirname(dirname(main)), { recursive: true, force: true });
 });
 
 describe("wal2json documents from pgoutput equal wal2json 2.5's", () => {
@@ -453,6 +465,50 @@ describe("wal2json documents from pgoutput equal wal2json 2.5's", () => {
         const options = { ...set, "format-version": version };
         expect(await replay(options, backends[1])).toEqual(await replay(options, backends[0]));
       }
+    }
+  });
+
+  it("tail --format wal2json -o format-version=1 -o include-xids=true prints wal2json's documents", async () => {
+    const main = await cli;
+    await admin.query("SELECT pg_create_logical_replication_slot('w2j_cli_plugin', 'wal2json')");
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG")) env[k] = v;
+    const child = spawn(process.execPath, [main, "tail", "-c", cluster.connectionString, "--publication", `${S}_pub`, "--slot", "w2j_cli", "--create-slot",
+      "--messages", "--format", "wal2json", "-o", "format-version=1", "-o", "include-xids=true"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    try {
+      // Streaming from its slot: START_REPLICATION runs.
+      for (let deadline = Date.now() + 20_000; ; ) {
+        const { rows } = await admin.query(`SELECT 1 FROM pg_replication_slots s JOIN pg_stat_activity a ON a.pid = s.active_pid
+          WHERE s.slot_name = 'w2j_cli' AND a.query LIKE 'START_REPLICATION%'`);
+        if (rows.length > 0) break;
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`tail did not start streaming: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const w = new pg.Client({ host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database });
+      await w.connect();
+      try {
+        await w.query("SET synchronous_commit = on");
+        await w.query(`BEGIN; INSERT INTO ${S}.plain VALUES (20, 'cli'), (21, E'tab\\there'); UPDATE ${S}.plain SET v = 'again' WHERE id = 20; COMMIT`);
+        await w.query("SELECT pg_logical_emit_message(false, 'cli', 'outside')");
+        await w.query(`BEGIN; DELETE FROM ${S}.plain WHERE id = 21; SELECT pg_logical_emit_message(true, 'cli', 'inside'); COMMIT`);
+      } finally {
+        await w.end();
+      }
+      const theirs = await plugin({ "format-version": "1", "include-xids": true }, "w2j_cli_plugin");
+      expect(theirs).toHaveLength(3);
+      for (let deadline = Date.now() + 20_000; stdout.split("\n").length <= theirs.length && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+      // One line per document; the non-transactional message after a transaction of three changes: 2.5's stray comma.
+      expect(compare(1, stdout.split("\n").slice(0, -1), theirs).get("2.5 stray comma")).toBe(1);
+    } finally {
+      child.kill("SIGINT");
+      expect(await exited, stderr).toBe(0);
+      await admin.query("SELECT pg_drop_replication_slot('w2j_cli_plugin')");
+      await admin.query("SELECT pg_drop_replication_slot('w2j_cli')");
     }
   });
 });
