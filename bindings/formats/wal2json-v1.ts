@@ -25,13 +25,17 @@ import {
 
 type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 
-/** Per relation: its schema and table lines, its pk object (with and without the comma after it). */
+/** Per relation: its schema and table lines, its pk object (with and without the comma after it), and name/type arrays made once. */
 interface V1Relation {
-  table: string;
-  pk: [string, string];
+  /** The kind line of each kind, then the schema and table lines, as bytes. */
+  heads: Record<"insert" | "update" | "delete", Uint8Array>;
+  pk: [Uint8Array, Uint8Array];
+  /** The arrays of a block when every column it may show is shown (the common case: no unchanged TOAST, no NULL key). */
+  complete: Map<string, Uint8Array>;
 }
 
 const NEWLINE = 0x0a;
+const encoder = new TextEncoder();
 
 /** A change list being written: its bytes and how many changes it has (the comma before each after the first). */
 class ChangeList {
@@ -160,14 +164,13 @@ export class Wal2jsonV1 implements Format {
     const r = this.#relation(facts);
     const pk = this.#s.includePk && facts.pkKnown;
     const doc = this.#next(list);
-    doc.str(`${ht3}"kind":${sp}"${kind}",${nl}`);
-    doc.str(r.table);
+    doc.bytes(r.heads[kind]);
     if (kind === "insert") {
       this.#columns(doc, facts, newTuple!, pk);
-      if (pk) doc.str(r.pk[0]);
+      if (pk) doc.bytes(r.pk[0]);
     } else {
       if (kind === "update") this.#columns(doc, facts, newTuple!, true);
-      if (pk) doc.str(r.pk[1]);
+      if (pk) doc.bytes(r.pk[1]);
       // An update's old row when sent (every non-null column of it), else the new row's identity; a delete's identity.
       if (kind === "update" && oldTuple !== undefined) this.#oldkeys(doc, facts, oldTuple, false);
       else this.#oldkeys(doc, facts, kind === "update" ? newTuple! : oldTuple!, true);
@@ -178,8 +181,8 @@ export class Wal2jsonV1 implements Format {
   /** `columnnames`, `columntypes`, `columntypeoids`, `columnvalues` (and a comma after them when more follows). */
   #columns(doc: ByteSink, facts: RelationFacts, tuple: Tuple, comma: boolean): void {
     const { nl, sp, ht3 } = this.#p;
-    this.#pick(facts, tuple, false, false);
-    this.#arrays(doc, facts, ht3, "columnnames", "columntypes", "columntypeoids");
+    const complete = this.#pick(facts, tuple, false, false);
+    this.#arrays(doc, facts, complete, ht3, "columnnames", "columntypes", "columntypeoids");
     doc.str(`${ht3}"columnvalues":${sp}[`);
     this.#values(doc, facts, tuple);
     doc.str(`]${comma ? "," : ""}${nl}`);
@@ -188,27 +191,41 @@ export class Wal2jsonV1 implements Format {
   /** `oldkeys`: the shown columns' names, types, OIDs and values (`keys`: the replica identity's only; NULLs left out). */
   #oldkeys(doc: ByteSink, facts: RelationFacts, tuple: Tuple, keys: boolean): void {
     const { nl, sp, ht3, ht4 } = this.#p;
-    this.#pick(facts, tuple, true, keys);
+    const complete = this.#pick(facts, tuple, true, keys);
     doc.str(`${ht3}"oldkeys":${sp}{${nl}`);
-    this.#arrays(doc, facts, ht4, "keynames", "keytypes", "keytypeoids");
+    this.#arrays(doc, facts, complete && keys, ht4, "keynames", "keytypes", "keytypeoids");
     doc.str(`${ht4}"keyvalues":${sp}[`);
     this.#values(doc, facts, tuple);
     doc.str(`]${nl}${ht3}}${nl}`);
   }
 
-  /** Marks the columns shown: not unchanged TOAST; for oldkeys not NULL either, and (`keys`) replica identity ones only. */
-  #pick(facts: RelationFacts, tuple: Tuple, identity: boolean, keys: boolean): void {
+  /**
+   * Marks the columns shown: not unchanged TOAST; for oldkeys not NULL
+   * either, and (`keys`) replica identity ones only. True when every column
+   * that could be shown is.
+   */
+  #pick(facts: RelationFacts, tuple: Tuple, identity: boolean, keys: boolean): boolean {
     const col = this.#col.of(tuple);
     const shown = this.#shown;
     shown.length = tuple.length;
+    let complete = tuple.length === facts.names.length;
     for (let i = 0; i < tuple.length; i++) {
       const kind = col.read(i);
-      shown[i] = kind !== KIND_UNCHANGED && !(identity && kind === KIND_NULL) && !(keys && facts.keys[i] !== true);
+      const candidate = !(keys && facts.keys[i] !== true);
+      shown[i] = candidate && kind !== KIND_UNCHANGED && !(identity && kind === KIND_NULL);
+      if (candidate && !shown[i]) complete = false;
     }
+    return complete;
   }
 
-  /** The names, types and type OIDs arrays of the shown columns. */
-  #arrays(doc: ByteSink, facts: RelationFacts, indent: string, names: string, types: string, oids: string): void {
+  /** The names, types and type OIDs arrays of the shown columns (made once per relation and block when `complete`). */
+  #arrays(doc: ByteSink, facts: RelationFacts, complete: boolean, indent: string, names: string, types: string, oids: string): void {
+    const cache = complete ? this.#relation(facts).complete : undefined;
+    const cached = cache?.get(names);
+    if (cached !== undefined) {
+      doc.bytes(cached);
+      return;
+    }
     const s = this.#s;
     const { nl, sp } = this.#p;
     const shown = this.#shown;
@@ -226,7 +243,11 @@ export class Wal2jsonV1 implements Format {
     let text = `${indent}"${names}":${sp}[${list((i) => nameOf(facts, i))}],${nl}`;
     if (s.includeTypes) text += `${indent}"${types}":${sp}[${list((i) => facts.types[i] ?? '"unknown"')}],${nl}`;
     if (s.includeTypeOids) text += `${indent}"${oids}":${sp}[${list((i) => String(facts.oids[i] ?? 0))}],${nl}`;
-    doc.str(text);
+    if (cache !== undefined) {
+      const bytes = encoder.encode(text);
+      cache.set(names, bytes);
+      doc.bytes(bytes);
+    } else doc.str(text);
   }
 
   #values(doc: ByteSink, facts: RelationFacts, tuple: Tuple): void {
@@ -259,7 +280,12 @@ export class Wal2jsonV1 implements Format {
     // pktypes is there even without include-types (empty then), as in wal2json.
     const pk = (comma: boolean) =>
       `${ht3}"pk":${sp}{${nl}${ht4}"pknames":${sp}[${pkNames.join(`,${sp}`)}],${nl}${ht4}"pktypes":${sp}[${s.includeTypes ? pkTypes.join(`,${sp}`) : ""}]${nl}${ht3}}${comma ? "," : ""}${nl}`;
-    const r: V1Relation = { table, pk: [pk(false), pk(true)] };
+    const head = (kind: string) => encoder.encode(`${ht3}"kind":${sp}"${kind}",${nl}${table}`);
+    const r: V1Relation = {
+      heads: { insert: head("insert"), update: head("update"), delete: head("delete") },
+      pk: [encoder.encode(pk(false)), encoder.encode(pk(true))],
+      complete: new Map(),
+    };
     facts.cache = r;
     return r;
   }

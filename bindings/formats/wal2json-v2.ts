@@ -26,14 +26,36 @@ import {
 
 type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 
-/** Per relation: `,"schema":…,"table":…`, and per column `{"name":…,"type":…,"typeoid":…` (+ `,"value":` as bytes). */
+/**
+ * Per relation: `,"schema":…,"table":…`, per column `{"name":…,"type":…,"typeoid":…`,
+ * and the same with `,"value":` as bytes, all in one buffer (column i's at
+ * `prefixAt[i]` to `prefixAt[i + 1]`): what a kernel writing whole lines
+ * would take as the relation's template.
+ */
 interface V2Columns {
   table: string;
   entries: string[];
-  prefixes: Uint8Array[];
+  prefixes: Uint8Array;
+  prefixAt: number[];
 }
 
 const encoder = new TextEncoder();
+const VALUE_KEY = ',"value":';
+
+/** Bytes of a string's UTF-8 as TextEncoder writes it (a lone surrogate: U+FFFD, 3 bytes). */
+function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
 const NEWLINE = 0x0a;
 
 /** Records held back until the transaction's end is known. */
@@ -237,7 +259,8 @@ export class Wal2jsonV2 implements Format {
       if (kind === KIND_UNCHANGED) continue;
       if (!first) out.byte(0x2c);
       first = false;
-      out.bytes(cols.prefixes[i] ?? this.#prefix(facts, i));
+      if (i < cols.entries.length) out.bytes(cols.prefixes, cols.prefixAt[i], cols.prefixAt[i + 1]);
+      else out.bytes(this.#prefix(facts, i));
       writeValue(out, facts, i, kind, col, asStrings);
       out.byte(0x7d);
     }
@@ -248,11 +271,10 @@ export class Wal2jsonV2 implements Format {
     const s = this.#s;
     const entries = facts.names.map((name, i) =>
       `{"name":${name}${s.includeTypes ? `,"type":${facts.types[i]}` : ""}${s.includeTypeOids ? `,"typeoid":${facts.oids[i]}` : ""}`);
-    const cols: V2Columns = {
-      table: `${s.includeSchemas ? `,"schema":${facts.schema}` : ""},"table":${facts.table}`,
-      entries,
-      prefixes: entries.map((e) => encoder.encode(`${e},"value":`)),
-    };
+    const prefixAt = [0];
+    for (const e of entries) prefixAt.push(prefixAt[prefixAt.length - 1]! + utf8Length(e) + VALUE_KEY.length);
+    const prefixes = encoder.encode(entries.map((e) => e + VALUE_KEY).join(""));
+    const cols: V2Columns = { table: `${s.includeSchemas ? `,"schema":${facts.schema}` : ""},"table":${facts.table}`, entries, prefixes, prefixAt };
     return (facts.cache = cols);
   }
 
