@@ -125,6 +125,23 @@ for (const backend of backends) {
       }
     });
 
+    it("an array of a user type is elem[] with the catalog's knowledge, even when a truncate of its table came first", async () => {
+      const MOOD = 70001;
+      const MOODS = 70002;
+      const d = await backend.create({ values: wal2json.values({ [MOODS]: { elementType: MOOD }, [MOOD]: { baseType: 25 } }) });
+      const table = { relationId: 16401, namespace: "app", relationName: "m", columns: [{ name: "id", typeId: 23, isKey: true }, { name: "a", typeId: MOODS }] };
+      const stream = [
+        encode.type({ typeId: MOODS, namespace: "app", typeName: "_mood" }).bytes,
+        encode.relation(table).bytes,
+        encode.begin({ finalLsn: 0x3000n, commitTime: TIME, xid: 901 }).bytes,
+        encode.truncate({ relationIds: [table.relationId] }).bytes,
+        encode.insert({ relation: table, newTuple: ["1", "{ok}"] }).bytes,
+        encode.commit({ commitLsn: 0x3000n, endLsn: 0x3030n, commitTime: TIME }).bytes,
+      ];
+      const { texts } = run(d, d.decodeCopyData(frames(stream)), { "format-version": "2", "include-transaction": false });
+      expect(texts[1]).toContain('{"name":"a","type":"app.mood[]","value":"{ok}"}');
+    });
+
     it("snapshot rows: inserts outside any transaction", async () => {
       const d = await backend.create({ values: wal2json.values() });
       const insert = [...d.decodeBatch([encode.relation(rel).bytes, encode.insert({ relation: rel, newTuple: ["7", "s", "2.00"] }).bytes])][1]!;

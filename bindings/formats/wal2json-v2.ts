@@ -41,6 +41,7 @@ interface V2Columns {
 
 const encoder = new TextEncoder();
 const VALUE_KEY = ',"value":';
+const NEWLINE = 0x0a;
 
 /** Bytes of a string's UTF-8 as TextEncoder writes it (a lone surrogate: U+FFFD, 3 bytes). */
 function utf8Length(s: string): number {
@@ -56,7 +57,6 @@ function utf8Length(s: string): number {
   }
   return n;
 }
-const NEWLINE = 0x0a;
 
 /** Records held back until the transaction's end is known. */
 class Held implements RecordTarget {

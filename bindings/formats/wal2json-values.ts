@@ -71,6 +71,8 @@ export interface RelationFacts {
    */
   readonly pkKnown: boolean;
   readonly classes: ValueClass[];
+  /** Made with the decoder's type knowledge (from a row on its tape). */
+  readonly informed: boolean;
   /** What a version's writer keeps per relation. */
   cache: unknown;
 }
@@ -97,8 +99,10 @@ export class RelationFactsCache {
   /** The facts of a change's relation; `tuple` gives the decoder's type knowledge (array element types). */
   of(relation: Relation | undefined, relationId: number, tuple: Tuple | undefined): RelationFacts {
     const cached = relation === undefined ? undefined : this.#facts.get(relation);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined && (cached.informed || tuple === undefined)) return cached;
     const values = tuple === undefined ? undefined : tapeColumns(tuple)?.values;
+    // Made before a row (a truncate's): made again at the first row, which brings the decoder's type knowledge.
+    if (cached !== undefined && values === undefined) return cached;
     const known = values === undefined ? undefined : (oid: number): TypeKnowledge | undefined => values.knownType(oid);
     const s = this.settings;
     const schema = relation === undefined ? "" : relation.namespace === "" ? "pg_catalog" : relation.namespace;
@@ -119,6 +123,7 @@ export class RelationFactsCache {
       anyKey: columns.some((c) => c.isKey),
       pkKnown: relation?.replicaIdentity === "d",
       classes: columns.map((c) => CLASS[c.typeId] ?? ValueClass.String),
+      informed: values !== undefined,
       cache: undefined,
     };
     if (relation !== undefined) this.#facts.set(relation, facts);
