@@ -88,6 +88,7 @@ async function setup(client: pg.Client): Promise<void> {
   await client.query(`CREATE UNIQUE INDEX by_index_k ON ${S}.by_index (k)`);
   await client.query(`ALTER TABLE ${S}.by_index REPLICA IDENTITY USING INDEX by_index_k`);
   await client.query(`CREATE TABLE ${S}.plain (id bigint PRIMARY KEY, v text)`);
+  await client.query(`CREATE TABLE ${S}.no_key (a int, b text)`); // REPLICA IDENTITY DEFAULT without a primary key: inserts only
   await client.query(`CREATE TABLE ${S}."Odd Table.x" (id int PRIMARY KEY, "Mixed Col" text)`);
   await client.query(`CREATE TABLE ${S}.generated (id int PRIMARY KEY, a int, gen int GENERATED ALWAYS AS (a * 2) STORED)`);
   await client.query("CREATE TABLE public.elsewhere (id int PRIMARY KEY, v text)");
@@ -132,7 +133,7 @@ async function workload(client: pg.Client): Promise<void> {
   await tx(`UPDATE ${S}.by_index SET v = 'y' WHERE pk = 1`, `UPDATE ${S}.by_index SET k = 11 WHERE pk = 1`);
   await tx(`DELETE FROM ${S}.by_index WHERE pk = 1`);
   // Names that add-tables must escape, another schema, a generated column.
-  await tx(`INSERT INTO ${S}."Odd Table.x" VALUES (1, 'odd')`, "INSERT INTO public.elsewhere VALUES (1, 'elsewhere')");
+  await tx(`INSERT INTO ${S}."Odd Table.x" VALUES (1, 'odd')`, "INSERT INTO public.elsewhere VALUES (1, 'elsewhere')", `INSERT INTO ${S}.no_key VALUES (1, NULL)`);
   await tx(`INSERT INTO ${S}.generated (id, a) VALUES (1, 21)`, `UPDATE ${S}.generated SET a = 22`);
   await tx(`INSERT INTO ${S}.names VALUES (1, '1.23456 s', '1 year 2 mons', '1 day 0.123 s', '3 min', 'b ', '{a,b}', 'x', 'y', 'z', '{z}', now(), B'101')`);
   // Truncates: one table, then two in one statement.

@@ -162,7 +162,8 @@ export class Wal2jsonV1 implements Format {
     if (!facts.wanted) return;
     const { ht, nl, sp, ht3 } = this.#p;
     const r = this.#relation(facts);
-    const pk = this.#s.includePk && facts.pkKnown;
+    // wal2json 2.5 prints pk in this version for REPLICA IDENTITY DEFAULT tables that have one (pgoutput flags its columns).
+    const pk = this.#s.includePk && facts.pkKnown && facts.anyKey;
     const doc = this.#next(list);
     doc.bytes(r.heads[kind]);
     if (kind === "insert") {
