@@ -137,7 +137,7 @@ async function workload(client: pg.Client): Promise<void> {
   await tx(`INSERT INTO ${S}.generated (id, a) VALUES (1, 21)`, `UPDATE ${S}.generated SET a = 22`);
   await tx(`INSERT INTO ${S}.names VALUES (1, '1.23456 s', '1 year 2 mons', '1 day 0.123 s', '3 min', 'b ', '{a,b}', 'x', 'y', 'z', '{z}', now(), B'101')`);
   // Truncates: one table, then two in one statement.
-  await tx(`INSERT INTO ${S}.plain VALUES (1, 'one'), (2, 'two')`);
+  await tx(`INSERT INTO ${S}.plain VALUES (1, E'controls \\x01 \\x1f \\x7f \\b \\f, quote " and backslash \\\\'), (2, 'two')`);
   await tx(`TRUNCATE ${S}.plain`);
   await tx(`INSERT INTO ${S}.plain VALUES (3, 'three')`, `TRUNCATE ${S}.plain, ${S}."Odd Table.x"`);
   // Logical messages: in a transaction with changes, alone, outside any, with content JSON must escape, and bytes.
