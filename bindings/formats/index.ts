@@ -7,8 +7,17 @@ import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts
 import { capture } from "./capture.ts";
 import { jsonl } from "./jsonl.ts";
 import { messages } from "./messages.ts";
+import { wal2json } from "./wal2json.ts";
+import { wal2jsonSettings } from "./wal2json-options.ts";
 
-export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, capture };
+export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, capture, wal2json };
+
+/**
+ * Per format, its own check of option values, run first: an option it
+ * refuses with a reason (what the stream does not carry) rather than as
+ * unknown, a value it would not parse (before anything starts).
+ */
+const CHECKS: Readonly<Record<string, (values: FormatOptionValues) => unknown>> = { wal2json: wal2jsonSettings };
 
 /** The format named, or a TypeError that lists the known ones. */
 export function formatNamed(name: string): FormatDefinition {
@@ -17,8 +26,9 @@ export function formatNamed(name: string): FormatDefinition {
   return f;
 }
 
-/** `values` checked against `format.options`: a TypeError names an option it does not take, or a value of the wrong type. */
+/** `values` checked against `format.options` (and the format's CHECKS): a TypeError names an option it does not take, or a value of the wrong type. */
 export function formatOptions(format: FormatDefinition, values: FormatOptionValues): FormatOptionValues {
+  CHECKS[format.name]?.(values);
   for (const [name, value] of Object.entries(values)) {
     const spec = Object.hasOwn(format.options, name) ? format.options[name] : undefined;
     if (spec === undefined) {
