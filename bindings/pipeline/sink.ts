@@ -59,5 +59,10 @@ export interface SinkDefinition {
   readonly schemes: readonly string[];
   /** One line for the CLI's help. */
   readonly summary: string;
-  create(target: string): Promise<Sink>;
+  /**
+   * Opens the sink for `target`. `options` take the names of the target's
+   * own settings (a URL's query parameters), e.g. from CLI flags, and win
+   * over them; each sink parses both in one place.
+   */
+  create(target: string, options?: Readonly<Record<string, string>>): Promise<Sink>;
 }
