@@ -121,12 +121,14 @@ export class Records {
     return this.bytes.buf.subarray(this.start(i), this.ends[i]);
   }
 
-  /** Record i's bytes without the newline that ends a JSON line: the payload of a message-oriented sink (a view, valid while this batch lives). */
+  /**
+   * Record i's bytes without the newline that ends a line (a view, as
+   * bytesOf): what a message-oriented sink sends as one message.
+   */
   payloadOf(i: number): Uint8Array {
     const start = this.start(i);
-    let end = this.ends[i]!;
-    if (end > start && this.bytes.buf[end - 1] === 0x0a) end--;
-    return this.bytes.buf.subarray(start, end);
+    const end = this.ends[i]!;
+    return this.bytes.buf.subarray(start, end > start && this.bytes.buf[end - 1] === 0x0a ? end - 1 : end);
   }
 
   id(i: number): string {

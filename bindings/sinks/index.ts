@@ -1,7 +1,7 @@
 /**
  * The sinks, by the destinations they take: one entry per sink file.
  */
-import type { Sink, SinkDefinition } from "../pipeline/sink.ts";
+import type { Sink, SinkDefinition, SinkOptionValues } from "../pipeline/sink.ts";
 import { file } from "./file.ts";
 import { nats } from "./nats.ts";
 import { stdout } from "./stdout.ts";
@@ -16,6 +16,6 @@ export function sinkFor(target: string): SinkDefinition {
 }
 
 /** Opens the sink for `target`. */
-export function openSink(target: string, options?: Readonly<Record<string, string>>): Promise<Sink> {
+export function openSink(target: string, options?: SinkOptionValues): Promise<Sink> {
   return sinkFor(target).create(target, options);
 }

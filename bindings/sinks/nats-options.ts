@@ -16,7 +16,7 @@
  * token cannot hold (`.`, `*`, `>`, white space and control characters) and
  * `%` itself are percent-encoded, so two tables never share a subject.
  */
-import { SinkError } from "../pipeline/sink.ts";
+import { SinkError, type SinkOptionValues } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
 
 export interface NatsSinkOptions {
@@ -79,13 +79,13 @@ function parseBoolean(text: string, what: string, target: string): boolean {
 }
 
 /** The target's parts; `options` (e.g. from CLI flags) override the query parameters of the same name. */
-export function natsOptions(target: string, options: Readonly<Record<string, string>> = {}): NatsSinkOptions {
+export function natsOptions(target: string, options: SinkOptionValues = {}): NatsSinkOptions {
   const m = /^nats:\/\/(?:([^@/?#]*)@)?([^/?#]*)\/?(?:\?([^#]*))?$/i.exec(target);
   if (m === null) throw fail(`${target} is not a nats:// URL`, target, "write nats://host:port?stream=NAME");
   const [, userinfo, hosts, query] = m;
   const params: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(query ?? "")) params[k] = v;
-  Object.assign(params, options);
+  for (const [k, v] of Object.entries(options)) if (v !== undefined) params[k] = String(v);
   for (const k of Object.keys(params)) {
     if (!(KNOWN as readonly string[]).includes(k)) throw fail(`unknown option ${k}`, target, `the nats sink takes ${KNOWN.join(", ")}`);
   }

@@ -119,6 +119,8 @@ export class OrderedPublisher {
   acked = 0;
   /** Rounds of resynchronization (a test can see that a lost publish was noticed). */
   resyncs = 0;
+  /** Messages confirmed by reading the stream after their PubAck was lost (stored, unanswered). */
+  recovered = 0;
 
   constructor(nc: NatsConnection, jsm: JetStreamManager, o: PublisherOptions, top: StreamTop) {
     this.#nc = nc;
@@ -275,7 +277,7 @@ export class OrderedPublisher {
       this.#lastSeq++;
       if (--e.write.left === 0) e.write.resolve();
     }
-    this.#sent -= n;
+    this.#sent = Math.max(0, this.#sent - n); // a resync confirms what it found with nothing in flight
     this.acked += n;
     if (this.#head > 4096 && this.#head * 2 > q.length) {
       this.#queue = q.slice(this.#head);
@@ -338,8 +340,10 @@ export class OrderedPublisher {
         }));
         return;
       }
-      if (stored > 0) this.#confirm(stored);
-      else this.#failures++;
+      if (stored > 0) {
+        this.recovered += stored;
+        this.#confirm(stored);
+      } else this.#failures++;
       if (noResponders !== undefined && !info.config.subjects.some((p) => subjectMatches(p, noResponders))) {
         this.#fail(new SinkError(`nats: no stream takes ${noResponders}; stream ${this.#o.stream} takes ${info.config.subjects.join(", ")}`, {
           sink: "nats", target: noResponders, hint: `add the sink's subjects to stream ${this.#o.stream} (e.g. nats stream edit ${this.#o.stream} --subjects '…'), or set subject=/prefix= to subjects it takes`,

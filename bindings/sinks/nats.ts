@@ -46,6 +46,8 @@ export interface NatsSink extends Sink {
   readonly pending: number;
   /** Times the sink asked the stream what it holds after a lost publish, a refusal or a disconnect. */
   readonly resyncs: number;
+  /** Messages confirmed that way: stored, but their PubAck lost. */
+  readonly recovered: number;
 }
 
 async function loadNats(): Promise<NatsModule> {
@@ -158,7 +160,7 @@ class MessageMaker {
   #txn: RecordTransaction | undefined;
   #txnHeaders = "";
   /** mode=transaction: the records of a transaction not finished in the last batch (copied: that batch is released). */
-  #carry: { txn: RecordTransaction; parts: Uint8Array[]; bytes: number; count: number } | undefined;
+  #carry: { txn: RecordTransaction; parts: Uint8Array[]; count: number } | undefined;
   readonly #maxPayload: number;
 
   constructor(o: NatsSinkOptions, maxPayload: number) {
@@ -212,11 +214,19 @@ class MessageMaker {
     return out;
   }
 
-  /** One message per finished transaction (its JSON Lines); snapshot rows one each; an unfinished last transaction waits for the next batch. */
+  /**
+   * One message per finished transaction (its JSON Lines); snapshot rows one
+   * each. A transaction a batch does not finish (the pipeline cuts a large
+   * one into several) is copied and waits for the batch that does: that one
+   * follows, holding the rest of it, or only its end (`transactionEnds`).
+   */
   #transactions(r: Records): OutMessage[] {
     const out: OutMessage[] = [];
     const n = r.length;
     const lastEnd = r.acks.length > 0 ? r.acks[r.acks.length - 1]!.after : -1;
+    const carry = this.#carry;
+    this.#carry = undefined;
+    if (carry !== undefined && (n === 0 || r.txns[0]!.lsn !== carry.txn.lsn)) out.push(this.#transactionMessage(carry.txn, carry.parts, carry.count));
     let i = 0;
     while (i < n) {
       const txn = r.txns[i]!;
@@ -228,39 +238,49 @@ class MessageMaker {
         continue;
       }
       const bytes = r.bytes.buf.subarray(r.start(i), r.ends[j - 1]);
-      const carry = this.#carry !== undefined && this.#carry.txn.lsn === txn.lsn ? this.#carry : undefined;
-      this.#carry = undefined;
-      const size = (carry?.bytes ?? 0) + bytes.length;
-      const count = (carry?.count ?? 0) + (j - i);
-      if (size > this.#maxPayload) {
-        throw new SinkError(`nats: transaction ${formatLsn(txn.lsn)} is over ${size} bytes, more than the server's max_payload of ${this.#maxPayload}`, {
-          sink: "nats", target: this.#transactionSubject, hint: "use mode=change (one message per change), or raise max_payload in nats-server's configuration (at most 64 MB)",
-        });
-      }
+      const before = i === 0 && carry !== undefined && carry.txn.lsn === txn.lsn ? carry : undefined;
+      const parts = [...(before?.parts ?? []), bytes];
+      const count = (before?.count ?? 0) + (j - i);
       if (j === n && lastEnd !== n) {
         // Not finished in this batch: kept (copied) until the batch that ends it.
-        const parts = carry?.parts ?? [];
-        parts.push(bytes.slice());
-        this.#carry = { txn, parts, bytes: size, count };
+        parts[parts.length - 1] = bytes.slice();
+        this.#carry = { txn, parts, count };
+        this.#checkSize(txn, parts);
         break;
       }
-      let payload = bytes;
-      if (carry !== undefined) {
-        payload = new Uint8Array(size);
-        let at = 0;
-        for (const p of [...carry.parts, bytes]) {
-          payload.set(p, at);
-          at += p.length;
-        }
-      }
-      out.push({
-        subject: this.#transactionSubject, payload, id: formatLsn(txn.lsn),
-        headers: `${this.#transactionHeaders(txn)}Pg-Operation: transaction\r\nPg-Changes: ${count}\r\n`,
-      });
+      out.push(this.#transactionMessage(txn, parts, count));
       i = j;
     }
     return out;
   }
+
+  #transactionMessage(txn: RecordTransaction, parts: Uint8Array[], count: number): OutMessage {
+    const payload = parts.length === 1 ? parts[0]! : concat(parts);
+    return {
+      subject: this.#transactionSubject, payload, id: formatLsn(txn.lsn),
+      headers: `${this.#transactionHeaders(txn)}Pg-Operation: transaction\r\nPg-Changes: ${count}\r\n`,
+    };
+  }
+
+  /** A transaction that cannot fit in one message fails as soon as it is known, not once it is all held. */
+  #checkSize(txn: RecordTransaction, parts: Uint8Array[]): void {
+    const size = parts.reduce((a, p) => a + p.length, 0);
+    if (size <= this.#maxPayload) return;
+    this.#carry = undefined;
+    throw new SinkError(`nats: transaction ${formatLsn(txn.lsn)} is over ${size} bytes, more than the server's max_payload of ${this.#maxPayload}`, {
+      sink: "nats", target: this.#transactionSubject, hint: "use mode=change (one message per change), or raise max_payload in nats-server's configuration (at most 64 MB)",
+    });
+  }
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 /** Opens the sink: connects, finds (or makes) the stream, reads what it holds. */
@@ -287,6 +307,7 @@ export async function natsSink(o: NatsSinkOptions, secrets: string[] = []): Prom
     let closed = false;
     return {
       name: "nats",
+      transactionEnds: o.mode === "transaction",
       stream,
       get acked() {
         return publisher.acked;
@@ -296,6 +317,9 @@ export async function natsSink(o: NatsSinkOptions, secrets: string[] = []): Prom
       },
       get resyncs() {
         return publisher.resyncs;
+      },
+      get recovered() {
+        return publisher.recovered;
       },
       write(records: Records): Promise<void> {
         let messages: OutMessage[];

@@ -1,9 +1,10 @@
 /**
  * A TCP proxy on 127.0.0.1 in front of a local port that delays every chunk,
  * both ways, by `delayMs`: a real server behind a slow network. Chunks keep
- * their order (each direction is one timer queue). `fromClient` rewrites
- * what the client sends (one rewriter per connection: it may hold back a
- * partial frame, drop or delay one), for a broker that loses a publish.
+ * their order (each direction is one timer queue). `fromClient` and
+ * `fromServer` rewrite what each side sends (one rewriter per connection: it
+ * may hold back a partial frame, drop or delay one), for a network that
+ * loses a publish or its acknowledgement.
  */
 import * as net from "node:net";
 
@@ -17,6 +18,7 @@ export type Rewriter = (chunk: Buffer, forward: (bytes: Buffer) => void) => void
 
 export interface DelayProxyOptions {
   fromClient?: () => Rewriter;
+  fromServer?: () => Rewriter;
 }
 
 export async function delayProxy(targetPort: number, delayMs: number, options: DelayProxyOptions = {}): Promise<DelayProxy> {
@@ -35,7 +37,7 @@ export async function delayProxy(targetPort: number, delayMs: number, options: D
       s.on("close", () => sockets.delete(s));
     }
     relay(client, upstream, options.fromClient?.());
-    relay(upstream, client);
+    relay(upstream, client, options.fromServer?.());
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {

@@ -20,6 +20,7 @@
 import pg from "pg";
 import type { ClientConfig } from "pg";
 import { replicate } from "../../bindings/pg/replicate.ts";
+import type { ReplicateOptions } from "../../bindings/pg/options.ts";
 import type { ReplicationStream } from "../../bindings/pg/stream.ts";
 import { jsonl } from "../../bindings/formats/jsonl.ts";
 import { Pipeline, type PipelineResult } from "../../bindings/pipeline/run.ts";
@@ -173,8 +174,8 @@ export interface StreamIntoOptions {
   window?: { records?: number; bytes?: number };
   /** Called with the pipeline once it runs (a test may stop it, read its stats). */
   started?: (pipeline: Pipeline, stream: ReplicationStream) => void;
-  /** Status updates to the server this often (the slot's confirmed_flush_lsn follows the acks this closely). */
-  statusIntervalMs?: number;
+  /** Replication options beyond the slot's (statusIntervalMs: how closely confirmed_flush_lsn follows the acks; highWaterMark, ...). */
+  replicate?: Omit<Partial<ReplicateOptions>, "connection" | "slot" | "publications" | "ack" | "decoder">;
 }
 
 /**
@@ -194,8 +195,7 @@ export async function streamInto(config: ClientConfig, w: Workload, slot: string
   const values = jsonl.values(types);
   const decoder = await createDecoder({ values });
   const stream: ReplicationStream = await replicate({
-    connection: config, slot, publications: [w.publication], ack: "manual", decoder, binary: o.binary === true, reconnect: false,
-    ...(o.statusIntervalMs === undefined ? {} : { statusIntervalMs: o.statusIntervalMs }),
+    connection: config, slot, publications: [w.publication], ack: "manual", decoder, binary: o.binary === true, reconnect: false, ...o.replicate,
   });
   const pipeline = new Pipeline({
     source: streamSource(stream),
