@@ -22,7 +22,7 @@ import { tableSubject } from "../bindings/sinks/nats-options.ts";
 import { parseChangeId } from "../bindings/pipeline/change-id.ts";
 import { formatLsn, parseLsn } from "../bindings/lsn.ts";
 import { SinkError } from "../bindings/pipeline/sink.ts";
-import { createSlots, expectedRecords, runWorkload, setupWorkload, streamInto, walEnd, type ExpectedRecord, type Workload } from "./support/sink-workload.ts";
+import { createSlots, expectedRecords, rng, runWorkload, setupWorkload, streamInto, walEnd, type ExpectedRecord, type Workload } from "./support/sink-workload.ts";
 import { delayProxy } from "./support/delay-proxy.ts";
 import { frameFilter } from "./support/nats-frames.ts";
 import { liveBytes } from "./support/memory.ts";
@@ -194,17 +194,6 @@ async function slotInactive(config: ClientConfig, slot: string): Promise<void> {
   } finally {
     await c.end();
   }
-}
-
-/** A small deterministic generator (xorshift32), for the kill points. */
-function rng(seed: number): () => number {
-  let x = seed | 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
 }
 
 const TAIL = fileURLToPath(new URL("./support/nats-tail.ts", import.meta.url));

@@ -77,7 +77,7 @@ export async function setupWorkload(client: pg.Client, schema: string): Promise<
 }
 
 /** A small deterministic generator (xorshift32). */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let x = seed | 0 || 1;
   return () => {
     x ^= x << 13;
