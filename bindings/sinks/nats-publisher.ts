@@ -66,6 +66,21 @@ export interface StreamTop {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+interface PubAck {
+  stream?: string;
+  seq?: number;
+  duplicate?: boolean;
+  error?: { code: number; err_code: number; description: string };
+}
+
+/** The server's PubAck: the common `{"stream":"S", "seq":N}` read directly (one is parsed per message), anything else as JSON. */
+function parsePubAck(data: Uint8Array): PubAck {
+  const text = decoder.decode(data);
+  const m = /^\{"stream":"([^"\\]*)",\s*"seq":(\d+)\}$/.exec(text);
+  return m === null ? (JSON.parse(text) as PubAck) : { stream: m[1], seq: Number(m[2]) };
+}
 
 /**
  * Header bytes made once per message: nats 2.29's publish reads only
@@ -231,9 +246,9 @@ export class OrderedPublisher {
       void this.#resync(e.subject);
       return;
     }
-    let pa: { stream?: string; seq?: number; duplicate?: boolean; error?: { code: number; err_code: number; description: string } };
+    let pa: PubAck;
     try {
-      pa = JSON.parse(new TextDecoder().decode(m.data));
+      pa = parsePubAck(m.data);
     } catch {
       void this.#resync();
       return;

@@ -195,21 +195,22 @@ class MessageMaker {
   }
 
   #changes(r: Records, from: number, to: number, out: OutMessage[]): OutMessage[] {
+    // Runs of records of one transaction, kind and table share their subject and headers (made once per run).
+    let last: { txn: RecordTransaction; kind: string; rel: Relation | undefined; subject: string; headers: string } | undefined;
     for (let i = from; i < to; i++) {
       const rel = r.relations[i];
       const kind = r.kinds[i]!;
-      const txnHeaders = this.#transactionHeaders(r.txns[i]!);
-      let subject: string;
-      let headers: string;
-      if (rel !== undefined) {
-        const t = this.#table(rel);
-        subject = t.subject;
-        headers = `${txnHeaders}Pg-Operation: ${kind}\r\n${t.header}`;
-      } else {
-        subject = kind === "message" ? this.#messageSubject : this.#transactionSubject;
-        headers = `${txnHeaders}Pg-Operation: ${kind}\r\n`;
+      const txn = r.txns[i]!;
+      if (last === undefined || last.txn !== txn || last.kind !== kind || last.rel !== rel) {
+        const txnHeaders = this.#transactionHeaders(txn);
+        if (rel !== undefined) {
+          const t = this.#table(rel);
+          last = { txn, kind, rel, subject: t.subject, headers: `${txnHeaders}Pg-Operation: ${kind}\r\n${t.header}` };
+        } else {
+          last = { txn, kind, rel, subject: kind === "message" ? this.#messageSubject : this.#transactionSubject, headers: `${txnHeaders}Pg-Operation: ${kind}\r\n` };
+        }
       }
-      out.push({ subject, payload: r.payloadOf(i), id: r.id(i), headers });
+      out.push({ subject: last.subject, payload: r.payloadOf(i), id: r.id(i), headers: last.headers });
     }
     return out;
   }
