@@ -83,13 +83,13 @@ interface Stored {
 async function readStream(url: string, stream: string): Promise<Stored[]> {
   const nc = await connect({ servers: url });
   try {
-    const jsm = await nc.jetstreamManager();
+    const jsm = await nc.jetstreamManager({ timeout: 30_000 });
     const { first_seq: first, last_seq: last, messages } = (await jsm.streams.info(stream)).state;
     const out: Stored[] = [];
     if (messages === 0) return out;
     const text = new TextDecoder();
-    for (let from = first; from <= last; from += 256) {
-      const got = await Promise.all(Array.from({ length: Math.min(256, last - from + 1) }, (_, k) => jsm.streams.getMessage(stream, { seq: from + k })));
+    for (let from = first; from <= last; from += 64) {
+      const got = await Promise.all(Array.from({ length: Math.min(64, last - from + 1) }, (_, k) => jsm.streams.getMessage(stream, { seq: from + k })));
       for (const m of got) {
         const headers: Record<string, string> = {};
         for (const k of m.header?.keys() ?? []) headers[k] = m.header.get(k);
@@ -451,7 +451,10 @@ describe.each(MAJORS)("NATS JetStream sink, PostgreSQL %i", (major) => {
       for (let k = 0; k < 5; k++) {
         const child = await startTail(ctx(), tail);
         children.push(child);
-        await sleep(100 + random() * 1000);
+        // A random point once this run has delivered something (however slow the machine), so each kill falls mid-stream.
+        const before = counts[counts.length - 1] ?? 0;
+        for (let i = 0; i < 150 && (await streamCount(broker.url, "CDC")) <= before; i++) await sleep(100);
+        await sleep(random() * 800);
         await kill9(child);
         await slotInactive(ctx().config, slot);
         counts.push(await streamCount(broker.url, "CDC"));
@@ -468,8 +471,8 @@ describe.each(MAJORS)("NATS JetStream sink, PostgreSQL %i", (major) => {
       last.kill("SIGTERM");
       expect(await exited).toBe(0);
       // The kills fell mid-stream: the stream grew between them, and held only part of the changes.
-      expect(new Set(counts).size).toBeGreaterThanOrEqual(3);
-      expect(counts[counts.length - 1]).toBeLessThan(expected.length);
+      expect(new Set(counts).size).toBeGreaterThanOrEqual(4);
+      expect(counts.filter((c) => c > 0 && c < expected.length).length).toBeGreaterThanOrEqual(3);
       expectExactly(await readStream(broker.url, "CDC"), expected);
     } finally {
       for (const c of children) await kill9(c);

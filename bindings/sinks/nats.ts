@@ -35,6 +35,7 @@ export { natsOptions, type NatsSinkOptions } from "./nats-options.ts";
 type NatsModule = typeof import("nats");
 
 const STREAM_NOT_FOUND = 10059;
+const API_TIMEOUT_MS = 10_000;
 
 /** The NATS sink with what a status line or a test reads of it. */
 export interface NatsSink extends Sink {
@@ -296,7 +297,8 @@ export async function natsSink(o: NatsSinkOptions, secrets: string[] = []): Prom
   try {
     let jsm: JetStreamManager;
     try {
-      jsm = await nc.jetstreamManager({ timeout: o.ackTimeoutMs });
+      // API requests (stream info, last message, creation) wait at least 10 s: a busy server answers late, and at start a timeout is not retried.
+      jsm = await nc.jetstreamManager({ timeout: Math.max(o.ackTimeoutMs, API_TIMEOUT_MS) });
     } catch (e) {
       throw new SinkError(`nats: ${target} has no JetStream: ${redact((e as Error).message, all)}`, { sink: "nats", target, hint: "start nats-server with JetStream on (-js, and -sd DIR for file storage)", cause: e });
     }
