@@ -14,6 +14,12 @@ import { natsSink, natsOptions, type NatsSink } from "../bindings/sinks/nats.ts"
 import { Records, RecordTransaction, type RecordKind } from "../bindings/pipeline/records.ts";
 import { SinkError } from "../bindings/pipeline/sink.ts";
 import { closedPort } from "./support/closed-port.ts";
+import { encode } from "../devkit/encoder/encoder.ts";
+import { createDecoder } from "../bindings/create-decoder.ts";
+import { jsonl } from "../bindings/formats/jsonl.ts";
+import { transactionEnd } from "../bindings/ack.ts";
+import { parseLsn } from "../bindings/lsn.ts";
+import { Pipeline, type PipelineSource, type SourceItem } from "../bindings/pipeline/run.ts";
 
 /** A batch of one transaction at `lsn`: `lines` as records of `kind` (no table: cdc.message or cdc.transaction), from position `first`. */
 function batch(lines: string[], o: { lsn?: bigint; kind?: RecordKind; first?: number } = {}): Records {
@@ -247,4 +253,48 @@ describe("NATS sink: connecting", () => {
     expect(e.message).toMatch(new RegExp(`cannot reach nats://127\\.0\\.0\\.1:${port} .* after 1 s`));
     expect(e.hint).toMatch(/nats-server running/);
   });
+});
+
+describe("NATS sink: mode=transaction through the pipeline", () => {
+  it("a transaction cut into batches of one record each, its end alone in the last: the slot is confirmed only once the stream holds it", () =>
+    withNats(async (url) => {
+      const rel = { relationId: 16390, namespace: "public", relationName: "t", columns: [{ name: "id", typeId: 23, isKey: true }, { name: "v", typeId: 25 }] };
+      const frames: Uint8Array[] = [encode.relation(rel).bytes];
+      for (let t = 0; t < 3; t++) {
+        const finalLsn = 0x1000_0000n + BigInt(t) * 0x1000n;
+        frames.push(encode.begin({ finalLsn, commitTime: 1_700_000_000_000_000n, xid: 900 + t }).bytes);
+        for (let k = 0; k < 4; k++) frames.push(encode.insert({ relation: rel, newTuple: [String(t * 10 + k), `row ${t}.${k}`] }).bytes);
+        frames.push(encode.commit({ commitLsn: finalLsn, endLsn: finalLsn + 0x30n, commitTime: 1_700_000_000_000_000n }).bytes);
+      }
+      const decoder = await createDecoder({ values: jsonl.values() });
+      const sink = await natsSink(natsOptions(`${url}?create=true&mode=transaction`));
+      const nc = await connect({ servers: url });
+      const jsm = await nc.jetstreamManager();
+      const early: string[] = [];
+      const source: PipelineSource = {
+        async *[Symbol.asyncIterator]() {
+          for (const f of frames) yield decoder.decode(f) as SourceItem;
+        },
+        ack: (lsn) => {
+          // Confirmed: the transaction that ends there must be in the stream already (asked a little later: it may hold more by then, never less).
+          const commit = lsn - 0x30n;
+          void jsm.streams.getMessage("CDC", { last_by_subj: "cdc.transaction" }).then(
+            (m) => parseLsn(m.header.get("Nats-Msg-Id")) >= commit || early.push(`acked ${lsn.toString(16)}, stream at ${m.header.get("Nats-Msg-Id")}`),
+            () => early.push(`acked ${lsn.toString(16)}, stream empty`),
+          );
+        },
+        stop: async () => {},
+      };
+      try {
+        // holdBytes 1: every record its own batch, so each Commit comes in a batch of its own, with no record.
+        await new Pipeline({ source, format: jsonl.create({ decoder }, {}), sink, holdBytes: 1 }).run();
+        await new Promise((r) => setTimeout(r, 200));
+        expect(early).toEqual([]);
+        const info = await jsm.streams.info("CDC");
+        expect(info.state.messages).toBe(3);
+        expect(transactionEnd(decoder.decode(frames[frames.length - 1]!))).toBe(0x1000_2030n);
+      } finally {
+        await nc.close();
+      }
+    }));
 });
