@@ -7,7 +7,8 @@
  *
  * - patterns, for text whose secret is not known: URLs
  *   (`scheme://user:pw@host`, `//user:pw@host`), scheme-less `user:pw@host`,
- *   and `password=...` (keyword/value strings, URL query parameters);
+ *   `password=...` (keyword/value strings, URL query parameters), and a NATS
+ *   URL's token (`nats://token@host`);
  * - known secrets (the password of the connection in use, PGPASSWORD),
  *   replaced wherever they appear — raw, percent-encoded or JSON-escaped —
  *   for the case where a library or server echoes the password in a form no
@@ -40,6 +41,9 @@ const BARE_USERINFO = /(^|[\s"'(=,<\[])([^\s:/"'(),<>\[\]]+):(?!\/\/)[^\s]*@(?=[
 // `password=value`, `password = 'quoted \' value'`, also PGPASSWORD=... and
 // `?password=...&`: the value runs to whitespace (or its closing quote).
 const KV_PASSWORD = /(password\s*=\s*)('(?:[^'\\]|\\[\s\S])*(?:'|$)|(?:[^\s\\]|\\[\s\S])+)/gi;
+
+// A NATS URL's token: `nats://TOKEN@host` (no ':' — the whole userinfo is the secret).
+const NATS_TOKEN = /\b((?:nats|tls|wss?):\/\/)[^\s:/@]+@/gi;
 
 /** PGPASSWORD, where there is an environment to read it from. */
 function envPassword(): string | undefined {
@@ -75,7 +79,8 @@ export function redact(text: string, secrets: Iterable<string | undefined> = [])
   return out
     .replace(URL_USERINFO, `$1:${MASK}@`)
     .replace(BARE_USERINFO, `$1$2:${MASK}@`)
-    .replace(KV_PASSWORD, `$1${MASK}`);
+    .replace(KV_PASSWORD, `$1${MASK}`)
+    .replace(NATS_TOKEN, `$1${MASK}@`);
 }
 
 function decode(s: string): string {

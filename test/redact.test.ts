@@ -65,6 +65,13 @@ describe("redact()", () => {
     expect(redact("host=h password=x user=u")).toBe("host=h password=*** user=u");
   });
 
+  it("NATS URLs: user:password and a token", () => {
+    expect(redact("nats://alice:s3cr%2Ft@127.0.0.1:4222?stream=CDC")).toBe("nats://alice:***@127.0.0.1:4222?stream=CDC");
+    expect(redact("cannot reach nats://t0k3n-abc@h:4222,h2:4222 (refused)")).toBe("cannot reach nats://***@h:4222,h2:4222 (refused)");
+    expect(redact("tls://t0k3n@h")).toBe("tls://***@h");
+    expect(redact("nats://h:4222?stream=CDC")).toBe("nats://h:4222?stream=CDC");
+  });
+
   it("a known secret anywhere, in every form: raw, percent-encoded, JSON-escaped", () => {
     const pw = 'se/cr"et pw';
     for (const form of [pw, encodeURIComponent(pw), JSON.stringify(pw).slice(1, -1)]) {

@@ -1,11 +1,12 @@
 /**
  * The sinks, by the destinations they take: one entry per sink file.
  */
-import type { Sink, SinkDefinition } from "../pipeline/sink.ts";
+import type { Sink, SinkDefinition, SinkOptionValues } from "../pipeline/sink.ts";
 import { file } from "./file.ts";
+import { nats } from "./nats.ts";
 import { stdout } from "./stdout.ts";
 
-export const SINKS: readonly SinkDefinition[] = [stdout, file];
+export const SINKS: readonly SinkDefinition[] = [stdout, file, nats];
 
 /** The definition whose scheme `target` has (`-` for stdout), or a TypeError that lists them. */
 export function sinkFor(target: string): SinkDefinition {
@@ -15,6 +16,6 @@ export function sinkFor(target: string): SinkDefinition {
 }
 
 /** Opens the sink for `target`. */
-export function openSink(target: string): Promise<Sink> {
-  return sinkFor(target).create(target);
+export function openSink(target: string, options?: SinkOptionValues): Promise<Sink> {
+  return sinkFor(target).create(target, options);
 }
