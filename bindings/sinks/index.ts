@@ -4,10 +4,11 @@
 import type { Sink, SinkDefinition, SinkOptionValues } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
 import { file } from "./file.ts";
+import { http } from "./http.ts";
 import { redis } from "./redis.ts";
 import { stdout } from "./stdout.ts";
 
-export const SINKS: readonly SinkDefinition[] = [stdout, file, redis];
+export const SINKS: readonly SinkDefinition[] = [stdout, file, redis, http];
 
 /** The definition whose scheme `target` has (`-` for stdout), or a TypeError that lists them. */
 export function sinkFor(target: string): SinkDefinition {
