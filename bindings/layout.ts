@@ -5,8 +5,8 @@
  * A message is its tag byte, then its fields in order. The view getters'
  * offsets (views/views.ts), the error field names (kernel/error.ts), the
  * test encoder (devkit/encoder) and the fuzzer's field locator (devkit/fuzz)
- * are derived from these tables; the kernels (assembly/index.ts and its
- * port, baseline/kernel.ts) stay hand-written for speed, and
+ * are derived from these tables; the kernel (kernel/decode.ts, built for
+ * wasm and for TS) stays hand-written for speed, and
  * test/layout.test.ts proves they agree with the tables for every kind.
  *
  * Plain data: derive what you need at module load, not per call.

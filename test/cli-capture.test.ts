@@ -5,7 +5,11 @@
 // --changes` prints what was written with exact values, the slot is
 // acknowledged up to what the file holds. Without a connection, capture
 // records the embedded PostgreSQL 18 demo, and the decoded file shows every
-// kind of change.
+// kind of change. Through the pipeline: the file holds exactly what the
+// server sent (compared with a twin slot read by SQL), the slot is
+// acknowledged as the file is flushed, while the capture runs, and never
+// past it, even when the capture is killed; --max-messages cuts where it
+// says. `tail --sink file:PATH` appends to a file the same way.
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -19,6 +23,8 @@ import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { decodeCapture, peekChanges } from "../devkit/capture/slot.ts";
+import { transactionEnd } from "../bindings/ack.ts";
+import { parseLsn } from "../bindings/lsn.ts";
 import { buildCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -222,6 +228,155 @@ describe("capture from PostgreSQL 15", () => {
     expect(e.stderr.trim()).toMatch(/^pgoutput-wasm: replication slot "nope" does not exist \(hint: .*--create-slot/);
     const u = await run(["capture", "-c", cluster.connectionString]);
     expect(u.code).toBe(2);
+  });
+});
+
+/** The messages of the complete frames of a capture being written (a write may be under way at its end). */
+function messagesSoFar(file: string): PgoutputMessage[] {
+  const bytes = new Uint8Array(readFileSync(file));
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  while (at + 4 <= bytes.length && at + 4 + view.getUint32(at) <= bytes.length) at += 4 + view.getUint32(at);
+  return [...(new BaselineDecoder().decodeFramed(bytes.subarray(0, at)) as Iterable<PgoutputMessage>)].map((m) => m.materialize() as unknown as PgoutputMessage);
+}
+
+/** confirmed_flush_lsn of a slot. */
+async function confirmed(slot: string): Promise<bigint> {
+  const [s] = await cluster.query<{ lsn: string }>("SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+  return parseLsn(s!.lsn);
+}
+
+/** The end LSN of the last transaction a capture's messages complete (0 when none). */
+function lastEnd(msgs: PgoutputMessage[]): bigint {
+  const ends = msgs.map((m) => transactionEnd(m)).filter((e) => e !== undefined);
+  return ends.length === 0 ? 0n : ends[ends.length - 1]!;
+}
+
+const SAME_AS_CAPTURE = { proto_version: "2", publication_names: "p_cap", streaming: "on" }; // what capture asks of PostgreSQL 15 by default
+
+describe("capture through the pipeline (stream → capture format → file sink)", () => {
+  it("the file holds exactly the server's messages, and the slot is acknowledged as they are flushed, while the capture runs", async () => {
+    const slot = "cap_flow";
+    // A twin slot created at the same point, read with the SQL interface: what the server sends for the same changes.
+    await cluster.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [slot]);
+    await cluster.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [`${slot}_peek`]);
+    const file = join(tmp, "flow.bin");
+    const cap = start(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot]);
+    await waitActive(slot);
+    const w = await cluster.connect();
+    try {
+      for (let t = 0; t < 5; t++) await tx(w, `INSERT INTO cap (id, n, note) SELECT g, g, 'flow' FROM generate_series(${7000 + t * 10}, ${7004 + t * 10}) g`, `UPDATE cap SET n = -n WHERE id = ${7000 + t * 10}`);
+      await tx(w, "DELETE FROM cap WHERE id BETWEEN 7000 AND 7050");
+    } finally {
+      await w.end();
+    }
+    const peeked = (await peekChanges(cluster, `${slot}_peek`, SAME_AS_CAPTURE)).map((p) => p.data);
+    expect(peeked.length).toBeGreaterThan(40);
+    const deadline = Date.now() + 20_000;
+    while (messagesSoFar(file).length < peeked.length) {
+      if (Date.now() > deadline) throw new Error("the capture did not record the workload");
+      await sleep(50);
+    }
+    const end = lastEnd(messagesOf(file));
+    // Acknowledged while the capture still runs: each transaction once flushed to the file (not only at the end).
+    // (It may go past `end`: with nothing unconfirmed the stream confirms keepalive positions, and the server
+    // writes WAL of its own, e.g. the running-transactions record every 15 s.)
+    while ((await confirmed(slot)) < end) {
+      if (Date.now() > deadline) throw new Error(`the slot stayed at ${await confirmed(slot)}, the file ends at ${end}`);
+      await sleep(100);
+    }
+    expect(cap.child.exitCode).toBeNull();
+    expect(decodeCapture(readFileSync(file)).map((c) => new Uint8Array(c))).toEqual(peeked);
+    cap.child.kill("SIGINT");
+    const r = await cap.exited;
+    expect(r.code, r.stderr).toBe(0);
+    expect(await confirmed(slot)).toBeGreaterThanOrEqual(end);
+    // …but never past a transaction the file lacks: the twin slot has none after the file's last one.
+    expect((await peekChanges(cluster, `${slot}_peek`, SAME_AS_CAPTURE)).length).toBe(peeked.length);
+    await cluster.query("SELECT pg_drop_replication_slot($1)", [`${slot}_peek`]);
+  });
+
+  it("killed (kill -9) while recording: the slot never passes what the file holds", async () => {
+    const slot = "cap_kill";
+    const file = join(tmp, "killed.bin");
+    const cap = start(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--create-slot"]);
+    await waitActive(slot);
+    const w = await cluster.connect();
+    let writing = true;
+    const load = (async () => {
+      for (let t = 0; writing && t < 2000; t++) await w.query(`INSERT INTO cap (id, n) VALUES (${20000 + t}, ${t})`);
+    })();
+    try {
+      const deadline = Date.now() + 20_000;
+      while (messagesSoFar(file).filter((m) => m.kind === "Commit").length < 30) {
+        if (Date.now() > deadline) throw new Error("capture did not record 30 transactions");
+        await sleep(50);
+      }
+      await sleep(1200); // a status update or more goes out meanwhile
+      cap.child.kill("SIGKILL");
+      await cap.exited;
+    } finally {
+      writing = false;
+      await load;
+      await w.end();
+    }
+    const acked = await confirmed(slot);
+    const inFile = lastEnd(messagesSoFar(file));
+    expect(acked).toBeGreaterThan(0n);
+    expect(acked <= inFile, `slot at ${acked}, file up to ${inFile}`).toBe(true);
+    await cluster.query("SELECT pg_drop_replication_slot($1)", [slot]);
+  });
+
+  it("--max-messages cuts inside the second transaction: the file holds the cut, the slot only the first transaction", async () => {
+    const slot = "cap_cut";
+    await cluster.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [slot]);
+    await cluster.query("INSERT INTO cap (id, n) VALUES (8001, 1), (8002, 2), (8003, 3)");
+    await cluster.query("INSERT INTO cap (id, n) VALUES (8004, 4), (8005, 5), (8006, 6)");
+    const file = join(tmp, "cut.bin");
+    // Begin, Relation, Insert x3, Commit; then Begin, Insert: 8.
+    const r = await run(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--max-messages", "8"]);
+    expect(r.code, r.stderr).toBe(0);
+    const msgs = messagesOf(file);
+    expect(msgs.map((m) => m.kind)).toEqual(["Begin", "Relation", "Insert", "Insert", "Insert", "Commit", "Begin", "Insert"]);
+    expect(await confirmed(slot)).toBe(lastEnd(msgs.slice(0, 6)));
+    // The same slot, --ack none: recorded, not acknowledged.
+    const again = await run(["capture", join(tmp, "cut-none.bin"), "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--max-messages", "5", "--ack", "none"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(messagesOf(join(tmp, "cut-none.bin")).map((m) => m.kind)).toEqual(["Begin", "Relation", "Insert", "Insert", "Insert"]);
+    expect(await confirmed(slot)).toBe(lastEnd(msgs.slice(0, 6)));
+    await cluster.query("SELECT pg_drop_replication_slot($1)", [slot]);
+  });
+});
+
+describe("tail --sink file:PATH", () => {
+  it("appends the lines to the file, acknowledges up to its last transaction; the next run appends after it, nothing twice", async () => {
+    const slot = "tail_sink";
+    const file = join(tmp, "tail.jsonl");
+    const args = ["tail", "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--transactions", "--sink", `file:${file}`];
+    const w = await cluster.connect();
+    try {
+      for (const [runs, from] of [[1, 9001], [2, 9004]] as const) {
+        const t = start([...args, ...(runs === 1 ? ["--create-slot"] : [])]);
+        await waitActive(slot);
+        await tx(w, `INSERT INTO cap (id, n) SELECT g, g FROM generate_series(${from}, ${from + 2}) g`);
+        const deadline = Date.now() + 20_000;
+        while ((readFileSync(file, "utf8").match(/"action":"C"/g) ?? []).length < runs) {
+          if (Date.now() > deadline) throw new Error(`tail did not write run ${runs}'s transaction`);
+          await sleep(50);
+        }
+        t.child.kill("SIGINT");
+        const r = await t.exited;
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toBe(""); // to the file, not stdout
+      }
+    } finally {
+      await w.end();
+    }
+    const lines = readFileSync(file, "utf8").trimEnd().split("\n").map(parseExact);
+    expect(lines.map((l) => l.action)).toEqual(["B", "I", "I", "I", "C", "B", "I", "I", "I", "C"]);
+    expect(lines.filter((l) => l.action === "I").map((l) => value(l, "id"))).toEqual(["9001", "9002", "9003", "9004", "9005", "9006"]);
+    expect(await confirmed(slot)).toBe(parseLsn(lines[lines.length - 1].nextlsn));
+    await cluster.query("SELECT pg_drop_replication_slot($1)", [slot]);
   });
 });
 

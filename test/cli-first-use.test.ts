@@ -7,7 +7,9 @@
 // ended and what older versions left, never a live run's).
 // A bad capture gives the same line on both backends, each detail once
 // (the unknown tag, the frame's size, the field, the byte in the capture);
-// `capture` to a file whose connection fails leaves no file behind.
+// `capture` to a file whose connection fails leaves no file behind. The
+// pipeline's names (--format, --sink, -o) and replicate()'s own option
+// checks give usage errors too, before anything starts.
 
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, utimesSync, writeFileSync } from "node:fs";
@@ -18,6 +20,8 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCli } from "./support/build-cli.ts";
 import { quotedBytes } from "../bindings/quoted-bytes.ts";
+import { FORMATS } from "../bindings/formats/index.ts";
+import { SINKS } from "../bindings/sinks/index.ts";
 import { closedPort } from "./support/closed-port.ts";
 import { proc } from "./support/proc.ts";
 
@@ -53,7 +57,7 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-const COMMANDS = ["tail", "capture", "decode", "cache"];
+const COMMANDS = ["tail", "capture", "decode", "slots", "cache"];
 
 describe.concurrent("--help and --version", () => {
   for (const cmd of COMMANDS) {
@@ -113,6 +117,15 @@ describe.concurrent("bad options: one line of ours, exit 2", () => {
     expectUsage(await run(["tail", "--publications", "p"]), "pgoutput-wasm: unknown option --publications (hint: did you mean --publication? See pgoutput-wasm tail --help)");
     expectUsage(await run(["tail", "--create_slot"]), "pgoutput-wasm: unknown option --create_slot (hint: did you mean --create-slot? See pgoutput-wasm tail --help)");
     expectUsage(await run(["decode", "x.bin", "--stat"]), "pgoutput-wasm: unknown option --stat (hint: did you mean --stats? See pgoutput-wasm decode --help)");
+  });
+
+  it("the pipeline seam: an unknown format, sink or format option; replicate()'s own checks in the CLI's words", async () => {
+    const formats = [...Object.keys(FORMATS), "pretty"].join(", ");
+    const schemes = SINKS.flatMap((s) => s.schemes).join(", ");
+    expectUsage(await run(["tail", "--format", "avro"]), `pgoutput-wasm: unknown format "avro": one of ${formats} (hint: see pgoutput-wasm tail --help)`);
+    expectUsage(await run(["tail", "--sink", "nats://127.0.0.1:4222"]), `pgoutput-wasm: no sink takes "nats://127.0.0.1:4222": one of ${schemes} (hint: see pgoutput-wasm tail --help)`);
+    expectUsage(await run(["tail", "-o", "indent=2"]), 'pgoutput-wasm: format jsonl has no option "indent" (it takes transactions, tables, pretty, numbers-as-strings) (hint: see pgoutput-wasm tail --help)');
+    expectUsage(await run(["capture", "x.bin", "--proto", "1", "--two-phase"]), "pgoutput-wasm: --two-phase needs --proto 3 or later (hint: see pgoutput-wasm capture --help)");
   });
 
   it("an option without its value; tail given an argument; cache without an action", async () => {

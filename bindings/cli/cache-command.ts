@@ -3,12 +3,15 @@
  * and removing it with what ended runs left in the temp directory.
  */
 import { cacheDir, cleanCache } from "./cache.ts";
+import type { Command } from "./command.ts";
 import { CliError, usage } from "./errors.ts";
 import { formatBytes } from "./status.ts";
 
-export const CACHE_USAGE = `usage: pgoutput-wasm cache path|clean
-
-The only files pgoutput-wasm keeps between runs are in one folder:
+export const cache: Command = {
+  name: "cache",
+  synopsis: "path|clean",
+  summary: "where pgoutput-wasm keeps files between runs, and removing them",
+  description: `The only files pgoutput-wasm keeps between runs are in one folder:
 $XDG_CACHE_HOME/pgoutput-wasm, or ~/.cache/pgoutput-wasm (as root too,
 in root's home). It holds PostgreSQL data-directory templates
 made by the development test harness; the CLI's embedded server keeps
@@ -22,10 +25,13 @@ the next run removes what is left.
           have ended (pgoutputwasm-pg*-*, -bin-*, -initdb-*; a server still
           running in one is stopped) and the copies older versions left
           (pgoutputwasm-template-*, pgoutputwasm-native-*). Folders a
-          running process uses stay, and are listed
-`;
+          running process uses stay, and are listed`,
+  sections: [],
+  positionals: true,
+  run: (_values, args) => cacheCommand(args),
+};
 
-export async function cacheCommand(args: string[]): Promise<number> {
+async function cacheCommand(args: string[]): Promise<number> {
   const [action, ...extra] = args;
   if (extra.length > 0 || (action !== "path" && action !== "clean")) {
     throw usage(action === undefined ? "cache needs path or clean" : `cache takes path or clean, not ${JSON.stringify(args.join(" "))}`);

@@ -13,7 +13,6 @@
  */
 import { createReadStream } from "node:fs";
 import { createGunzip } from "node:zlib";
-import { parseArgs } from "node:util";
 import type { Readable } from "node:stream";
 import { createDecoder } from "../create-decoder.ts";
 import { CliError, usage } from "./errors.ts";
@@ -21,70 +20,55 @@ import { isPgoutputError } from "../errors.ts";
 import { layoutOf } from "../layout.ts";
 import { MAX_MESSAGE_SIZE } from "../limits.ts";
 import { quotedBytes } from "../quoted-bytes.ts";
-import { jsonl } from "../formats/jsonl.ts";
-import { messages } from "../formats/messages.ts";
-import { formatOptions } from "../formats/index.ts";
-import type { FormatOptionValues } from "../pipeline/format.ts";
 import { Pipeline } from "../pipeline/run.ts";
 import { captureSource } from "../pipeline/sources.ts";
 import { SinkError } from "../pipeline/sink.ts";
 import { writableSink } from "../sinks/stdout.ts";
+import type { Command } from "./command.ts";
+import { BACKEND, NUMBERS_AS_STRINGS, TABLES, TRANSACTIONS, type Flag, type FlagValues } from "./flags.ts";
+import { chosenFormat } from "./output.ts";
 
 const GZIP_MAGIC = 0x1f8b;
 
-export const DECODE_USAGE = `usage: pgoutput-wasm decode FILE|- [options]
+const VALUES: Flag = { name: "values", type: "boolean", default: false, formatOption: "values", description: "add typed column values (newValues, oldValues)" };
+const CHANGES: Flag = {
+  name: "changes", type: "boolean", default: false,
+  description: "tail's output instead: one line per change, typed\n(docs/cli-output.md), shaped by the next three flags",
+};
+/** decode's layout of either output (tail's --format names a format instead; its pretty is the same). */
+const LAYOUT: Flag = { name: "format", type: "string", choices: ["jsonl", "pretty"], default: "jsonl", description: "one line per object (default), or indented" };
+const STATS: Flag = { name: "stats", type: "boolean", default: false, description: "print counts by message kind to stderr" };
 
-Decodes a capture file ([uint32 big-endian length][pgoutput message]...,
+const sections = [{ title: "options", flags: [BACKEND, STATS, VALUES, CHANGES, TRANSACTIONS, TABLES, NUMBERS_AS_STRINGS, LAYOUT] }];
+
+export const decode: Command = {
+  name: "decode",
+  synopsis: "FILE|- [options]",
+  summary: "decode a capture file (gzipped or not) to JSON Lines, or tail's lines",
+  examples: ["npx pgoutput-wasm decode capture.bin.gz --changes --stats"],
+  description: `Decodes a capture file ([uint32 big-endian length][pgoutput message]...,
 gzipped or not; - reads stdin), as written by pgoutput-wasm capture, to one
-JSON object per message on stdout.
-
-options:
-  --backend wasm|baseline   decoder to use (default wasm)
-  --stats                   print counts by message kind to stderr
-  --values                  add typed column values (newValues, oldValues)
-  --changes                 tail's output instead: one line per change, typed
-                            (docs/cli-output.md); with
-  --transactions            also print B (begin) and C (commit) lines
-  --tables LIST             only these tables: schema.table or table; repeat or comma-separate
-  --numbers-as-strings      int8 and numeric as JSON strings
-  --format jsonl|pretty     one line per object (default), or indented
-
-A message that does not decode: what decoded before it is printed, then one
+JSON object per message on stdout.`,
+  sections,
+  notes: `A message that does not decode: what decoded before it is printed, then one
 line on stderr naming the message, the field and the byte offset in the
-capture; exit code 1 (2 for bad options).
-`;
+capture; exit code 1 (2 for bad options).`,
+  positionals: true,
+  run: decodeCommand,
+};
 
-export async function decodeCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      backend: { type: "string", default: "wasm" },
-      stats: { type: "boolean", default: false },
-      values: { type: "boolean", default: false },
-      changes: { type: "boolean", default: false },
-      format: { type: "string", default: "jsonl" },
-      transactions: { type: "boolean", default: false },
-      tables: { type: "string", multiple: true },
-      "numbers-as-strings": { type: "boolean", default: false },
-    },
-  });
-  const backend = values.backend;
-  if (backend !== "wasm" && backend !== "baseline") throw usage(`--backend must be wasm or baseline, not ${backend}`);
+async function decodeCommand(values: FlagValues, positionals: string[]): Promise<number> {
+  const backend = values.backend as "wasm" | "baseline";
   if (positionals.length !== 1) throw usage("decode takes one FILE (or - for stdin)");
-  const layout = values.format;
-  if (layout !== "jsonl" && layout !== "pretty") throw usage(`--format must be jsonl or pretty, not ${JSON.stringify(layout)}`);
-  const changes = values.changes;
+  const changes = values.changes === true;
   if (!changes && (values.transactions || values.tables !== undefined || values["numbers-as-strings"])) {
     throw usage("--transactions, --tables and --numbers-as-strings go with --changes");
   }
   if (changes && values.values) throw usage("--values and --changes are two different outputs: pick one");
-  const pretty = layout === "pretty";
   const file = positionals[0]!;
-  const definition = changes ? jsonl : messages;
-  const options: FormatOptionValues = changes
-    ? { transactions: values.transactions, tables: (values.tables ?? []).flatMap((t) => t.split(",")).map((t) => t.trim()).filter((t) => t.length > 0), pretty, "numbers-as-strings": values["numbers-as-strings"] }
-    : { values: values.values, pretty };
+  const chosen = chosenFormat(values, sections[0]!.flags, changes ? "jsonl" : "messages");
+  const definition = chosen.format;
+  const options = values.format === "pretty" ? { ...chosen.options, pretty: true } : chosen.options;
   const made = () => createDecoder({ backend, values: definition.values() });
   const decoder = await made();
   const counts = new Map<string, number>();
@@ -98,7 +82,7 @@ export async function decodeCommand(args: string[]): Promise<number> {
       if (head.length < HEAD) head = Uint8Array.from([...head, ...chunk.subarray(0, HEAD - head.length)]);
       bytes += chunk.length;
     }),
-    format: definition.create({ decoder }, formatOptions(definition, options)),
+    format: definition.create({ decoder }, options),
     sink: writableSink(process.stdout),
     raw: definition.raw,
     replayDecoder: definition.raw ? undefined : await made(),

@@ -6,30 +6,32 @@
  * query as `stream.health()` (bindings/pg/slot-state.ts), on one ordinary
  * connection; columns the server version does not have are shown as "-".
  */
-import { parseArgs } from "node:util";
 import { formatLsn } from "../lsn.ts";
 import { lostReason, readSlotStates, type SlotState } from "../pg/slot-state.ts";
 import { explain, type ErrorContext } from "./errors.ts";
-import { connectSide, connectionConfig, loadPg } from "./source.ts";
+import type { Command } from "./command.ts";
+import { connectSide, connectionConfig, loadPg } from "./connection.ts";
+import { CONNECTION, type Flag, type FlagValues } from "./flags.ts";
 import { formatBytes } from "./status.ts";
 import { printable } from "./terminal.ts";
 
-export const SLOTS_USAGE = `usage: pgoutput-wasm slots [options]
+const JSON_FLAG: Flag = { name: "json", type: "boolean", default: false, description: "one JSON array: LSNs as X/Y, byte counts as numbers, null when unknown" };
 
-Prints the health of every replication slot of the server: name, plugin,
+export const slots: Command = {
+  name: "slots",
+  synopsis: "[options]",
+  summary: "each replication slot's health: lag, WAL retained, wal_status, invalidation",
+  examples: ["npx pgoutput-wasm slots -c postgres://user@db/app"],
+  description: `Prints the health of every replication slot of the server: name, plugin,
 active walsender pid, confirmed flush LSN, lag (the server's current WAL
 minus the confirmed position), WAL retained for the slot, safe_wal_size
 (how much more may be written before the slot is in danger, PostgreSQL 13+,
 with max_slot_wal_keep_size), wal_status, invalidation reason (17+; "lost"
-slots on older servers show wal_removed) and failover (17+).
-
-  -c, --connection STR   postgres://user:password@host:port/database or keyword/value pairs
-                         (default: the PG* variables); errors never show the password
-  --json                 one JSON array: LSNs as X/Y, byte counts as numbers, null when unknown
-  -h, --help             this help
-
-Exit code 0, 1 on errors (one line with a hint), 2 for bad options.
-`;
+slots on older servers show wal_removed) and failover (17+).`,
+  sections: [{ title: "options", flags: [CONNECTION, JSON_FLAG] }],
+  notes: "Exit code 0, 1 on errors (one line with a hint), 2 for bad options.",
+  run: slotsCommand,
+};
 
 const bytes = (n: bigint | null | undefined): number | null => (n === null || n === undefined ? null : Number(n));
 const lsn = (n: bigint | null): string | null => (n === null ? null : formatLsn(n));
@@ -76,21 +78,8 @@ export function slotTable(slots: readonly SlotState[]): string {
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n") + "\n";
 }
 
-export async function slotsCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    allowPositionals: false,
-    options: {
-      connection: { type: "string", short: "c" },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(SLOTS_USAGE);
-    return 0;
-  }
-  const { config, target, user, password } = connectionConfig(values.connection);
+async function slotsCommand(values: FlagValues): Promise<number> {
+  const { config, target, user, password } = connectionConfig(values.connection as string | undefined);
   const context: ErrorContext = { target, user, password };
   const pg = await loadPg();
   const client = await connectSide(pg, config, context);

@@ -4,10 +4,11 @@
  * option a format does not take is refused with its name, not ignored.
  */
 import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
+import { capture } from "./capture.ts";
 import { jsonl } from "./jsonl.ts";
 import { messages } from "./messages.ts";
 
-export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages };
+export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, capture };
 
 /** The format named, or a TypeError that lists the known ones. */
 export function formatNamed(name: string): FormatDefinition {

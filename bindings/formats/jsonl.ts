@@ -8,7 +8,7 @@ import { JsonLinesWriter } from "../jsonl/writer.ts";
 
 export const jsonl: FormatDefinition = {
   name: "jsonl",
-  summary: "one JSON object per change, typed values, wal2json format-version 2 field names (docs/cli-output.md)",
+  summary: "one JSON object per change, typed values, wal2json's field names (docs/cli-output.md)",
   options: {
     transactions: { type: "boolean", description: "B and C lines around each transaction's changes" },
     tables: { type: "list", description: "only these tables (schema.table, or table in any schema)" },

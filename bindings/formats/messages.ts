@@ -39,7 +39,7 @@ class MessageLines implements Format {
 
 export const messages: FormatDefinition = {
   name: "messages",
-  summary: "every pgoutput message as sent, one JSON object each (decode's default)",
+  summary: "every pgoutput message as sent, one JSON object each",
   raw: true,
   options: {
     values: { type: "boolean", description: "add typed column values (newValues, oldValues)" },

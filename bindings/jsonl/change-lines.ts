@@ -27,7 +27,7 @@ import { formatLsn } from "../lsn.ts";
 import { timestampToISO } from "../time.ts";
 import { toBase64 } from "../utf8.ts";
 import { typeName } from "../values/type-names.ts";
-import type { SnapshotRow } from "../pg/snapshot.ts";
+import type { SnapshotRow } from "../snapshot-items.ts";
 import type { RecordKind, Records } from "../pipeline/records.ts";
 import { RawJson, jsonText, lineText } from "./json-text.ts";
 

@@ -25,7 +25,7 @@ export function fastTextType(oid: number): boolean {
 
 const enum K { Bool, Int, Uint, Int8, Numeric, String, Json, Timestamp, Timestamptz, Float, Bytea, IntArray, Int8Array, StringArray }
 
-/** K → the kernel's column kind (bindings/jsonl-tape.ts): the same rules, in assembly/jsonl.ts. */
+/** K → the kernel's column kind (bindings/jsonl-tape.ts): the same rules, in kernel/json-columns.ts. */
 const KERNEL_KIND: Record<number, number> = {
   [K.Bool]: JK_BOOL, [K.Int]: JK_INT, [K.Uint]: JK_UINT, [K.Int8]: JK_INT8, [K.Numeric]: JK_NUMERIC, [K.String]: JK_STRING,
   [K.Json]: JK_JSON, [K.Timestamp]: JK_TIMESTAMP, [K.Timestamptz]: JK_TIMESTAMPTZ, [K.Float]: JK_FLOAT, [K.Bytea]: JK_BYTEA,

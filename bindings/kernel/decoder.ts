@@ -1,6 +1,6 @@
 /**
  * The decoder both backends share: one binding, two kernels (the wasm
- * instance and its TypeScript port, see exports.ts). Input is copied once
+ * instance and the TS build of its source, see exports.ts). Input is copied once
  * into the kernel's memory; one kernel call walks all of it and writes the
  * tape; a short JS walk over the tape then applies Relation and Type
  * messages to the caches (in order, so each change sees the relation as it

@@ -50,7 +50,7 @@ class Output extends ByteSink {
   }
 
   /** Everything written so far, as a new buffer; the output is empty after it. */
-  take(): Uint8Array {
+  override take(): Uint8Array {
     const out = copyBytes(this.buf, 0, this.len);
     this.len = 0;
     return out;

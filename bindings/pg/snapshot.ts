@@ -33,8 +33,6 @@
 import type { Client } from "pg";
 import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage, Insert } from "../messages.ts";
-import type { Relation } from "../relation.ts";
-import type { Tuple } from "../tuple.ts";
 import { materializeMessage } from "../materialize.ts";
 import { parseLsn } from "../lsn.ts";
 import { connectClient, pgConnection, type ResolvedConnection } from "./client.ts";
@@ -92,27 +90,8 @@ export interface SnapshotProgress {
   estimatedRows: number;
 }
 
-/** A row of the snapshot: a view (valid until the next item is asked for) with the relation it belongs to. */
-export interface SnapshotRow {
-  readonly kind: "SnapshotRow";
-  readonly relation: Relation;
-  readonly tuple: Tuple;
-}
-
-/** After the last snapshot row, before the first streamed change. */
-export interface SnapshotComplete {
-  readonly kind: "SnapshotComplete";
-  readonly slot: string;
-  /** The exported snapshot's name. */
-  readonly snapshotName: string;
-  /** The slot's consistent point: streaming starts here. */
-  readonly consistentPoint: bigint;
-  readonly tables: number;
-  readonly rows: number;
-  readonly bytes: number;
-}
-
-export type SnapshotItem = SnapshotRow | SnapshotComplete;
+export type { SnapshotComplete, SnapshotItem, SnapshotRow } from "../snapshot-items.ts";
+import type { SnapshotComplete, SnapshotItem } from "../snapshot-items.ts";
 
 /** A snapshot row materialized, as `transactions()` yields it: the Insert's fields, and `kind: "SnapshotRow"`. */
 export interface MaterializedSnapshotRow extends Record<string, unknown> {

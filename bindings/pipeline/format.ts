@@ -12,7 +12,7 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
-import type { SnapshotRow } from "../pg/snapshot.ts";
+import type { SnapshotRow } from "../snapshot-items.ts";
 import type { ValueOptions, TypeKnowledge } from "../values/options.ts";
 import type { Records } from "./records.ts";
 

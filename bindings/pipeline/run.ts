@@ -33,33 +33,15 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
-import type { SnapshotComplete, SnapshotRow } from "../pg/snapshot.ts";
-import type { PrimaryKeepalive } from "../walsender.ts";
 import { transactionEnd } from "../ack.ts";
 import type { ChangePosition } from "./change-id.ts";
 import type { Format } from "./format.ts";
 import { NO_TRANSACTION, Records, RecordTransaction } from "./records.ts";
 import { StreamResequencer } from "./resequence.ts";
 import type { Sink } from "./sink.ts";
+import type { PipelineSource, SourceItem } from "./sources.ts";
 
-/** What a source yields. */
-export type SourceItem = PgoutputMessage | PrimaryKeepalive | SnapshotRow | SnapshotComplete;
-
-/** Where items come from (sources.ts adapts a stream, a snapshot, a capture file). */
-export interface PipelineSource {
-  /** Items in stream order; a view is valid until the next one is asked for. */
-  [Symbol.asyncIterator](): AsyncIterator<SourceItem>;
-  /** Confirms every transaction that ends at or before `lsn`. */
-  ack(lsn: bigint): void;
-  /** Ends the source, reporting what was confirmed. */
-  stop(): Promise<void>;
-  /** Whether more is received already (the pipeline writes a batch before it would wait for more). */
-  readonly ready?: boolean;
-  /** Counts the source's connections: when it changes, the source started over from what was confirmed. */
-  readonly generation?: number;
-  /** The snapshot's consistent point, when the source starts with a snapshot. */
-  readonly consistentPoint?: bigint;
-}
+export type { PipelineSource, SourceItem } from "./sources.ts";
 
 export interface PipelineOptions {
   source: PipelineSource;

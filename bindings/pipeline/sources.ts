@@ -7,7 +7,28 @@ import type { PgoutputDecoder } from "../decoder.ts";
 import { isPgoutputError } from "../errors.ts";
 import type { ReplicationStream } from "../pg/stream.ts";
 import type { SnapshotReplication } from "../pg/snapshot.ts";
-import type { PipelineSource, SourceItem } from "./run.ts";
+import type { PgoutputMessage } from "../messages.ts";
+import type { SnapshotComplete, SnapshotRow } from "../snapshot-items.ts";
+import type { PrimaryKeepalive } from "../walsender.ts";
+
+/** What a source yields. */
+export type SourceItem = PgoutputMessage | PrimaryKeepalive | SnapshotRow | SnapshotComplete;
+
+/** Where a pipeline's items come from. */
+export interface PipelineSource {
+  /** Items in stream order; a view is valid until the next one is asked for. */
+  [Symbol.asyncIterator](): AsyncIterator<SourceItem>;
+  /** Confirms every transaction that ends at or before `lsn`. */
+  ack(lsn: bigint): void;
+  /** Ends the source, reporting what was confirmed. */
+  stop(): Promise<void>;
+  /** Whether more is received already (the pipeline writes a batch before it would wait for more). */
+  readonly ready?: boolean;
+  /** Counts the source's connections: when it changes, the source started over from what was confirmed. */
+  readonly generation?: number;
+  /** The snapshot's consistent point, when the source starts with a snapshot. */
+  readonly consistentPoint?: bigint;
+}
 
 export interface StreamSourceOptions {
   /** `false`: the pipeline's confirmations are not passed on (the slot is acknowledged some other way, or never). Default true. */

@@ -1,0 +1,242 @@
+/**
+ * What `tail` and `capture` are: the source the settings name (source.ts:
+ * a connection, or the embedded demo) → the command's format → its sink,
+ * through a Pipeline, which acknowledges a transaction to the slot once the
+ * sink made it and everything before it durable (`--ack auto`; `manual`:
+ * the LSNs read from stdin instead; `none`: nothing).
+ *
+ * Around the pipeline: the status line on stderr (status.ts), the sink
+ * opened only once the source streams (a failed connection leaves no file
+ * behind, nor truncates one), `--seconds` and `--max-messages`, the end of
+ * the embedded demo (once the commit of its last transaction is durable,
+ * unless --follow), and the signals: the first Ctrl-C or SIGTERM stops
+ * cleanly (what is durable is acknowledged, exit 0), a second exits 130
+ * at once (the 'exit' hook of temp-folders.ts then stops the embedded
+ * server and removes its folders). While this listens to SIGINT and
+ * SIGTERM, temp-folders.ts leaves those two to it; SIGHUP and SIGQUIT stay
+ * temp-folders.ts's. A reader that goes away (`tail | head`: EPIPE) stops
+ * it cleanly too.
+ */
+import { createInterface } from "node:readline";
+import { formatLsn, parseLsn } from "../lsn.ts";
+import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
+import { Pipeline, type PipelineStats } from "../pipeline/run.ts";
+import { SinkError, type Sink } from "../pipeline/sink.ts";
+import { snapshotSource, streamSource } from "../pipeline/sources.ts";
+import { CliError, explain } from "./errors.ts";
+import type { SourceSettings } from "./settings.ts";
+import { Interrupted, openSource, type Source } from "./source.ts";
+import { StatusLine } from "./status.ts";
+
+export interface StreamPlan {
+  /** The command: the status line's label and the notes' prefix. */
+  label: string;
+  settings: SourceSettings;
+  format: FormatDefinition;
+  formatOptions: FormatOptionValues;
+  /** The sink's target (`-`: stdout, whose writes clear the status line first when both are one terminal). */
+  target: string;
+  /** Opens the sink, once the source streams (a SinkError is the command's error, with its hint). */
+  openSink: () => Promise<Sink>;
+  /** What the status line counts as written: `lines`, or `messages` (then the count of messages received stands for it). */
+  writtenUnit: string;
+  /** Stop after this long. */
+  seconds?: number;
+  /** The summary's last words, from the pipeline's figures. */
+  summary?: (stats: PipelineStats) => string;
+}
+
+/** Runs the plan to its end; resolves with the exit code. */
+export async function streamCommand(plan: StreamPlan): Promise<number> {
+  const { settings, label } = plan;
+  const stderr = process.stderr;
+  let source: Source | undefined;
+  let pipeline: Pipeline | undefined;
+  let stopRequested = false;
+  let transactions = 0;
+  let messages = 0;
+  const status = new StatusLine({
+    out: stderr,
+    enabled: stderr.isTTY === true || settings.progress,
+    label,
+    writtenUnit: plan.writtenUnit,
+    sample: () => ({
+      messages,
+      bytes: source?.stream.stats.bytes ?? 0,
+      written: pipeline?.stats.records ?? 0,
+      transactions,
+      lsn: source?.stream.lastReceivedLsn ?? 0n,
+      acked: source?.stream.lastAckedLsn ?? 0n,
+      reconnects: source?.stream.stats.reconnects ?? 0,
+      phase: snapshotPhase(source),
+    }),
+    walEnd: () => source?.walEnd() ?? Promise.resolve(undefined),
+  });
+  const onSignal = (): void => {
+    if (stopRequested) process.exit(130); // a second Ctrl-C: leave now
+    stopRequested = true;
+    pipeline?.stop();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let sink: Sink | undefined;
+  try {
+    try {
+      source = await openSource(settings, {
+        stopped: () => stopRequested,
+        note: (text) => status.note(`${label}: ${text}`),
+        values: (types) => plan.format.values(types),
+        onDemoStep: (step) => status.note(`demo: ${step.note}`),
+      });
+    } catch (e) {
+      if (e instanceof Interrupted) return 0;
+      throw e;
+    }
+    const src = source;
+    try {
+      sink = await plan.openSink();
+    } catch (e) {
+      throw e instanceof SinkError ? new CliError(e.message, e.hint) : e;
+    }
+    if (plan.target === "-" && process.stdout.isTTY === true && stderr.isTTY === true) sink = clearingFirst(sink, status);
+    status.start();
+
+    // The demo ends once the commit of its last transaction is durable (acknowledged by the pipeline).
+    const ends = new Map<number, bigint>();
+    let openXid: number | undefined;
+    let durableTo = 0n;
+    let lastXid: number | undefined;
+    let demoDone = false;
+    let demoError: unknown;
+    const checkDemo = (): void => {
+      const end = lastXid === undefined ? undefined : ends.get(lastXid);
+      if (end !== undefined && durableTo >= end && !settings.follow) {
+        demoDone = true;
+        pipeline?.stop();
+      }
+    };
+    src.demo?.then(
+      (r) => {
+        lastXid = r.lastXid;
+        if (settings.follow) status.note(`demo workload done; streaming until Ctrl-C. Try: psql ${src.embeddedUrl} -c "INSERT INTO demo.ledger (account_id, amount) VALUES (2, 1)"`);
+        checkDemo();
+      },
+      (e: unknown) => {
+        if (stopRequested) return;
+        demoError = e;
+        pipeline?.stop();
+      },
+    );
+    if (settings.ack === "manual") acknowledgeFromStdin(src);
+
+    const acknowledge = settings.ack === "auto";
+    const run = new Pipeline({
+      source: src.snapshot !== undefined ? snapshotSource(src.snapshot, { acknowledge }) : streamSource(src.stream, { acknowledge }),
+      format: plan.format.create({ decoder: src.decoder }, plan.formatOptions),
+      sink,
+      raw: plan.format.raw,
+      replayDecoder: plan.format.raw ? undefined : await src.replayDecoder(),
+      limit: settings.maxMessages,
+      onItem: (item) => {
+        messages++;
+        if (item.kind === "Begin") openXid = item.xid;
+        else if (item.kind === "Commit" && openXid !== undefined) {
+          transactions++;
+          ends.set(openXid, item.endLsn);
+        } else if (item.kind === "StreamCommit") {
+          transactions++;
+          ends.set(item.xid, item.endLsn);
+        } else if (item.kind === "SnapshotComplete") {
+          status.note(`${label}: snapshot complete: ${item.rows} rows of ${item.tables} tables; streaming from ${formatLsn(item.consistentPoint)}`);
+        }
+      },
+      onAck: (lsn) => {
+        durableTo = lsn;
+        checkDemo();
+      },
+    });
+    pipeline = run;
+    sink = undefined; // the pipeline closes it
+    if (stopRequested) run.stop();
+    if (plan.seconds !== undefined) timer = setTimeout(() => pipeline?.stop(), plan.seconds * 1000);
+    let streamError: unknown;
+    try {
+      await run.run();
+    } catch (e) {
+      // The reader went away (... | head): a stop like Ctrl-C.
+      if (isClosedReader(e)) stopRequested = true;
+      else if (e instanceof SinkError) throw new CliError(e.message, e.hint);
+      else streamError = e;
+    }
+    status.stop([plan.summary?.(run.stats), demoDone ? "demo complete" : undefined].filter((t) => t !== undefined).join("; ") || undefined);
+    if (demoError !== undefined && !demoDone) throw new CliError(`the demo workload failed: ${(demoError as Error).message}`);
+    if (streamError !== undefined && !stopRequested) throw explain(streamError, src.context);
+    return 0;
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    status.stop();
+    await sink?.close().catch(() => {});
+    await source?.close();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+function isClosedReader(e: unknown): boolean {
+  return e instanceof SinkError && (e.cause as NodeJS.ErrnoException | undefined)?.code === "EPIPE";
+}
+
+/** The sink, with the status line erased before each write (both on one terminal). */
+function clearingFirst(sink: Sink, status: StatusLine): Sink {
+  return {
+    name: sink.name,
+    write: (records) => {
+      status.clear();
+      return sink.write(records);
+    },
+    delivered: sink.delivered?.bind(sink),
+    close: () => sink.close(),
+  };
+}
+
+/** `--ack manual`: the LSNs read from stdin are acknowledged. */
+function acknowledgeFromStdin(src: Source): void {
+  if (!process.stdin.readable) return;
+  const stream = src.stream;
+  const rl = createInterface({ input: process.stdin });
+  rl.on("line", (line) => {
+    const lsn = ackedLsn(line);
+    if (lsn !== undefined && !stream.error) {
+      stream.ack(lsn);
+      stream.sendStatus();
+    }
+  });
+  stream.closed.then(() => rl.close(), () => rl.close());
+}
+
+/** The status line's snapshot part while the initial snapshot runs. */
+function snapshotPhase(source: Source | undefined): string | undefined {
+  const run = source?.snapshot;
+  if (run === undefined) return undefined;
+  const p = run.progress;
+  if (p.tables > 0 && p.tablesDone === p.tables) return undefined;
+  const of = p.estimatedRows > 0 ? `/${Math.round(p.estimatedRows)}` : "";
+  return `snapshot ${p.tablesDone}/${p.tables} tables, ${p.rows}${of} rows`;
+}
+
+/** An LSN from a line of stdin (`--ack manual`): `X/Y`, or JSON with `nextlsn` (a C line) or `lsn`. */
+export function ackedLsn(line: string): bigint | undefined {
+  const t = line.trim();
+  if (t === "") return undefined;
+  try {
+    if (t.startsWith("{")) {
+      const obj = JSON.parse(t) as { nextlsn?: unknown; lsn?: unknown };
+      const v = typeof obj.nextlsn === "string" ? obj.nextlsn : typeof obj.lsn === "string" ? obj.lsn : undefined;
+      return v === undefined ? undefined : parseLsn(v);
+    }
+    return parseLsn(t);
+  } catch {
+    return undefined;
+  }
+}
