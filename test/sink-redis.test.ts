@@ -179,13 +179,31 @@ describe("redis sink against redis-server", () => {
       const port = (server.address() as { port: number }).port;
       const e = await redisSink(`redis://127.0.0.1:${port}`).then(() => undefined, (x: unknown) => x);
       expect(e).toBeInstanceOf(SinkError);
-      expect((e as SinkError).message).toMatch(/does not answer as Redis: not a RESP reply: it starts with "HTTP/);
+      expect((e as SinkError).message).toMatch(/^redis: redis:\/\/127\.0\.0\.1:\d+: it does not answer as Redis: not a RESP reply: it starts with "HTTP/);
     } finally {
       server.close();
     }
     await expect(redisSink("redis://127.0.0.1:1?maxlenn=5")).rejects.toThrow(/no option "maxlenn"/);
     await expect(redisSink("redis://127.0.0.1:1?key={prefix}:{tabel}")).rejects.toThrow(/\{tabel\}/);
     await expect(redisSink("redis://127.0.0.1:1?per=transaction&key={prefix}:{table}")).rejects.toThrow(/\{table\}, which is not known here/);
+  });
+
+  it("a server that takes the connection and never answers: start gives up after connectTimeout with a SinkError, not a hang", async () => {
+    const net = await import("node:net");
+    const sockets = new Set<import("node:net").Socket>();
+    const silent = net.createServer((s) => sockets.add(s));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const t0 = Date.now();
+      const e = await redisSink(`redis://127.0.0.1:${port}?timeout=1&connectTimeout=2`).then(() => undefined, (x: unknown) => x);
+      expect(e).toBeInstanceOf(SinkError);
+      expect((e as SinkError).message).toMatch(/^redis: redis:\/\/127\.0\.0\.1:\d+: unreachable for 2 s: no answer for 1 s$/);
+      expect(Date.now() - t0).toBeLessThan(8000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
   });
 
   it("maxlen: ~N trims whole nodes (about N kept), N keeps exactly N", async () => {

@@ -42,7 +42,11 @@ local pos = redis.call('GET', KEYS[1])
 if ARGV[1] ~= '' and (not pos or before(pos, ARGV[1])) then
   return {'gap', pos or ''}
 end
-local last = pos
+-- Entries come in position order: the last one processed (landed, or already there) is where the key goes.
+local done = nil
+local function mark()
+  if done and (not pos or before(pos, done)) then redis.call('SET', KEYS[1], done) end
+end
 local maxlen = ARGV[2]
 local mode, count = string.sub(maxlen, 1, 1), string.sub(maxlen, 2)
 local landed, dups = 0, 0
@@ -62,16 +66,16 @@ while i <= n do
     if string.find(r.err, 'equal or smaller', 1, true) then
       dups = dups + 1
     else
-      if last ~= pos then redis.call('SET', KEYS[1], last) end
+      mark()
       return {'err', landed, dups, r.err}
     end
   else
     landed = landed + 1
   end
-  if not last or before(last, p) then last = p end
+  done = p
   i = to + 1
 end
-if last ~= pos then redis.call('SET', KEYS[1], last) end
+mark()
 return {'ok', landed, dups}
 `;
 

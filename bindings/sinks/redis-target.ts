@@ -64,3 +64,11 @@ export function expandKey(template: string, values: { prefix: string; schema?: s
     return v;
   });
 }
+
+/** `maxlen=1000` (exact) or `maxlen=~1000` (about: whole nodes trimmed, cheaper) → the script's form. */
+export function parseMaxlen(text: string | undefined): string {
+  if (text === undefined || text === "") return "";
+  const m = /^(~|=)?(\d+)$/.exec(text);
+  if (m === null) throw new TypeError(`redis: option maxlen=${JSON.stringify(text)} is not a count (1000) or an approximate one (~1000)`);
+  return `${m[1] ?? "="}${m[2]}`;
+}

@@ -19,7 +19,7 @@
  * calls answered "ok" are confirmed; nothing is dropped. Answers that
  * retrying will not change (WRONGTYPE, NOAUTH, WRONGPASS, NOPERM, a
  * cluster's MOVED, unknown commands) are SinkErrors naming the stream and
- * the remedy.
+ * the remedy (redis-errors.ts tells them apart).
  *
  * The client is RESP written here (resp.ts, redis-connection.ts), not
  * ioredis or node-redis: this sink needs to know exactly which commands
@@ -40,38 +40,13 @@ import { Backoff, sleep, type RetryListener } from "./backoff.ts";
 import { APPEND_SCRIPT, parsePositionText } from "./redis-append.ts";
 import { RedisConnection } from "./redis-connection.ts";
 import { EntryEncoder, type EncodedChunk } from "./redis-entries.ts";
-import { expandKey, parseRedisTarget, type RedisTarget } from "./redis-target.ts";
+import { TRANSIENT, hintFor } from "./redis-errors.ts";
+import { expandKey, parseMaxlen, parseRedisTarget, type RedisTarget } from "./redis-target.ts";
 import { command, RespError, RespProtocolError, type RespReply } from "./resp.ts";
 import { ByteSink } from "../jsonl/sink.ts";
 
-/** Answers that say "not now": retried. */
-const TRANSIENT = new Set(["LOADING", "BUSY", "OOM", "MASTERDOWN", "TRYAGAIN", "NOSCRIPT", "READONLY", "MISCONF", "NOREPLICAS"]);
-
 /** How long close() waits for calls in flight on a working connection. */
 const CLOSE_WAIT_MS = 2000;
-
-/** Remedies for the answers that retrying will not change. */
-function hintFor(code: string, message: string, stream: string | undefined): string | undefined {
-  switch (code) {
-    case "WRONGTYPE":
-      return `${stream ?? "a key"} holds something other than a stream: delete or rename it, or write elsewhere (?key=, ?prefix=)`;
-    case "NOAUTH":
-      return "the server wants a password: redis://:PASSWORD@host, or redis://USER:PASSWORD@host for an ACL user";
-    case "WRONGPASS":
-      return "check the user and password in the URL";
-    case "NOPERM":
-      return "the user needs EVALSHA and SCRIPT LOAD, GET and SET on the position key, and XADD on the streams";
-    case "MOVED":
-    case "ASK":
-    case "CROSSSLOT":
-    case "CLUSTERDOWN":
-      return "this is a Redis Cluster: the sink writes to one server (a standalone Redis, or a Sentinel setup's primary)";
-    default:
-      if (/unknown command/i.test(message)) return "the sink needs Redis 5 or later (streams) with Lua scripting";
-      if (/without any password configured/i.test(message)) return "the server has no password: leave it out of the URL";
-      return undefined;
-  }
-}
 
 interface Batch {
   remaining: number;
@@ -147,7 +122,7 @@ export class RedisStreamSink implements Sink {
       } catch (e) {
         if (e instanceof SinkError) throw e;
         if (Date.now() >= deadline) {
-          throw this.#error(`cannot reach ${this.#t.shown}: ${(e as Error).message}`, undefined, "is redis-server running there, and does it take connections from here?", e);
+          throw this.#error(`unreachable for ${this.#t.options.connectTimeout ?? 10} s: ${(e as Error).message}`, undefined, "is redis-server running there, and does it take connections from here?", e);
         }
         await this.#pause(e);
       }
@@ -208,6 +183,9 @@ export class RedisStreamSink implements Sink {
       replyTimeoutMs: (t.options.timeout ?? 30) * 1000,
       signal: this.#abort.signal,
     });
+    // close() ends a handshake that waits for a silent server too.
+    const ended = () => conn.destroy();
+    this.#abort.signal.addEventListener("abort", ended, { once: true });
     try {
       const steps: [string, (string | Uint8Array)[]][] = [];
       if (t.password !== undefined) steps.push(["AUTH", t.user === undefined ? ["AUTH", t.password] : ["AUTH", t.user, t.password]]);
@@ -238,8 +216,11 @@ export class RedisStreamSink implements Sink {
       return conn;
     } catch (e) {
       conn.destroy();
-      if (e instanceof RespProtocolError) throw this.#error(`${t.shown} does not answer as Redis: ${e.message}`, undefined, "is this the address of a Redis server?", e);
+      if (this.#abort.signal.aborted) throw new Error("closed");
+      if (e instanceof RespProtocolError) throw this.#error(`it does not answer as Redis: ${e.message}`, undefined, "is this the address of a Redis server?", e);
       throw e;
+    } finally {
+      this.#abort.signal.removeEventListener("abort", ended);
     }
   }
 
@@ -388,14 +369,6 @@ function settle(batch: Batch, error?: unknown): void {
   batch.settled = true;
   if (error === undefined) batch.resolve();
   else batch.reject(error);
-}
-
-/** `maxlen=1000` (exact) or `maxlen=~1000` (about: whole nodes trimmed, cheaper) → the script's form. */
-function parseMaxlen(text: string | undefined): string {
-  if (text === undefined || text === "") return "";
-  const m = /^(~|=)?(\d+)$/.exec(text);
-  if (m === null) throw new TypeError(`redis: option maxlen=${JSON.stringify(text)} is not a count (1000) or an approximate one (~1000)`);
-  return `${m[1] ?? "="}${m[2]}`;
 }
 
 /** Opens the sink: the target's options, then `options` over them (REDIS_OPTIONS). */
