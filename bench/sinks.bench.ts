@@ -5,7 +5,7 @@
  * written to /dev/null (`tail > /dev/null`) as the bound a sink is measured
  * against.
  *
- *   npm run build:bench && node build/bench/bench/sinks.bench.js [--rows N] [--per-txn R] [--only stdout,nats] [--major 15|18]
+ *   npm run build:bench && node build/bench/bench/sinks.bench.js [--rows N] [--per-txn R] [--only stdout,nats,redis,http] [--major 15|18]
  *   node --cpu-prof --cpu-prof-dir=.tmp/prof build/bench/bench/sinks.bench.js --only nats   # then: node build/bench/bench/profile.js top .tmp/prof/<file>
  *
  * The backlog is a bulk insert (not the sink tests' workload, whose values
@@ -33,6 +33,10 @@ import { writableSink } from "../bindings/sinks/stdout.ts";
 import { natsSink, natsOptions } from "../bindings/sinks/nats.ts";
 import { startNats } from "../devkit/brokers/nats.ts";
 import type { Broker } from "../devkit/brokers/tied.ts";
+import { redisSink } from "../bindings/sinks/redis.ts";
+import { httpSink } from "../bindings/sinks/http.ts";
+import { startRedis } from "../devkit/brokers/redis.ts";
+import { spawn } from "node:child_process";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 
 function arg(name: string, fallback: string): string {
@@ -70,7 +74,48 @@ const CASES: SinkCase[] = [
       };
     },
   },
+  // --- Redis Streams and the HTTP webhook (issue 22, i22-redis) ---
+  {
+    name: "redis",
+    start: async () => {
+      const broker: Broker = await startRedis(["--auto-aof-rewrite-percentage", "0"]);
+      const server = serverCpu(`redis-server 127.0.0.1:${broker.port}`); // its process title
+      return {
+        open: () => redisSink(`${broker.url}?prefix=bench`),
+        stop: () => broker.stop(),
+        note: () => `one entry per change, pipelined script calls of up to 1,000 XADDs, AOF appendfsync always; redis-server CPU ${server().toFixed(1)} s`,
+      };
+    },
+  },
+  {
+    name: "http",
+    start: async () => {
+      const receiver = await startReceiver();
+      return {
+        open: () => httpSink(`${receiver.url}?batchRecords=1000`),
+        stop: receiver.stop,
+        note: () => `JSON Lines, 1,000 records per POST, one request at a time, a receiver that reads the body and answers 204 (its own process); receiver CPU ${receiver.cpu().toFixed(1)} s`,
+      };
+    },
+  },
 ];
+
+/** A webhook receiver in a process of its own (its CPU is not the client's): reads each body, answers 204. */
+async function startReceiver(): Promise<{ url: string; stop(): Promise<void>; cpu(): number }> {
+  const code = `const s = require("node:http").createServer((q, r) => { q.resume(); q.on("end", () => { r.writeHead(204); r.end(); }); });
+s.listen(0, "127.0.0.1", () => console.log(s.address().port)); process.stdin.on("end", () => process.exit(0)); process.stdin.resume();`;
+  const child = spawn(process.execPath, ["-e", code], { stdio: ["pipe", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve) => child.stdout!.once("data", (d) => resolve(Number(String(d).trim()))));
+  const cpu = serverCpu(`-e const s = require("node:http")`);
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    cpu,
+    stop: async () => {
+      child.stdin!.end();
+      await new Promise((r) => child.once("exit", r));
+    },
+  };
+}
 
 /** CPU seconds used so far by the process whose command line contains `marker` (from /proc), from now on. */
 function serverCpu(marker: string): () => number {

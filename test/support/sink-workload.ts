@@ -29,6 +29,8 @@ import { streamSource } from "../../bindings/pipeline/sources.ts";
 import type { RecordKind } from "../../bindings/pipeline/records.ts";
 import { createDecoder } from "../../bindings/create-decoder.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../../bindings/values/catalog.ts";
+import { startCluster, type Cluster, type PgMajor } from "../../devkit/cluster/cluster.ts";
+import { parseLsn } from "../../bindings/lsn.ts";
 import { CASES, SETUP_SQL } from "./values-cases.ts";
 
 export interface Workload {
@@ -95,6 +97,8 @@ export async function runWorkload(client: pg.Client, w: Workload, o: { transacti
   const major = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num) / 10000;
   const cols = typeColumns(Math.floor(major));
   const s = w.schema;
+  // The values' SQL names the schema's types unqualified (ARRAY[...]::values_mood[]): on any client, this schema's.
+  await client.query(`SET search_path = ${s}, public`);
   const random = rng(o.seed ?? 42);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const qualify = (t: string) => t.replace(/\bvalues_/g, `${s}.values_`);
@@ -246,4 +250,43 @@ export async function expectedRecords(config: ClientConfig, w: Workload, slot: s
     await admin.end();
   }
   return out;
+}
+
+/** A PostgreSQL server for a sink test, with a connected client for the workload's SQL. */
+export interface WorkloadServer {
+  readonly cluster: Cluster;
+  readonly config: ClientConfig;
+  readonly admin: pg.Client;
+}
+
+/** Starts one server per major version (in parallel); `stop()` ends them all, also after a failed start. */
+export async function startWorkloadServers(majors: readonly PgMajor[]): Promise<{ get(major: PgMajor): WorkloadServer; stop(): Promise<void> }> {
+  const servers = new Map<PgMajor, WorkloadServer>();
+  const stop = async () => {
+    for (const s of servers.values()) {
+      await s.admin.end().catch(() => {});
+      await s.cluster.stop();
+    }
+  };
+  const started = await Promise.allSettled(majors.map((m) => startCluster(m)));
+  for (const r of started) {
+    if (r.status !== "fulfilled") continue;
+    const cluster = r.value;
+    const config: ClientConfig = { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database };
+    const admin = new pg.Client(config);
+    servers.set(cluster.major, { cluster, config, admin });
+    await admin.connect();
+  }
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  return { get: (major) => servers.get(major)!, stop };
+}
+
+/** The slot's confirmed_flush_lsn (0 when it has none). */
+export async function confirmedFlush(s: WorkloadServer, slot: string): Promise<bigint> {
+  const { rows } = await s.admin.query("SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+  return rows[0]?.lsn ? parseLsn(rows[0].lsn as string) : 0n;
 }
