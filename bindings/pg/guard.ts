@@ -38,16 +38,11 @@
 import type { Client } from "pg";
 import { PgoutputError, type PgoutputErrorCode } from "../errors.ts";
 import { ReplicationError } from "./errors.ts";
-import { MAX_MESSAGE_SIZE } from "../limits.ts";
-import { RECEIVE_TIMEOUT_MS } from "./options.ts";
 import { quotedBytes } from "../quoted-bytes.ts";
+import type { ConnectionLimits } from "./defaults.ts";
 
-export interface ConnectionLimits {
-  /** The largest backend message body accepted, in bytes. */
-  maxMessageSize: number;
-  /** Silence allowed while an answer is awaited, in ms; 0 turns the timeout off. */
-  receiveTimeoutMs: number;
-}
+/** The CLI's connections made without `replicate()`'s options take these. */
+export { DEFAULT_LIMITS } from "./defaults.ts";
 
 /** The socket under pg's Connection, as far as the guard uses it. */
 interface GuardSocket {
@@ -76,14 +71,6 @@ interface GuardedClient {
   _queryQueue?: unknown[];
   queryQueue?: unknown[];
 }
-
-/** The limits of the stream's options (a decoder passed in without `maxMessageSize` keeps its own; its connections get the ceiling). */
-export function connectionLimits(o: { maxMessageSize: number | undefined; receiveTimeoutMs: number }): ConnectionLimits {
-  return { maxMessageSize: o.maxMessageSize ?? MAX_MESSAGE_SIZE, receiveTimeoutMs: o.receiveTimeoutMs };
-}
-
-/** `replicate()`'s defaults, for connections made without its options (the CLI's preflight and `slots`). */
-export const DEFAULT_LIMITS: ConnectionLimits = Object.freeze({ maxMessageSize: MAX_MESSAGE_SIZE, receiveTimeoutMs: RECEIVE_TIMEOUT_MS });
 
 const HEADER = 5;
 const guards = new WeakMap<object, ConnectionGuard>();

@@ -37,7 +37,7 @@ import type { Relation } from "../relation.ts";
 import type { Tuple } from "../tuple.ts";
 import { materializeMessage } from "../materialize.ts";
 import { parseLsn } from "../lsn.ts";
-import { connectClient, pgConnection, type ResolvedConnection } from "./client.ts";
+import { connectClient, pgConnection, type PgModule, type ResolvedConnection } from "./client.ts";
 import { quoteIdent, quoteLiteral } from "./commands.ts";
 import { copyOut } from "./copy-out.ts";
 import { CopyReframer, type CopyFormat } from "./copy-reframe.ts";
@@ -46,7 +46,7 @@ import type { NormalizedOptions, ReplicateOptions } from "./options.ts";
 import { copyCommand, planTasks, readSnapshotTables, type CopyTask, type SnapshotTable } from "./snapshot-catalog.ts";
 import type { ReplicationStream, StreamItem } from "./stream.ts";
 import type { AssemblerOptions, TransactionItem } from "./transactions.ts";
-import { connectionLimits } from "./guard.ts";
+import { connectionLimits } from "./defaults.ts";
 
 /**
  * `replicate()`'s options with `snapshot`: copy every row the publications
@@ -182,7 +182,7 @@ export interface SnapshotSetup {
   options: NormalizedOptions;
   snapshot: Normalized;
   connection: ResolvedConnection;
-  pg: ReplicateOptions["pg"];
+  pg: PgModule | undefined;
   serverVersion: number;
 }
 
