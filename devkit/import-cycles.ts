@@ -8,7 +8,7 @@
 // `verbatimModuleSyntax`, `import { type A }` keeps an (empty) run-time import,
 // so it is a run-time edge.
 //
-//   node devkit/import-cycles.ts [folder]    (prints each circle; exits 1 if any)
+//   npx tsx devkit/import-cycles.ts [folder]    (prints each circle; exits 1 if any)
 
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";

@@ -3,7 +3,7 @@
  * evaluated before one it needs, as `pg/options.ts` → `pg/publication.ts`
  * → `pg/guard.ts` → `pg/options.ts` was), and not through type imports
  * either (two files that can only be read together). devkit/import-cycles.ts
- * finds them; `node devkit/import-cycles.ts` prints them.
+ * finds them; `npx tsx devkit/import-cycles.ts` prints them.
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
