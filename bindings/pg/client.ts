@@ -147,3 +147,11 @@ export async function openClient(
   }
   return { client, connection: conn };
 }
+
+/** Ends `client` (Terminate), waiting for pg at most a second; then destroys `socket`, if given, should the server not have closed it. */
+export async function endClient(client: Client, socket?: { destroy(): unknown }): Promise<void> {
+  let timeout: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([client.end().catch(() => {}), new Promise<void>((resolve) => (timeout = setTimeout(resolve, 1000)))]);
+  clearTimeout(timeout);
+  socket?.destroy();
+}

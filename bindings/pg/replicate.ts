@@ -50,7 +50,8 @@ import { prepareSlot } from "./slot-prepare.ts";
 import { classifySlotError, readSlotState } from "./slot-state.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
-import { ReplicationStream, type StreamConnection } from "./stream.ts";
+import { ReplicationStream } from "./stream.ts";
+import type { StreamConnection } from "./reconnect.ts";
 import { SnapshotReplication, exportedSnapshot, normalizeSnapshot, type SnapshotOptions, type SnapshotReplicateOptions } from "./snapshot.ts";
 import { ensurePublication } from "./publication.ts";
 

@@ -8,7 +8,7 @@
  */
 import type { Client, QueryResultRow } from "pg";
 import { ReplicationError, fromPgError } from "./errors.ts";
-import { connectClient, type PgModule, type ResolvedConnection } from "./client.ts";
+import { connectClient, endClient, type PgModule, type ResolvedConnection } from "./client.ts";
 import type { ConnectionLimits } from "./defaults.ts";
 
 export class SideConnection {
@@ -53,10 +53,7 @@ export class SideConnection {
     this.#client = undefined;
     if (pending === undefined) return;
     try {
-      const client = await pending;
-      let timeout: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([client.end().catch(() => {}), new Promise<void>((r) => (timeout = setTimeout(r, 1000)))]);
-      clearTimeout(timeout);
+      await endClient(await pending);
     } catch {
       /* it never opened */
     }
