@@ -22,16 +22,8 @@ export type { SlotState } from "./slot-state.ts";
 export type { PublicationOptions, PublicationReport } from "./publication.ts";
 export { HEARTBEAT_PREFIX, type HeartbeatOptions } from "./heartbeat.ts";
 export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
-export {
-  SnapshotReplication,
-  type MaterializedSnapshotRow,
-  type SnapshotComplete,
-  type SnapshotItem,
-  type SnapshotOptions,
-  type SnapshotProgress,
-  type SnapshotReplicateOptions,
-  type SnapshotRow,
-} from "./snapshot.ts";
+export { SnapshotReplication, type MaterializedSnapshotRow, type SnapshotComplete, type SnapshotItem, type SnapshotRow } from "./snapshot.ts";
+export type { SnapshotOptions, SnapshotProgress, SnapshotReplicateOptions } from "./snapshot-options.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {
   TransactionAssembler,

@@ -52,7 +52,8 @@ import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
 import { ReplicationStream } from "./stream.ts";
 import type { StreamConnection } from "./reconnect.ts";
-import { SnapshotReplication, exportedSnapshot, normalizeSnapshot, type SnapshotOptions, type SnapshotReplicateOptions } from "./snapshot.ts";
+import { SnapshotReplication } from "./snapshot.ts";
+import { exportedSnapshot, normalizeSnapshot, type SnapshotOptions, type SnapshotReplicateOptions } from "./snapshot-options.ts";
 import { ensurePublication } from "./publication.ts";
 
 async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {
