@@ -5,6 +5,7 @@
  * either (two files that can only be read together). devkit/import-cycles.ts
  * finds them; `npx tsx devkit/import-cycles.ts` prints them.
  */
+import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { importCycles, importsOf, readSources } from "../devkit/import-cycles.ts";
@@ -16,6 +17,14 @@ describe("import circles", () => {
     const sources = readSources(BINDINGS);
     expect(sources.size).toBeGreaterThan(50);
     expect(importCycles(sources).map((c) => `${c.runtime ? "run-time" : "type-only"}: ${c.files.join(", ")}`)).toEqual([]);
+  });
+
+  it("pg/options.ts loads as the first module of a process (inside its old loop it read guard.ts's constant before it existed)", () => {
+    // Native ESM (tsx, one file at a time), not vitest's module runner: an uninitialized binding is a ReferenceError there.
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e",
+      'const m = await import("./bindings/pg/options.ts"); console.log(typeof m.normalizeOptions);'], { cwd: fileURLToPath(new URL("..", import.meta.url)), encoding: "utf8" });
+    expect(r.stderr).not.toMatch(/ReferenceError/);
+    expect(r.stdout.trim()).toBe("function");
   });
 
   it("the check finds a circle and tells run-time from type-only", () => {
