@@ -17,22 +17,13 @@ export { replicate } from "./replicate.ts";
 export { ReplicationStream, type ReplicationStats, type StreamItem } from "./stream.ts";
 export type { ReplicateOptions, SlotOptions, StreamingMode } from "./options.ts";
 // Slot health, heartbeats, publication management (issue 14).
-export type { HealthOptions, HeartbeatOptions, PublicationOptions } from "./options.ts";
-export type { ReplicationHealth, SlotLostEvent, StreamProgress } from "./health.ts";
+export type { HealthOptions, ReplicationHealth, SlotLostEvent, StreamProgress } from "./health.ts";
 export type { SlotState } from "./slot-state.ts";
-export type { PublicationReport } from "./publication.ts";
-export { HEARTBEAT_PREFIX } from "./heartbeat.ts";
+export type { PublicationOptions, PublicationReport } from "./publication.ts";
+export { HEARTBEAT_PREFIX, type HeartbeatOptions } from "./heartbeat.ts";
 export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
-export {
-  SnapshotReplication,
-  type MaterializedSnapshotRow,
-  type SnapshotComplete,
-  type SnapshotItem,
-  type SnapshotOptions,
-  type SnapshotProgress,
-  type SnapshotReplicateOptions,
-  type SnapshotRow,
-} from "./snapshot.ts";
+export { SnapshotReplication, type MaterializedSnapshotRow, type SnapshotComplete, type SnapshotItem, type SnapshotRow } from "./snapshot.ts";
+export type { SnapshotOptions, SnapshotProgress, SnapshotReplicateOptions } from "./snapshot-options.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {
   TransactionAssembler,

@@ -11,6 +11,7 @@ import { kindOfTag } from "../messages.ts";
 import { FLAG_BACKEND, FLAG_KEEPALIVE } from "../tape.ts";
 import { PgoutputError } from "../errors.ts";
 import { createView } from "./views.ts";
+import type { BatchMemory } from "./batch-memory.ts";
 import type { JsonArea } from "../kernel/json-area.ts";
 
 /** Shared by a decoder and its batches: bumped on every decode call, so older views know they are stale. */
@@ -25,7 +26,7 @@ export interface RelationDefinition {
   previous: Relation | undefined;
 }
 
-export class TapeBatch implements Batch<WalMessage> {
+export class TapeBatch implements Batch<WalMessage>, BatchMemory {
   readonly length: number;
   readonly consumed: number;
   /** Memory as bytes; tape offsets index it directly. */
