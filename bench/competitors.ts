@@ -27,6 +27,7 @@ import type { PgoutputDecoder, PgoutputMessage } from "../bindings/index.ts";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
 import type { AnyMessage } from "../bindings/compat/index.ts";
 import type { BenchInput } from "./input.ts";
+import type { ProtocolVersion } from "../bindings/layout.ts";
 import { StructuralWalk } from "./walk.ts";
 
 export type CompetitorId = "wasm" | "baseline" | "pg-logical-replication" | "js-walk" | "js-formatter";
@@ -56,7 +57,7 @@ export interface Competitors {
 }
 
 export function makeCompetitors(input: BenchInput): Competitors {
-  const protoVersion = Number(input.info?.options.proto_version ?? 1) as 1 | 2 | 3 | 4;
+  const protoVersion = Number(input.info?.options.proto_version ?? 1) as ProtocolVersion;
   const publicationNames = [input.info?.options.publication_names ?? "corpus_pub"];
   return {
     wasm: new WasmDecoder(),

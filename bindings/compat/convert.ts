@@ -22,7 +22,7 @@ import { NOT_FAST, type FastParser } from "./fast-parsers.ts";
 import { rowBuilder, type RowBuilder } from "./rows.ts";
 import type { TapeDecoder, TapeRecord } from "../kernel/decoder.ts";
 import { FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, HEADER_WORDS, H_OFFSET } from "../tape.ts";
-import { fieldOffset, fixedSize, layoutOf } from "../layout.ts";
+import { fieldOffset, fixedSize, KIND_BINARY as KIND_B, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U, layoutOf } from "../layout.ts";
 
 const REPLICA_IDENTITY: Record<ReplicaIdentity, T.MessageRelation["replicaIdentity"]> = {
   d: "default",
@@ -39,10 +39,6 @@ function buffer(copy: Uint8Array): Uint8Array {
   return NodeBuffer === undefined ? copy : NodeBuffer.from(copy.buffer, copy.byteOffset, copy.byteLength);
 }
 
-
-const KIND_T = 0x74;
-const KIND_B = 0x62;
-const KIND_U = 0x75;
 
 // Tags convertRecord reads from the tape itself; every other kind goes through its view.
 const TAG_BEGIN = 0x42, TAG_COMMIT = 0x43, TAG_RELATION = 0x52, TAG_TYPE = 0x59;

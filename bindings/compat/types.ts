@@ -17,6 +17,7 @@
  * Where this package differs on purpose (unsigned xids and OIDs, ...), see
  * docs/compat-differences.md.
  */
+import type { ProtocolVersion } from "../layout.ts";
 
 /** An LSN as `XXXXXXXX/XXXXXXXX`, or `null` for 0/0. */
 export type Lsn = string | null;
@@ -26,7 +27,7 @@ export type Row = Record<string, any>;
 
 export interface Options {
   /** pgoutput protocol version: 1, 2 (streaming), 3 (two-phase), 4 (parallel streaming). */
-  protoVersion: 1 | 2 | 3 | 4;
+  protoVersion: ProtocolVersion;
   /**
    * Publications, passed on as PostgreSQL's identifier list (as
    * pg-logical-replication does): a mixed-case name must be double-quoted.

@@ -56,6 +56,7 @@ import type { HealthMonitor, ReplicationHealth, StreamProgress } from "./health.
 import { HEARTBEAT_PREFIX } from "./heartbeat.ts";
 import { backoffDelay, cancellableSleep, type ReconnectPolicy } from "./reconnect.ts";
 import { guardOf } from "./guard.ts";
+import { PG_EPOCH_US } from "../values/calendar.ts";
 
 /** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
 export type StreamItem = PgoutputMessage | PrimaryKeepalive;
@@ -123,8 +124,6 @@ const GATHER_BYTES = 64 << 10;
 const WAIT = Symbol("wait");
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
-/** PostgreSQL's epoch (2000-01-01) in µs after the Unix epoch. */
-const POSTGRES_EPOCH_US = 946_684_800_000_000;
 
 /**
  * The send time (µs since 2000, as a number) of a keepalive asking for a
@@ -514,7 +513,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
           this.#tracker.keepalive(item.walEnd);
           this.#progress.lastKeepaliveTime = item.sendTime;
           this.#progress.lastKeepaliveAt = Date.now();
-          if (item.replyRequested && !this.#answered.delete(Number(item.sendTime) - POSTGRES_EPOCH_US)) this.#sendStatus(false);
+          if (item.replyRequested && !this.#answered.delete(Number(item.sendTime) - PG_EPOCH_US)) this.#sendStatus(false);
           if (keepalives) return item;
           continue;
         }

@@ -17,10 +17,7 @@ import type { JsonArea } from "../kernel/json-area.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import type { TapeBatch } from "./batch.ts";
 import { copyBytes } from "../copy-bytes.ts";
-
-const KIND_T = 0x74;
-const KIND_B = 0x62;
-const KIND_U = 0x75;
+import { KIND_BINARY as KIND_B, KIND_NULL, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../layout.ts";
 
 export class TapeTuple implements Tuple {
   // Declared, not defined: this object is made per touched row, and on Node
@@ -54,7 +51,7 @@ export class TapeTuple implements Tuple {
   }
 
   isNull(column: ColumnRef): boolean {
-    return this.b.u8[this.#pos(column)] === 0x6e;
+    return this.b.u8[this.#pos(column)] === KIND_NULL;
   }
 
   text(column: ColumnRef): string | null | typeof unchangedToast {
