@@ -122,7 +122,7 @@ export interface OutputCount {
 
 /** `decode --changes` over the chunks: JsonLinesWriter's bytes per chunk, as the CLI writes them (`kernel: false`: the JS path alone). */
 export function jsonlPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount, kernel = true): number {
-  const writer = new JsonLinesWriter({ types: d.types, kernel });
+  const writer = new JsonLinesWriter({ decoder: d, kernel });
   const replay = new StreamResequencer(d.backend === "wasm" ? new WasmDecoder({ values: changeValueOptions() }) : new BaselineDecoder({ values: changeValueOptions() }));
   const records = new Records();
   let n = 0;

@@ -29,8 +29,10 @@
  * The binding lays out, from the kernel's `heapBase()` (16-aligned):
  *   [ result: 64 bytes (RESULT_WORDS i32 used) | input bytes | tape: i32 words | relation width table: i32 words | JSON area ]
  * The tape starts 16-aligned after the input capacity, the table right after
- * the tape capacity, the JSON area (bindings/kernel/json-area.ts) right
- * after the table; the whole layout ends at or below 2^31 (offsets are i32).
+ * the tape capacity, the JSON area (bindings/kernel/json-area.ts; only once
+ * a JSON Lines writer asked for it) right after the table; the whole layout
+ * ends at or below 2^31 (offsets are i32); bindings/kernel/memory-layout.ts
+ * lays it out.
  *   Why one linear region, owned by the binding: the kernel allocates nothing
  *   and imports nothing, so it cannot fail or trap on memory; the binding
  *   grows memory only between calls, and re-takes its typed-array views then.

@@ -1,7 +1,7 @@
 /**
- * The drop-in plugin's single-message path (bindings/compat/convert.ts
- * `convertRecord` over `TapeDecoder.decodeRecord`, rows.ts, the
- * LSN/timestamp readers of lsn.ts) against what it replaced and against
+ * The drop-in plugin's single-message path (bindings/compat/record.ts over
+ * the decoder's `decodeOne`, tape-rows.ts, rows.ts, the LSN/timestamp
+ * readers of lsn.ts) against what it replaced and against
  * pg-logical-replication:
  *
  * 1. every captured fixture (real PostgreSQL 15 and 18 streams, streamed

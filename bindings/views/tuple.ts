@@ -13,7 +13,7 @@ import { PgoutputError } from "../errors.ts";
 import { readString } from "../utf8.ts";
 import { columnValue } from "../values/column.ts";
 import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
-import type { JsonArea } from "../kernel/json-area.ts";
+import type { RegionHost } from "../kernel/memory-layout.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import type { TapeBatch } from "./batch.ts";
 import { copyBytes } from "../copy-bytes.ts";
@@ -122,7 +122,7 @@ export function tapeColumns(t: Tuple): TapeColumns | undefined {
   const inner = t as unknown as { b: TapeBatch; w: number };
   const b = inner.b;
   b.live();
-  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1, json: b.json, values: b.values };
+  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1, host: b.host, values: b.values };
 }
 
 export interface TapeColumns {
@@ -131,8 +131,8 @@ export interface TapeColumns {
   tape: Int32Array;
   /** Word index of column 0's offset (the TUPLE's ncols word is the one before). */
   first: number;
-  /** The decoder's JSON area (kernel/json-area.ts), for the kernel's jsonColumns. */
-  json: JsonArea | undefined;
+  /** Where the JSON Lines writer asks the decoder for its JSON area (kernel/json-area.ts), for the kernel's jsonColumns. */
+  host: RegionHost | undefined;
   /** The decoder's value parsers. */
   values: ValueDecoder;
 }
