@@ -21,11 +21,11 @@
  */
 import { PgoutputPlugin } from "pg-logical-replication";
 import type { Pgoutput } from "pg-logical-replication";
-import { BaselineDecoder, WasmDecoder, JsonLinesWriter, changeValueOptions } from "../bindings/index.ts";
-import { Records, StreamResequencer } from "../bindings/index.ts";
+import { BaselineDecoder, WasmDecoder } from "../bindings/index.ts";
+import { JsonLinesWriter, Records, StreamResequencer, changeValueOptions } from "../bindings/pipeline/index.ts";
 import type { PgoutputDecoder, PgoutputMessage } from "../bindings/index.ts";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
-import type { AnyMessage } from "../bindings/compat/index.ts";
+import type { AnyMessage } from "../bindings/compat/types.ts";
 import type { BenchInput } from "./input.ts";
 import type { ProtocolVersion } from "../bindings/layout.ts";
 import { StructuralWalk } from "./walk.ts";
