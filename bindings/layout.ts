@@ -137,16 +137,6 @@ export const LAYOUTS: readonly MessageLayout[] = [
 ];
 
 /**
- * TupleData: the byte before each column says what follows. For 't' and
- * 'b' an Int32 length and that many bytes of the value; nothing for the
- * other two.
- */
-export const KIND_NULL = 0x6e; // 'n'
-export const KIND_UNCHANGED = 0x75; // 'u': an unchanged TOASTed value, not sent
-export const KIND_TEXT = 0x74; // 't'
-export const KIND_BINARY = 0x62; // 'b'
-
-/**
  * The pgoutput protocol versions (`proto_version`), and the first version
  * of each feature that needs a later one: streamed transactions
  * (`streaming`), two-phase commit (`two_phase`), parallel apply of streamed

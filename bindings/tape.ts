@@ -225,6 +225,14 @@ export const R_ERROR_START = 10; // offset of the failing message's tag byte
 export const TUPLE_OLD = 1;
 export const TUPLE_NEW = 2;
 
+// TupleData: the byte before each column says what follows (PostgreSQL's protocol): for 't' and 'b'
+// an Int32 length and that many bytes of the value, nothing for the other two. Defined here, the file
+// both kernels compile, so that kernels and readers share them.
+export const KIND_NULL = 0x6e; // 'n'
+export const KIND_UNCHANGED = 0x75; // 'u': an unchanged TOASTed value, not sent
+export const KIND_TEXT = 0x74; // 't'
+export const KIND_BINARY = 0x62; // 'b'
+
 // Error codes (the binding names them; see errors.ts).
 export const E_INCOMPLETE = 1;
 export const E_UNKNOWN_MESSAGE = 2;

@@ -11,9 +11,9 @@ import { describe, expect, it } from "vitest";
 import { backend, onceAcrossBackends } from "./support/backends.ts";
 import { encode, PG_EPOCH_UNIX_US, type Encoded } from "../devkit/encoder/encoder.ts";
 import {
-  KIND_BINARY, KIND_NULL, KIND_TEXT, KIND_UNCHANGED, LAYOUTS, layoutOf, maxProtocolVersion, protocolNeeded, sizeOf,
-  type LayoutField, type MessageLayout,
+  LAYOUTS, layoutOf, maxProtocolVersion, protocolNeeded, sizeOf, type LayoutField, type MessageLayout,
 } from "../bindings/layout.ts";
+import { KIND_BINARY, KIND_NULL, KIND_TEXT, KIND_UNCHANGED } from "../bindings/tape.ts";
 import { POSTGRES_EPOCH_US } from "../bindings/time.ts";
 import { PG_EPOCH_DAYS, PG_EPOCH_US } from "../bindings/values/calendar.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
@@ -175,9 +175,10 @@ describe("layout", () => {
       }
     });
 
-    // The kernels spell the TupleData kind bytes themselves (AssemblyScript imports no TS file): they must
-    // take exactly the layout's four, and the views must read them as the layout names them.
-    it("a column's kind byte is one of the layout's four, read as its name", async () => {
+    // The kernels spell the TupleData kind bytes as literals (tape.ts defines them, and both kernels compile
+    // tape.ts, but they do not take them from it yet): they must take exactly tape.ts's four, read by the views
+    // as named.
+    it("a column's kind byte is one of tape.ts's four, read as its name", async () => {
       const d = await backend.create();
       d.decode(encode.relation({ ...REL, columns: [{ name: "c", typeId: 25 }] }).bytes);
       const named = new Map([[KIND_NULL, "null"], [KIND_UNCHANGED, "unchanged"], [KIND_TEXT, "text"], [KIND_BINARY, "binary"]]);

@@ -6,7 +6,7 @@
  * then the relation's row builder (rows.ts). Both paths use it: a record
  * (record.ts) and a tuple view (convert.ts, through rawTuple).
  */
-import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../layout.ts";
+import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 import { readString } from "../utf8.ts";
 import { NOT_FAST } from "./fast-parsers.ts";
 import type { RowPlan } from "./relations.ts";

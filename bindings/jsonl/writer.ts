@@ -38,7 +38,7 @@ import type { ValueDecoder } from "../values/decoder.ts";
 import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
 import { kernelKind, writeTextValue } from "./text-values.ts";
 import { FIRST_NORMAL_OID } from "../values/oids.ts";
-import { KIND_NULL as KIND_N, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../layout.ts";
+import { KIND_NULL as KIND_N, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 
 const NEWLINE = 0x0a;
 

@@ -25,7 +25,7 @@ import { PgoutputError } from "../errors.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
 import { columnValue } from "./column.ts";
 import type { ValueDecoder } from "./decoder.ts";
-import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T } from "../layout.ts";
+import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T } from "../tape.ts";
 
 /** Produces the value of column `index` of a tuple: `null`, `unchangedToast`, or the parsed value. */
 export type ColumnReader = (tuple: Tuple, index: number) => unknown;

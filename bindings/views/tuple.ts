@@ -17,7 +17,7 @@ import type { RegionHost } from "../kernel/memory-layout.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import type { TapeBatch } from "./batch.ts";
 import { copyBytes } from "../copy-bytes.ts";
-import { KIND_BINARY as KIND_B, KIND_NULL, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../layout.ts";
+import { KIND_BINARY as KIND_B, KIND_NULL, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 
 export class TapeTuple implements Tuple {
   // Declared, not defined: this object is made per touched row, and on Node
