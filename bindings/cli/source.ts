@@ -25,7 +25,6 @@ import { replicate } from "../pg/replicate.ts";
 import type { ReplicationStream } from "../pg/stream.ts";
 import { SnapshotReplication } from "../pg/snapshot.ts";
 import type { ReplicateOptions, StreamingMode } from "../pg/options.ts";
-import { isProtocolVersion, maxProtocolVersion, PROTOCOL_SINCE, PROTOCOL_VERSIONS, protocolNeeded, type ProtocolVersion } from "../layout.ts";
 import type { SnapshotReplicateOptions } from "../pg/snapshot.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/catalog.ts";
 import type { TypeKnowledge } from "../values/options.ts";
@@ -34,7 +33,7 @@ import { DEMO_PUBLICATION, DEMO_SLOT, runDemoWorkload, setupDemo, type DemoStep,
 import { ConnectionStringError, looksLikeUrl, parseConnectionString } from "../pg/conninfo.ts";
 import { redactCli, rememberSecrets } from "./terminal.ts";
 import {
-  CliError, EMBEDDED_INSTALL_HINT, explain, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
+  CliError, EMBEDDED_INSTALL_HINT, explain, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, usage, walLevel,
   type ErrorContext,
 } from "./errors.ts";
 import { DEFAULT_LIMITS, endpointName } from "../pg/guard.ts";
@@ -104,7 +103,7 @@ export interface SourceSettings {
   temporary: boolean;
   publications: string[];
   startLsn: bigint | undefined;
-  protoVersion: ProtocolVersion | undefined;
+  protoVersion: 1 | 2 | 3 | 4 | undefined;
   streaming: StreamingMode | undefined;
   binary: boolean;
   messages: boolean | undefined;
@@ -142,7 +141,7 @@ export function sourceSettings(f: SourceFlags, env: NodeJS.ProcessEnv = process.
   // Only the npm embedded build ships with the package; any other version is a server of the user's.
   if (major !== 18) throw usage(`--pg must be 18 (the embedded PostgreSQL), not ${JSON.stringify(f.pg)}`, "for another version, start it yourself and use --connection postgres://...");
   const proto = f.proto === undefined ? undefined : Number(f.proto);
-  if (proto !== undefined && !isProtocolVersion(proto)) throw usage(`--proto must be one of ${PROTOCOL_VERSIONS.join(", ")}, not ${JSON.stringify(f.proto)}`);
+  if (proto !== undefined && ![1, 2, 3, 4].includes(proto)) throw usage(`--proto must be 1, 2, 3 or 4, not ${JSON.stringify(f.proto)}`);
   const streaming = f.streaming;
   if (streaming !== undefined && streaming !== "off" && streaming !== "on" && streaming !== "parallel") {
     throw usage(`--streaming must be off, on or parallel, not ${JSON.stringify(streaming)}`);
@@ -459,7 +458,7 @@ async function openEmbedded(
     slot: { name: DEMO_SLOT, create: true, failover: s.failover },
     publications: [DEMO_PUBLICATION],
     protoVersion: s.protoVersion,
-    streaming: s.streaming ?? (s.protoVersion !== undefined && s.protoVersion < PROTOCOL_SINCE.streaming ? "off" : "on"),
+    streaming: s.streaming ?? (s.protoVersion === 1 ? "off" : "on"),
     messages: s.messages ?? true,
   });
   const snapshot = run instanceof SnapshotReplication ? run : undefined;
@@ -515,9 +514,10 @@ async function openConnected(
       `the role needs the REPLICATION attribute (ALTER ROLE ${pre.user} REPLICATION) and SELECT on the published tables`,
     );
   }
-  const max = maxProtocolVersion(pre.version);
-  const streaming: StreamingMode = s.streaming ?? (maxProtocolVersion(pre.version) >= PROTOCOL_SINCE.streaming && (s.protoVersion ?? PROTOCOL_SINCE.streaming) >= PROTOCOL_SINCE.streaming ? "on" : "off");
-  const proto = s.protoVersion ?? protocolNeeded(streaming, s.twoPhase);
+  const max = maxProtoVersion(pre.version);
+  const streaming: StreamingMode = s.streaming ?? (pre.version >= 140000 && (s.protoVersion ?? 2) >= 2 ? "on" : "off");
+  const needed = streaming === "parallel" ? 4 : s.twoPhase ? 3 : streaming === "on" ? 2 : 1;
+  const proto = s.protoVersion ?? needed;
   if (proto > max) throw protoUnsupported(proto, pre.version);
   context.protoVersion = proto;
   const missing = s.publications.filter((p) => !pre.publications.includes(p));
@@ -558,7 +558,7 @@ async function openConnected(
     slot: { name: slotName, create, temporary, failover: s.failover },
     publications: s.publications,
     startLsn: s.startLsn,
-    protoVersion: proto,
+    protoVersion: proto as 1 | 2 | 3 | 4,
     streaming,
     messages: s.messages ?? false,
     onNotice: (n) => {
