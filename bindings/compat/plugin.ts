@@ -10,8 +10,9 @@
  * header); what `parse` returns is emitted as the service's `data` event.
  *
  * The class has the members of pg-logical-replication's `AbstractPlugin`
- * (`options`, `name`, `start`, `parse`) without extending it, so that package
- * stays an optional peer.
+ * (`options`, `name`, `start`, `parse`) without extending it: this package
+ * never loads pg-logical-replication (its users have it; it is an optional
+ * peer dependency, for the version range only).
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoderSync } from "../create-decoder.ts";

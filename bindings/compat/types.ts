@@ -3,7 +3,8 @@
  * vocabulary: `tag`, `relationOid`, `commitEndLsn`, ...), which this drop-in
  * emits, plus the shapes for what that plugin cannot decode (protocol 2+
  * streaming and two-phase messages). Written from its documented output, not
- * imported: pg-logical-replication is an optional peer.
+ * imported: this package never loads pg-logical-replication (an optional
+ * peer dependency: only its users install it).
  *
  * Conventions (theirs, kept for deep equality):
  * - LSNs: `XXXXXXXX/XXXXXXXX` (upper-case hex, zero-padded halves), `null` for 0/0;
