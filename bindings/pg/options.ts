@@ -299,9 +299,9 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
   const twoPhase = o.twoPhase === true;
   const since = PROTOCOL_SINCE;
   const protoVersion: unknown = o.protoVersion ?? protocolNeeded(streaming, twoPhase);
-  if (!isProtocolVersion(protoVersion)) throw invalid(`protoVersion must be one of ${PROTOCOL_VERSIONS.join(", ")}, not ${String(protoVersion)}`);
+  if (!isProtocolVersion(protoVersion)) throw invalid(`protoVersion must be ${PROTOCOL_VERSIONS.slice(0, -1).join(", ")} or ${PROTOCOL_VERSIONS.at(-1)}, not ${String(protoVersion)}`);
   if (streaming === "on" && protoVersion < since.streaming) throw invalid(`streaming needs protoVersion ${since.streaming} or later`);
-  if (streaming === "parallel" && protoVersion < since.parallel) throw invalid(`streaming "parallel" needs protoVersion ${since.parallel} or later`);
+  if (streaming === "parallel" && protoVersion < since.parallel) throw invalid(`streaming "parallel" needs protoVersion ${since.parallel}`);
   if (twoPhase && protoVersion < since.twoPhase) throw invalid(`twoPhase needs protoVersion ${since.twoPhase} or later`);
 
   if (o.origin !== undefined && o.origin !== "any" && o.origin !== "none") {
