@@ -74,7 +74,7 @@ export interface RecordInfo {
 }
 
 export class Records {
-  readonly bytes = new ByteSink();
+  readonly bytes: ByteSink = new ByteSink();
   /** Where each record's bytes end in `bytes.buf`. */
   readonly ends: number[] = [];
   readonly kinds: RecordKind[] = [];
