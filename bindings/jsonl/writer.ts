@@ -50,7 +50,7 @@ export interface JsonLinesOptions extends ChangeLineOptions {
    * that after the first row this writer reads of it, which is written
    * through the JS path (the same bytes).
    */
-  decoder?: PgoutputDecoder;
+  decoder?: Pick<PgoutputDecoder, "types">;
   /**
    * Whether the decoder's kernel writes the columns it can (default true).
    * `false`: every value through the JS path alone, the reference the

@@ -38,7 +38,7 @@ export type FormatOptionValues = Readonly<Record<string, boolean | string | read
 /** What a format is made with. */
 export interface FormatContext {
   /** The decoder the items come from: its `types` (Type messages) name user types. */
-  readonly decoder: PgoutputDecoder;
+  readonly decoder: Pick<PgoutputDecoder, "types">;
 }
 
 export interface FormatDefinition {
