@@ -26,7 +26,7 @@
  *   JSON Lines per second) is reported next to the input MB/s.
  */
 import type { PgoutputMessage, Tuple } from "../bindings/index.ts";
-import type { AnyMessage } from "../bindings/compat/index.ts";
+import type { AnyMessage } from "../bindings/compat/types.ts";
 import {
   compatPass, decoderPass, formatterPass, jsonlPass, plrPass, walkPass, type OutputCount, type Competitors, type CompetitorId, type InputForm, type PlrMessage,
 } from "./competitors.ts";

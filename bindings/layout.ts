@@ -136,6 +136,38 @@ export const LAYOUTS: readonly MessageLayout[] = [
   ]),
 ];
 
+/**
+ * The pgoutput protocol versions (`proto_version`), and the first version
+ * of each feature that needs a later one: streamed transactions
+ * (`streaming`), two-phase commit (`two_phase`), parallel apply of streamed
+ * transactions (`streaming 'parallel'`, which also adds Stream Abort's abort
+ * LSN and time: the `v4` fields above).
+ */
+export const PROTOCOL_VERSIONS = [1, 2, 3, 4] as const;
+export type ProtocolVersion = (typeof PROTOCOL_VERSIONS)[number];
+export const PROTOCOL_SINCE = { streaming: 2, twoPhase: 3, parallel: 4 } as const satisfies Record<string, ProtocolVersion>;
+
+/** The major PostgreSQL version that brought each protocol version. */
+export const PROTOCOL_SERVER: Readonly<Record<ProtocolVersion, number>> = { 1: 10, 2: 14, 3: 15, 4: 16 };
+
+/** The highest protocol version a server (`server_version_num`) speaks. */
+export function maxProtocolVersion(serverVersionNum: number): ProtocolVersion {
+  let max: ProtocolVersion = PROTOCOL_VERSIONS[0];
+  for (const v of PROTOCOL_VERSIONS) if (serverVersionNum >= PROTOCOL_SERVER[v] * 10_000) max = v;
+  return max;
+}
+
+/** The lowest protocol version a stream with these options needs. */
+export function protocolNeeded(streaming: "off" | "on" | "parallel", twoPhase: boolean): ProtocolVersion {
+  const since = PROTOCOL_SINCE;
+  return streaming === "parallel" ? since.parallel : twoPhase ? since.twoPhase : streaming === "on" ? since.streaming : PROTOCOL_VERSIONS[0];
+}
+
+/** Whether `n` is a protocol version (an integer among PROTOCOL_VERSIONS). */
+export function isProtocolVersion(n: unknown): n is ProtocolVersion {
+  return (PROTOCOL_VERSIONS as readonly unknown[]).includes(n);
+}
+
 /** The walsender's CopyData payloads around the messages: 'w' XLogData (its header; a pgoutput message follows) and 'k' keepalive. */
 export const XLOGDATA: PayloadLayout = {
   tag: 0x77, pgName: "XLogData",

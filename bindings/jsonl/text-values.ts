@@ -18,11 +18,6 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const HEX = "0123456789abcdef";
 
-/** Whether the decoder's value of this OID is fully determined by these rules (what `writeTextValue` may accept). */
-export function fastTextType(oid: number): boolean {
-  return KIND[oid] !== undefined;
-}
-
 const enum K { Bool, Int, Uint, Int8, Numeric, String, Json, Timestamp, Timestamptz, Float, Bytea, IntArray, Int8Array, StringArray }
 
 /** K → the kernel's column kind (bindings/jsonl-tape.ts): the same rules, in kernel/json-columns.ts. */

@@ -1,5 +1,5 @@
 /**
- * pgoutput-wasm/pg: a logical replication client on `pg` (an optional peer
+ * pgoutput-wasm/pg: a logical replication client on `pg` (the package's one
  * dependency) — `replicate()` streams decoded pgoutput messages or whole
  * transactions from a slot, with backpressure, correct acknowledgements and
  * typed errors.
@@ -16,7 +16,8 @@
 export { replicate } from "./replicate.ts";
 export { ReplicationStream, type ReplicationStats, type StreamItem } from "./stream.ts";
 export type { ReplicateOptions, SlotOptions, StreamingMode } from "./options.ts";
-// Slot health, heartbeats, publication management (issue 14).
+export type { AckMode } from "../ack.ts";
+// Slot health, heartbeats, publications, reconnects.
 export type { HealthOptions, ReplicationHealth, SlotLostEvent, StreamProgress } from "./health.ts";
 export type { SlotState } from "./slot-state.ts";
 export type { PublicationOptions, PublicationReport } from "./publication.ts";
@@ -35,5 +36,3 @@ export {
   type Transaction,
   type TransactionItem,
 } from "./transactions.ts";
-export { createSlotCommand, startReplicationCommand, quoteIdent, quoteLiteral } from "./commands.ts";
-export { AckTracker, type AckMessage, type AckMode, type AckPositions, type AckTrackerOptions } from "../ack.ts";

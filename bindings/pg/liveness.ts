@@ -18,12 +18,10 @@ import type { PrimaryKeepalive, StandbyStatus } from "../walsender.ts";
 import { encodeStandbyStatusUpdate } from "../walsender.ts";
 import { ReplicationError } from "./errors.ts";
 import { copyDataFrame } from "./frames.ts";
+import { PG_EPOCH_US } from "../values/calendar.ts";
 import type { RawSocket } from "./socket.ts";
 import type { SocketReader } from "./socket-reader.ts";
 import type { StreamCounters, StreamState } from "./stream-state.ts";
-
-/** PostgreSQL's epoch (2000-01-01) in µs after the Unix epoch. */
-const POSTGRES_EPOCH_US = 946_684_800_000_000;
 
 /**
  * The send time (µs since 2000, as a number) of a keepalive asking for a
@@ -128,7 +126,7 @@ export class Liveness {
 
   /** A keepalive reached in stream order: answered if it asks and was not answered on arrival. */
   reached(keepalive: PrimaryKeepalive): void {
-    if (keepalive.replyRequested && !this.#answered.delete(Number(keepalive.sendTime) - POSTGRES_EPOCH_US)) this.send(false);
+    if (keepalive.replyRequested && !this.#answered.delete(Number(keepalive.sendTime) - PG_EPOCH_US)) this.send(false);
   }
 
   /** Sends a standby status update; with one already waiting in the write buffer, only notes that another is due (unless `force`). */

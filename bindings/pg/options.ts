@@ -6,6 +6,7 @@ import type { BackendChoice } from "../create-decoder.ts";
 import type { StandbyStatus } from "../walsender.ts";
 import type { AckMode } from "../ack.ts";
 import { parseLsn } from "../lsn.ts";
+import { isProtocolVersion, PROTOCOL_SINCE, PROTOCOL_VERSIONS, protocolNeeded, type ProtocolVersion } from "../layout.ts";
 import { checkMaxMessageSize } from "../limits.ts";
 import { ReplicationError } from "./errors.ts";
 import type { ConnectionOption, PgModule } from "./client.ts";
@@ -75,7 +76,7 @@ export interface ReplicateOptions {
    * pgoutput protocol version 1-4. Default: the lowest the other options
    * need (1; 2 for streaming, 3 for two-phase, 4 for parallel streaming).
    */
-  protoVersion?: 1 | 2 | 3 | 4;
+  protoVersion?: ProtocolVersion;
   /** Stream large in-progress transactions: `off` (default), `on` / `true`, or `parallel` (protocol 4). */
   streaming?: boolean | StreamingMode;
   /** Column values in binary format (pgoutput `binary`). */
@@ -183,7 +184,7 @@ export interface NormalizedOptions {
   slot: { name: string; create: boolean; temporary: boolean; failover: boolean; onLost: "error" | "recreate" };
   publications: string[];
   startLsn: bigint;
-  protoVersion: 1 | 2 | 3 | 4;
+  protoVersion: ProtocolVersion;
   streaming: StreamingMode;
   binary: boolean;
   messages: boolean;
@@ -270,12 +271,12 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     throw invalid(`streaming must be off, on or parallel, not ${String(o.streaming)}`);
   }
   const twoPhase = o.twoPhase === true;
-  const needed = streaming === "parallel" ? 4 : twoPhase ? 3 : streaming === "on" ? 2 : 1;
-  const protoVersion = o.protoVersion ?? needed;
-  if (![1, 2, 3, 4].includes(protoVersion)) throw invalid(`protoVersion must be 1, 2, 3 or 4, not ${String(protoVersion)}`);
-  if (streaming === "on" && protoVersion < 2) throw invalid("streaming needs protoVersion 2 or later");
-  if (streaming === "parallel" && protoVersion < 4) throw invalid('streaming "parallel" needs protoVersion 4');
-  if (twoPhase && protoVersion < 3) throw invalid("twoPhase needs protoVersion 3 or later");
+  const since = PROTOCOL_SINCE;
+  const protoVersion: unknown = o.protoVersion ?? protocolNeeded(streaming, twoPhase);
+  if (!isProtocolVersion(protoVersion)) throw invalid(`protoVersion must be ${PROTOCOL_VERSIONS.slice(0, -1).join(", ")} or ${PROTOCOL_VERSIONS.at(-1)}, not ${String(protoVersion)}`);
+  if (streaming === "on" && protoVersion < since.streaming) throw invalid(`streaming needs protoVersion ${since.streaming} or later`);
+  if (streaming === "parallel" && protoVersion < since.parallel) throw invalid(`streaming "parallel" needs protoVersion ${since.parallel}`);
+  if (twoPhase && protoVersion < since.twoPhase) throw invalid(`twoPhase needs protoVersion ${since.twoPhase} or later`);
 
   if (o.origin !== undefined && o.origin !== "any" && o.origin !== "none") {
     throw invalid(`origin must be "any" or "none", not ${String(o.origin)}`);
@@ -293,7 +294,7 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     slot,
     publications,
     startLsn,
-    protoVersion: protoVersion as 1 | 2 | 3 | 4,
+    protoVersion,
     streaming,
     binary: o.binary === true,
     messages: o.messages === true,

@@ -6,7 +6,7 @@
  */
 import type { Relation } from "../relation.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
-import type { JsonArea } from "../kernel/json-area.ts";
+import type { RegionHost } from "../kernel/memory-layout.ts";
 
 export interface BatchMemory {
   /** Memory as bytes; tape offsets index it directly. */
@@ -18,8 +18,8 @@ export interface BatchMemory {
   readonly records: Int32Array;
   /** The decoder's value parsers. */
   readonly values: ValueDecoder;
-  /** The decoder's JSON area, for the JSON Lines writer (kernel/json-area.ts). */
-  readonly json?: JsonArea | undefined;
+  /** Where a reader asks the decoder for a region of its memory (the JSON Lines writer's JSON area, kernel/json-area.ts). */
+  readonly host?: RegionHost | undefined;
   /** The relation `oid` as message `index` saw it. */
   relationOf(index: number, oid: number): Relation | undefined;
   /** The relation the Relation message at `index` defined. */

@@ -12,14 +12,11 @@ import { PgoutputError } from "../errors.ts";
 import { readString } from "../utf8.ts";
 import { columnValue } from "../values/column.ts";
 import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
-import type { JsonArea } from "../kernel/json-area.ts";
+import type { RegionHost } from "../kernel/memory-layout.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import type { BatchMemory } from "./batch-memory.ts";
 import { copyBytes } from "../copy-bytes.ts";
-
-const KIND_T = 0x74;
-const KIND_B = 0x62;
-const KIND_U = 0x75;
+import { KIND_BINARY as KIND_B, KIND_NULL, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 
 export class TapeTuple implements Tuple {
   // Declared, not defined: this object is made per touched row, and on Node
@@ -53,7 +50,7 @@ export class TapeTuple implements Tuple {
   }
 
   isNull(column: ColumnRef): boolean {
-    return this.b.u8[this.#pos(column)] === 0x6e;
+    return this.b.u8[this.#pos(column)] === KIND_NULL;
   }
 
   text(column: ColumnRef): string | null | typeof unchangedToast {
@@ -124,7 +121,7 @@ export function tapeColumns(t: Tuple): TapeColumns | undefined {
   const inner = t as unknown as { b: BatchMemory; w: number };
   const b = inner.b;
   b.live();
-  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1, json: b.json, values: b.values };
+  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1, host: b.host, values: b.values };
 }
 
 export interface TapeColumns {
@@ -133,8 +130,8 @@ export interface TapeColumns {
   tape: Int32Array;
   /** Word index of column 0's offset (the TUPLE's ncols word is the one before). */
   first: number;
-  /** The decoder's JSON area (kernel/json-area.ts), for the kernel's jsonColumns. */
-  json: JsonArea | undefined;
+  /** Where the JSON Lines writer asks the decoder for its JSON area (kernel/json-area.ts), for the kernel's jsonColumns. */
+  host: RegionHost | undefined;
   /** The decoder's value parsers. */
   values: ValueDecoder;
 }
