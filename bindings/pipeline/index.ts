@@ -33,4 +33,4 @@ export { JsonLinesWriter, changesToJsonLines, type JsonLinesOptions } from "../j
 export { changeValueOptions } from "../jsonl/json-text.ts";
 export { SINKS, openSink, sinkFor } from "../sinks/index.ts";
 export { writableSink, type WritableSinkOptions } from "../sinks/stdout.ts";
-export { fileSink } from "../sinks/file.ts";
+export { fileSink, type FileSinkOptions } from "../sinks/file.ts";
