@@ -18,8 +18,8 @@
  * `Retry-After` says, seconds or an HTTP date) and network failures
  * (refused, reset, timed out): never dropped, never confirmed before a 2xx.
  * Any other answer (a 4xx, a redirect) is a SinkError with the status and
- * the start of the body. Requests hold at most `batchRecords` records and
- * `batchBytes` bytes (one record larger than that goes alone).
+ * the start of the body. Requests hold at most `batch_records` records and
+ * `batch_bytes` bytes (one record larger than that goes alone).
  *
  * `https://user:password@host/...` sends Basic credentials; the password
  * (and tokens in the query) never appear in messages.
@@ -33,9 +33,9 @@ import { readSinkOptions, type OptionsOf } from "./options.ts";
 
 export const HTTP_OPTIONS = {
   format: { type: "string", values: ["jsonl", "array"], description: "the body: JSON Lines (default) or a JSON array of the records" },
-  batchRecords: { type: "integer", description: "records per request at most (default 1000)" },
-  batchBytes: { type: "integer", description: "body bytes per request at most (default 1 MiB; one larger record goes alone)" },
-  timeout: { type: "integer", description: "seconds to wait for an answer before the request is taken for lost and sent again (default 30)" },
+  batch_records: { type: "integer", description: "records per request at most (default 1000)" },
+  batch_bytes: { type: "integer", description: "body bytes per request at most (default 1 MiB; one larger record goes alone)" },
+  timeout: { type: "duration", description: "how long to wait for an answer before the request is taken for lost and sent again (default 30s)" },
 } as const;
 
 export type HttpOptions = OptionsOf<typeof HTTP_OPTIONS>;
@@ -128,9 +128,9 @@ export class HttpSink implements Sink {
     this.#shown = redact(url.href);
     this.#array = o.format === "array";
     this.#headers["content-type"] = this.#array ? "application/json" : "application/x-ndjson";
-    this.#maxRecords = Math.max(1, o.batchRecords ?? 1000);
-    this.#maxBytes = Math.max(1, o.batchBytes ?? 1 << 20);
-    this.#timeoutMs = (o.timeout ?? 30) * 1000;
+    this.#maxRecords = Math.max(1, o.batch_records ?? 1000);
+    this.#maxBytes = Math.max(1, o.batch_bytes ?? 1 << 20);
+    this.#timeoutMs = o.timeout ?? 30_000;
     this.#onRetry = hooks.onRetry;
   }
 
@@ -298,7 +298,7 @@ function hintFor(status: number): string | undefined {
     case 405:
       return "check the URL's path: the receiver takes no POST there";
     case 413:
-      return "the receiver takes smaller requests: lower batchBytes (and batchRecords)";
+      return "the receiver takes smaller requests: lower batch_bytes (and batch_records)";
     case 415:
       return "the receiver wants another body: format=array sends application/json";
     default:

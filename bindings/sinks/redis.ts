@@ -95,14 +95,14 @@ export class RedisStreamSink implements Sink {
     const o = target.options;
     const prefix = o.prefix ?? "cdc";
     this.#positionKey = expandKey(o.position ?? "{prefix}:position", { prefix });
-    this.transactionEnds = o.per === "transaction";
+    this.transactionEnds = o.mode === "transaction";
     this.#layout = {
-      per: o.per === "transaction" ? "transaction" : "change",
+      mode: o.mode === "transaction" ? "transaction" : "change",
       prefix,
-      keyTemplate: o.key ?? (o.per === "transaction" ? "{prefix}:transactions" : "{prefix}:{schema}.{table}"),
+      keyTemplate: o.key ?? (o.mode === "transaction" ? "{prefix}:transactions" : "{prefix}:{schema}.{table}"),
       messagesKey: o.messages ?? "{prefix}:messages",
-      entriesPerCall: Math.max(1, o.entriesPerCall ?? 1000),
-      maxTransactionBytes: o.maxTransactionBytes ?? 64 << 20,
+      entriesPerCall: Math.max(1, o.entries_per_call ?? 1000),
+      maxTransactionBytes: o.max_transaction_bytes ?? 64 << 20,
       sha: this.#sha,
       positionKey: new TextEncoder().encode(this.#positionKey),
       maxlen: parseMaxlen(o.maxlen),
@@ -112,9 +112,10 @@ export class RedisStreamSink implements Sink {
     expandKey(this.#layout.keyTemplate, { prefix, schema: "s", table: "t" });
   }
 
-  /** Connects (retrying for connectTimeout seconds), loads the script, reads the position key. */
+  /** Connects (retrying for connect_timeout), loads the script, reads the position key. */
   async start(): Promise<void> {
-    const deadline = Date.now() + (this.#t.options.connectTimeout ?? 10) * 1000;
+    const connectMs = this.#t.options.connect_timeout ?? 10_000;
+    const deadline = Date.now() + connectMs;
     for (;;) {
       try {
         this.#conn = await this.#connect(true);
@@ -122,7 +123,7 @@ export class RedisStreamSink implements Sink {
       } catch (e) {
         if (e instanceof SinkError) throw e;
         if (Date.now() >= deadline) {
-          throw this.#error(`unreachable for ${this.#t.options.connectTimeout ?? 10} s: ${(e as Error).message}`, undefined, "is redis-server running there, and does it take connections from here?", e);
+          throw this.#error(`unreachable for ${connectMs / 1000} s: ${(e as Error).message}`, undefined, "is redis-server running there, and does it take connections from here?", e);
         }
         await this.#pause(e);
       }
@@ -179,8 +180,8 @@ export class RedisStreamSink implements Sink {
   async #connect(first: boolean): Promise<RedisConnection> {
     const t = this.#t;
     const conn = await RedisConnection.open(t.address, {
-      connectTimeoutMs: (t.options.connectTimeout ?? 10) * 1000,
-      replyTimeoutMs: (t.options.timeout ?? 30) * 1000,
+      connectTimeoutMs: t.options.connect_timeout ?? 10_000,
+      replyTimeoutMs: t.options.timeout ?? 30_000,
       signal: this.#abort.signal,
     });
     // close() ends a handshake that waits for a silent server too.
