@@ -28,7 +28,8 @@ import { redact } from "../redact.ts";
 import {
   describeTarget, natsOptions, otherSubject, subjectPatterns, subjectToken, tableSubject, type NatsSinkOptions,
 } from "./nats-options.ts";
-import { OrderedPublisher, apiErrorCode, readTop, type OutMessage, type StreamTop } from "./nats-publisher.ts";
+import { OrderedPublisher, type OutMessage } from "./nats-publisher.ts";
+import { apiErrorCode, readTop, type StreamTop } from "./nats-stream.ts";
 
 export { natsOptions, type NatsSinkOptions } from "./nats-options.ts";
 
