@@ -206,6 +206,8 @@ function clearingFirst(sink: Sink, status: StatusLine): Sink {
     },
     delivered: sink.delivered?.bind(sink),
     close: () => sink.close(),
+    metrics: sink.metrics?.bind(sink),
+    collectMetrics: sink.collectMetrics?.bind(sink),
   };
 }
 

@@ -28,6 +28,11 @@ export interface StreamProgress {
   heartbeatsFiltered: number;
 }
 
+/** When the last commit reached the consumer, how long after it committed (ms); `undefined` before the first. */
+export function commitLagMs(p: StreamProgress): number | undefined {
+  return p.lastCommitTime === undefined || p.lastCommitAt === undefined ? undefined : Math.max(0, p.lastCommitAt - Number(p.lastCommitTime / 1000n));
+}
+
 /** What the monitor reads of the stream. */
 export interface HealthSource {
   readonly slotName: string;
@@ -112,6 +117,16 @@ export class HealthMonitor {
     this.#fail = fail;
   }
 
+  /** The heartbeats' counters so far, when heartbeats are on (a copy). */
+  get heartbeats(): HeartbeatStats | undefined {
+    return this.#heartbeat === undefined ? undefined : { ...this.#heartbeat.stats };
+  }
+
+  /** Whether the side connection was closed (the stream ended): a sample would open it again. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /** Whether the side connection was opened (for tests). */
   get sideOpened(): boolean {
     return this.#side.opened;
@@ -137,7 +152,7 @@ export class HealthMonitor {
       receiveLagBytes: slot.currentWalLsn > source.lastReceivedLsn ? slot.currentWalLsn - source.lastReceivedLsn : 0n,
       lastAckedLsn: source.lastAckedLsn,
       lastReceivedLsn: source.lastReceivedLsn,
-      commitLagMs: p.lastCommitTime === undefined || p.lastCommitAt === undefined ? undefined : Math.max(0, p.lastCommitAt - Number(p.lastCommitTime / 1000n)),
+      commitLagMs: commitLagMs(p),
       sinceKeepaliveMs: p.lastKeepaliveTime === undefined ? undefined : Math.max(0, now - Number(p.lastKeepaliveTime / 1000n)),
       lost: lostReason(slot),
       bytes: stats.bytes,
