@@ -92,6 +92,8 @@ export function idRuns(records: Records, from: number, to: number): string {
 export class HttpSink implements Sink {
   readonly name = "http";
   readonly #meter = new SinkMeter("http");
+  readonly metrics = (): Promise<string> => this.#meter.metrics();
+  readonly collectMetrics = (): MetricFamily[] => this.#meter.collectMetrics();
   readonly #url: string;
   /** The URL as messages show it: no credentials, no token in the query. */
   readonly #shown: string;
@@ -139,14 +141,6 @@ export class HttpSink implements Sink {
 
   write(records: Records): Promise<void> {
     return this.#meter.track(records, this.#write(records));
-  }
-
-  metrics(): Promise<string> {
-    return this.#meter.metrics();
-  }
-
-  collectMetrics(): MetricFamily[] {
-    return this.#meter.collectMetrics();
   }
 
   #write(records: Records): Promise<void> {

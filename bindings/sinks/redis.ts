@@ -70,6 +70,8 @@ export interface RedisSinkHooks {
 export class RedisStreamSink implements Sink {
   readonly name = "redis";
   readonly #meter = new SinkMeter("redis");
+  readonly metrics = (): Promise<string> => this.#meter.metrics();
+  readonly collectMetrics = (): MetricFamily[] => this.#meter.collectMetrics();
   readonly #t: RedisTarget;
   readonly #hooks: RedisSinkHooks;
   readonly #positionKey: string;
@@ -140,14 +142,6 @@ export class RedisStreamSink implements Sink {
 
   write(records: Records): Promise<void> {
     return this.#meter.track(records, this.#write(records));
-  }
-
-  metrics(): Promise<string> {
-    return this.#meter.metrics();
-  }
-
-  collectMetrics(): MetricFamily[] {
-    return this.#meter.collectMetrics();
   }
 
   #write(records: Records): Promise<void> {
