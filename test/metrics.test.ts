@@ -212,7 +212,7 @@ describe.each([15, 18] as const)("PostgreSQL %i", (major) => {
        FROM pg_replication_slots WHERE slot_name = $1`, [slot]);
     const retained = sample(text, "pgoutput_wasm_wal_retained_bytes", l)!;
     expect(retained).toBeGreaterThan(0);
-    expect(retained).toBeLessThanOrEqual(Number(row!.retained));
+    expect(retained).toBeLessThanOrEqual(Number(row!.retained) + 1_000_000); // restart_lsn may have moved on meanwhile
     expect(sample(text, "pgoutput_wasm_slot_lag_bytes", l)).toBeGreaterThanOrEqual(0);
     expect(sample(text, "pgoutput_wasm_slot_lag_bytes", l)).toBeLessThanOrEqual(Number(row!.lag) + 1_000_000);
     await expectLintClean(text);

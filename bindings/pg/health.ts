@@ -137,7 +137,7 @@ export class HealthMonitor {
    * slot is a sample with `lost` set (the interval sampler also ends the
    * stream with SLOT_LOST then).
    */
-  async health(): Promise<ReplicationHealth> {
+  async health(o: { rates?: boolean } = {}): Promise<ReplicationHealth> {
     const source = this.#source;
     if (source === undefined) throw new Error("health() before the stream started");
     const slot = await readSlotState((sql) => this.#side.query(sql), this.#serverVersion, source.slotName);
@@ -161,7 +161,8 @@ export class HealthMonitor {
       bytesPerSecond: (stats.bytes - this.#previous.bytes) / seconds,
       heartbeats: this.#heartbeat === undefined ? undefined : { ...this.#heartbeat.stats, filtered: p.heartbeatsFiltered },
     };
-    this.#previous = { at: now, bytes: stats.bytes, messages: stats.payloads };
+    // A metrics collection (`rates: false`) does not restart the rates of the samples `onHealth` gets.
+    if (o.rates !== false) this.#previous = { at: now, bytes: stats.bytes, messages: stats.payloads };
     return h;
   }
 

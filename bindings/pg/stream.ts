@@ -90,7 +90,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
       lastReceivedLsn: this.lastReceivedLsn,
       lastAckedLsn: this.lastAckedLsn,
       heartbeats: monitor?.heartbeats,
-      health: await sampleSlot(open ? () => monitor.health() : undefined, options),
+      health: await sampleSlot(open ? () => monitor.health({ rates: false }) : undefined, options),
     });
   }
 
