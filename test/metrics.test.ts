@@ -24,6 +24,7 @@ import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/clus
 import { freePort } from "../devkit/brokers/tied.ts";
 import { promtoolCheck, startPrometheus, type Prometheus } from "../devkit/brokers/prometheus.ts";
 import { buildCli } from "./support/build-cli.ts";
+import { parseMetricsAddress } from "../bindings/cli/metrics-server.ts";
 import { startWebhook, type Webhook } from "./support/webhook.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -86,6 +87,17 @@ describe("the exposition format", () => {
     expect(() => formatExposition([one("ok", { __reserved: "x" })])).toThrow(/begins with __/);
     expect(() => formatExposition([one("ok", { a: "1" }), one("ok", { a: "1" })])).toThrow(/given twice/);
     expect(() => formatExposition([one("ok"), { ...one("ok"), type: "counter" }])).toThrow(/both a gauge and a counter/);
+  });
+
+  it("--metrics addresses: a bare port is 127.0.0.1's; IPv6 in brackets; anything else a usage error", () => {
+    expect(parseMetricsAddress("9187")).toEqual({ host: "127.0.0.1", port: 9187 });
+    expect(parseMetricsAddress(":9187")).toEqual({ host: "127.0.0.1", port: 9187 });
+    expect(parseMetricsAddress("0.0.0.0:80")).toEqual({ host: "0.0.0.0", port: 80 });
+    expect(parseMetricsAddress("localhost:0")).toEqual({ host: "localhost", port: 0 });
+    expect(parseMetricsAddress("[::1]:9187")).toEqual({ host: "::1", port: 9187 });
+    for (const bad of ["", "host", "host:", "host:99999", "::1:9187", "a:b:1", "[::1]", "9187x"]) {
+      expect(() => parseMetricsAddress(bad), bad).toThrow(/--metrics must be HOST:PORT or PORT/);
+    }
   });
 
   it("promtool tells good from bad (so its silence below means something)", async () => {
@@ -315,7 +327,8 @@ describe("tail --metrics, scraped by a Prometheus server", () => {
       const c = clusters.get(major)!;
       const { table, pub, slot } = await fresh(c);
       const port = await freePort();
-      const t = tail(["-c", c.connectionString, "--publication", pub, "--slot", slot, "--create-slot", "--metrics", `127.0.0.1:${port}`, "--progress"]);
+      // --no-reconnect: should this test process die, its cluster goes with it, and so does the tail.
+      const t = tail(["-c", c.connectionString, "--publication", pub, "--slot", slot, "--create-slot", "--no-reconnect", "--metrics", `127.0.0.1:${port}`, "--progress"]);
       runs.push({ major, slot, port, rows, t });
       // Streaming, not just active: the slot is active while CREATE_REPLICATION_SLOT runs too.
       await waitFor(`tail on ${major} streaming`, async () => ((await c.query(
