@@ -2,9 +2,10 @@
  * The Prometheus text exposition format (version 0.0.4, what every
  * Prometheus server scrapes), written here rather than through prom-client:
  * the figures already live in the stream, the pipeline and the sinks, so a
- * registry of its own would only copy them; prom-client is Node-only
- * (`pgoutput-wasm/pg` also runs in Deno and Bun) and keeps a process-wide
- * default registry, where two streams of one process would collide. The
+ * registry would only keep a second copy of each; prom-client is written
+ * for Node (`pgoutput-wasm/pg` also runs in Deno and Bun), and registers a
+ * metric once per registry by name, where two streams of one process each
+ * bring their own families (merged here, by name, labels apart). The
  * format is small: per family a `# HELP` and a `# TYPE` line, then one line
  * per sample, `name{label="value"} value`. A prom-client user appends this
  * text to `register.metrics()`'s (families are distinct by name).
