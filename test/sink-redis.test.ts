@@ -115,6 +115,12 @@ describe("redis sink against redis-server", () => {
     expect(done, "not confirmed while redis refuses").toBe(false);
     await redisCli(b.port, "CONFIG", "SET", "maxmemory", "0");
     await later;
+    // Its metrics (docs/metrics.md): each retry told, everything acknowledged, nothing in flight, no permanent error.
+    const metrics = await sink.metrics();
+    expect(metrics).toContain(`pgoutput_wasm_sink_retries_total{sink="redis"} ${retries.length}\n`);
+    expect(metrics).toContain('pgoutput_wasm_sink_acked_records_total{sink="redis"} 40\n');
+    expect(metrics).toContain('pgoutput_wasm_sink_in_flight_records{sink="redis"} 0\n');
+    expect(metrics).toContain('pgoutput_wasm_sink_errors_total{sink="redis"} 0\n');
     await sink.close();
     const ids = (await readStreams(b.port)).get("cdc:public.t")!.map((e) => e.id);
     expect(ids).toEqual([...lsns(10), ...lsns(10, 0x2000_0000n)].flatMap((lsn) => [`${lsn}-0`, `${lsn}-1`]));
@@ -149,6 +155,7 @@ describe("redis sink against redis-server", () => {
     expect((e as SinkError).details.target).toBe("cdc:public.u");
     expect((e as SinkError).hint).toMatch(/holds something other than a stream/);
     await expect(sink.write(batch([{ lsn: 0x3000n, count: 1, table: "t" }]))).rejects.toBe(e);
+    expect(await sink.metrics(), "one permanent error, however many writes it refuses").toContain('pgoutput_wasm_sink_errors_total{sink="redis"} 1\n');
     await sink.close();
     const t = (await readStreams(b.port)).get("cdc:public.t")!;
     expect(t.map((x) => x.id)).toEqual([`${0x2000n}-0`, `${0x2000n}-1`]);

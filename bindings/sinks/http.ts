@@ -29,6 +29,8 @@ import type { Records } from "../pipeline/records.ts";
 import { SinkError, type Sink, type SinkDefinition, type SinkOptionValues } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
 import { Backoff, sleep, type RetryListener } from "./backoff.ts";
+import { SinkMeter } from "./meter.ts";
+import type { MetricFamily } from "../metrics/exposition.ts";
 import { readSinkOptions, type OptionsOf } from "./options.ts";
 
 export const HTTP_OPTIONS = {
@@ -89,6 +91,9 @@ export function idRuns(records: Records, from: number, to: number): string {
 
 export class HttpSink implements Sink {
   readonly name = "http";
+  readonly #meter = new SinkMeter("http");
+  readonly metrics = (): Promise<string> => this.#meter.metrics();
+  readonly collectMetrics = (): MetricFamily[] => this.#meter.collectMetrics();
   readonly #url: string;
   /** The URL as messages show it: no credentials, no token in the query. */
   readonly #shown: string;
@@ -135,6 +140,10 @@ export class HttpSink implements Sink {
   }
 
   write(records: Records): Promise<void> {
+    return this.#meter.track(records, this.#write(records));
+  }
+
+  #write(records: Records): Promise<void> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (this.#closed) return Promise.reject(this.#error("written after close()"));
     return new Promise((resolve, reject) => {
@@ -227,6 +236,7 @@ export class HttpSink implements Sink {
         }
         if (outcome instanceof SinkError) return this.#fail(outcome);
         const delayMs = outcome.delayMs ?? this.#backoff.next();
+        this.#meter.retried();
         this.#onRetry?.({ sink: this.name, error: outcome.error, attempt: this.#backoff.attempts || 1, delayMs });
         await sleep(delayMs, this.#abort.signal);
       }

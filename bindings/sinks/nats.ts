@@ -25,6 +25,8 @@ import { parseChangeId, type ChangePosition } from "../pipeline/change-id.ts";
 import type { RecordTransaction, Records } from "../pipeline/records.ts";
 import { SinkError, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
+import { metricsText } from "../metrics/exposition.ts";
+import { SinkMeter } from "./meter.ts";
 import {
   describeTarget, natsOptions, otherSubject, subjectPatterns, subjectToken, tableSubject, type NatsSinkOptions,
 } from "./nats-options.ts";
@@ -309,6 +311,9 @@ export async function natsSink(o: NatsSinkOptions, secrets: string[] = []): Prom
     publisher = new OrderedPublisher(nc, jsm, { stream, ackTimeoutMs: o.ackTimeoutMs, maxPayload: nc.info?.max_payload ?? 1 << 20, target, inbox: nats.createInbox() }, top);
     const maker = new MessageMaker(o, nc.info?.max_payload ?? 1 << 20);
     let closed = false;
+    const meter = new SinkMeter("nats");
+    // A retry here is a resynchronization round: the publishes not confirmed are sent again after a backoff.
+    const collect = () => ((meter.retries = publisher.resyncs), meter.collectMetrics());
     return {
       name: "nats",
       transactionEnds: o.mode === "transaction",
@@ -330,10 +335,12 @@ export async function natsSink(o: NatsSinkOptions, secrets: string[] = []): Prom
         try {
           messages = maker.messages(records);
         } catch (e) {
-          return Promise.reject(e);
+          return meter.track(records, Promise.reject(e));
         }
-        return publisher.publish(messages);
+        return meter.track(records, publisher.publish(messages));
       },
+      metrics: () => metricsText({ collectMetrics: collect }),
+      collectMetrics: collect,
       async delivered(): Promise<ChangePosition | undefined> {
         if (publisher.pending === 0) top = await readTop(jsm, stream);
         return positionOf(top, stream);

@@ -44,6 +44,8 @@ import { TRANSIENT, hintFor } from "./redis-errors.ts";
 import { expandKey, parseMaxlen, parseRedisTarget, type RedisTarget } from "./redis-target.ts";
 import { command, RespError, RespProtocolError, type RespReply } from "./resp.ts";
 import { ByteSink } from "../jsonl/sink.ts";
+import type { MetricFamily } from "../metrics/exposition.ts";
+import { SinkMeter } from "./meter.ts";
 
 /** How long close() waits for calls in flight on a working connection. */
 const CLOSE_WAIT_MS = 2000;
@@ -67,6 +69,9 @@ export interface RedisSinkHooks {
 
 export class RedisStreamSink implements Sink {
   readonly name = "redis";
+  readonly #meter = new SinkMeter("redis");
+  readonly metrics = (): Promise<string> => this.#meter.metrics();
+  readonly collectMetrics = (): MetricFamily[] => this.#meter.collectMetrics();
   readonly #t: RedisTarget;
   readonly #hooks: RedisSinkHooks;
   readonly #positionKey: string;
@@ -137,6 +142,10 @@ export class RedisStreamSink implements Sink {
   }
 
   write(records: Records): Promise<void> {
+    return this.#meter.track(records, this.#write(records));
+  }
+
+  #write(records: Records): Promise<void> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (this.#closed) return Promise.reject(this.#error("written after close()"));
     let encoded: EncodedChunk[];
@@ -282,6 +291,7 @@ export class RedisStreamSink implements Sink {
   async #pause(reason: unknown): Promise<void> {
     const delayMs = this.#backoff.next();
     const message = redact(reason instanceof Error ? reason.message : String(reason), [this.#t.password]);
+    this.#meter.retried();
     this.#hooks.onRetry?.({ sink: this.name, error: message, attempt: this.#backoff.attempts, delayMs });
     await sleep(delayMs, this.#abort.signal);
   }
