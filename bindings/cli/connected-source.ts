@@ -103,6 +103,8 @@ export async function openConnected(o: Opening): Promise<Source> {
     protoVersion: proto,
     streaming,
     messages: s.messages ?? false,
+    // Parsed (and its passwords remembered for redaction) as --connection is.
+    primary: s.primary === undefined ? undefined : connectionConfig(s.primary).config,
     onNotice: (n) => {
       if (n.severity === "WARNING") o.hooks.note(`server warning: ${n.message}`);
     },
