@@ -15,6 +15,7 @@ import { replicate, type PublicationReport, type ReplicateOptions, type Replicat
 import { normalizeOptions } from "../bindings/pg/options.ts";
 import { createPublicationCommand, publicationSpec } from "../bindings/pg/publication.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { take } from "./support/take.ts";
 
 const MAJORS: PgMajor[] = [15, 18];
 const clusters = new Map<PgMajor, Cluster>();
@@ -44,22 +45,8 @@ interface Row {
 }
 
 /** The next `n` inserted rows, by relation name (a bounded wait). */
-async function inserts(s: ReplicationStream, n: number, timeoutMs = 15_000): Promise<Row[]> {
-  const out: Row[] = [];
-  const it = s[Symbol.asyncIterator]();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`only ${out.length} of ${n} rows arrived`)), timeoutMs)));
-  try {
-    while (out.length < n) {
-      const r = await Promise.race([it.next(), timeout]);
-      if (r.done) break;
-      const m = r.value;
-      if (m.kind === "Insert") out.push({ table: m.relation!.name, values: m.newTuple.toObject() });
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  return out;
+function inserts(s: ReplicationStream, n: number): Promise<Row[]> {
+  return take(s[Symbol.asyncIterator](), n, (m) => (m.kind === "Insert" ? { table: m.relation!.name, values: m.newTuple.toObject() } : undefined), 15_000, "rows");
 }
 
 async function report(c: Cluster, publication: ReplicateOptions["publication"], pub: string): Promise<PublicationReport> {

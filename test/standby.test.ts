@@ -16,10 +16,11 @@ import { fileURLToPath } from "node:url";
 import type { Client, ClientConfig } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseLsn } from "../bindings/lsn.ts";
-import { replicate, ReplicationError, type ReplicateOptions, type ReplicationStream, type Transaction } from "../bindings/pg/index.ts";
+import { replicate, ReplicationError, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { startStandby, waitForReplay, type Standby } from "../devkit/cluster/standby.ts";
 import { buildCli, runCli } from "./support/build-cli.ts";
+import { committed } from "./support/take.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CLI_FOLDER = "cli-test-standby";
@@ -67,24 +68,6 @@ async function drain(s: ReplicationStream): Promise<void> {
   for await (const _ of s) void _;
 }
 
-/** The first `n` committed transactions (a bounded wait). */
-async function collect(s: ReplicationStream, n: number, timeoutMs = 15_000): Promise<Transaction[]> {
-  const out: Transaction[] = [];
-  const it = s.transactions()[Symbol.asyncIterator]();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`only ${out.length} of ${n} transactions arrived`)), timeoutMs)));
-  try {
-    while (out.length < n) {
-      const r = await Promise.race([it.next(), timeout]);
-      if (r.done) break;
-      if (r.value.kind === "commit") out.push(r.value);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  return out;
-}
-
 let idleFrom = 0n;
 
 beforeAll(async () => {
@@ -125,7 +108,7 @@ describe("PostgreSQL 18: a logical slot on a streaming standby", () => {
 
     await primary.query("INSERT INTO st VALUES (1, 'one')");
     await primary.query("INSERT INTO st VALUES (2, 'two'), (3, 'three')");
-    const txs = await collect(s, 2);
+    const txs = await committed(s, 2);
     const inserts = txs.map((tx) => tx.messages.filter((m) => m.kind === "Insert"));
     expect(inserts.map((r) => r.length)).toEqual([1, 2]);
     expect(JSON.stringify(inserts, (_, v: unknown) => (typeof v === "bigint" ? String(v) : v))).toContain("three");
@@ -165,13 +148,15 @@ describe("PostgreSQL 18: a logical slot on a streaming standby", () => {
     expect(e1).toMatchObject({ code: "INVALID_OPTION" });
     expect((e1 as Error).message).toMatch(/needs the primary option/);
 
+    const walsenders = async () => (await standby.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'walsender'"))[0]!.n;
+    const before = await walsenders();
     const e2 = await replicate({
       connection: config(standby), primary: { ...config(primary), user: "nosnap" }, slot: { name: "refused", create: true }, publications: "stpub",
     }).catch((x: unknown) => x);
     expect(e2).toMatchObject({ code: "SERVER_ERROR", sqlstate: "42501" });
     expect((e2 as Error).message).toMatch(/could not log a standby snapshot on the primary.*pg_log_standby_snapshot/);
     // The creation ended with the replication connection: no slot, no walsender left on the standby.
-    await waitUntil(async () => (await standby.query("SELECT 1 FROM pg_stat_replication WHERE application_name <> ''")).length === 0
+    await waitUntil(async () => (await walsenders()) === before
       && (await standby.query("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'refused'")).length === 0, 15_000, "the refused creation to end");
   });
 
