@@ -7,7 +7,8 @@
  * from the standby, heartbeats written to the primary advancing the
  * standby's slot while nothing else happens (and nothing advancing without
  * them), the errors for a heartbeat with no primary and for a primary that
- * refuses the snapshot request, and `tail --primary` end to end.
+ * refuses the snapshot request, an initial snapshot taken on the standby,
+ * and `tail --primary` end to end.
  * Every wait is bounded.
  */
 import { rmSync } from "node:fs";
@@ -20,7 +21,7 @@ import { replicate, ReplicationError, type ReplicateOptions, type ReplicationStr
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { startStandby, waitForReplay, type Standby } from "../devkit/cluster/standby.ts";
 import { buildCli, runCli } from "./support/build-cli.ts";
-import { committed } from "./support/take.ts";
+import { committed, take } from "./support/take.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CLI_FOLDER = "cli-test-standby";
@@ -158,6 +159,22 @@ describe("PostgreSQL 18: a logical slot on a streaming standby", () => {
     // The creation ended with the replication connection: no slot, no walsender left on the standby.
     await waitUntil(async () => (await walsenders()) === before
       && (await standby.query("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'refused'")).length === 0, 15_000, "the refused creation to end");
+  });
+
+  it("snapshot: true on the standby: the rows the primary holds (copied from the standby), then the changes after them", async () => {
+    const run = await replicate({ connection: config(standby), primary: config(primary), slot: { name: "snap_standby", create: true }, publications: "stpub", snapshot: true });
+    const rows: unknown[] = [];
+    const after = take(run[Symbol.asyncIterator](), 1, (item) => {
+      if (item.kind === "SnapshotRow") rows.push(item.tuple.toObject().id);
+      if (item.kind === "SnapshotComplete") void primary.query("INSERT INTO st VALUES (4, 'after the snapshot')");
+      return item.kind === "Insert" ? item.newTuple.toObject() : undefined;
+    });
+    try {
+      expect(await after).toEqual([{ id: 4, v: "after the snapshot" }]);
+    } finally {
+      await run.stop();
+    }
+    expect(rows.sort()).toEqual([1, 2, 3]);
   });
 
   it("tail --primary: a slot created on the standby, changes from the primary, heartbeats there; --heartbeat without it refused", async () => {
