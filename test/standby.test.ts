@@ -130,6 +130,8 @@ describe("PostgreSQL 18: a logical slot on a streaming standby", () => {
     await quiet.stop();
     await reading;
 
+    const clientBackends = async () => (await primary.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'"))[0]!.n;
+    const backends = await clientBackends();
     const beating = await open({ primary: config(primary), slot: "on_standby", publications: "stpub", statusIntervalMs: 200, heartbeat: { intervalMs: 200 } });
     const beats = drain(beating);
     await waitUntil(async () => (await confirmedOnStandby("on_standby")) > before, 15_000, "the standby's slot to advance");
@@ -141,6 +143,8 @@ describe("PostgreSQL 18: a logical slot on a streaming standby", () => {
     expect(h.lost).toBeUndefined();
     await beating.stop();
     await beats;
+    // The primary's connection was opened for the heartbeats and is closed with the stream.
+    await waitUntil(async () => (await clientBackends()) === backends, 5000, "the connection to the primary to close");
   });
 
   it("heartbeat on a standby needs primary; a primary that refuses pg_log_standby_snapshot() fails the creation with its error", async () => {

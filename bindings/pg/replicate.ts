@@ -85,16 +85,9 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
   const target = resolveConnection(options.connection);
   const decoder = await makeDecoder(options.decoder, opts.maxMessageSize);
   const limits = connectionLimits(opts);
-  // Opened lazily, only when written to: heartbeats, and a slot creation on a standby (standby.ts).
+  // Connects on first use only (heartbeats, a slot creation on a standby: standby.ts), so nothing to close before that.
   const primary = options.primary === undefined ? undefined : new SideConnection(resolveConnection(options.primary), options.pg, limits);
-  let openedClient;
-  try {
-    openedClient = await openClient(target, options.pg, limits);
-  } catch (e) {
-    await primary?.close();
-    throw e;
-  }
-  const { client, connection } = openedClient;
+  const { client, connection } = await openClient(target, options.pg, limits);
   let creating = <T>(work: Promise<T>): Promise<T> => work;
   let stream: ReplicationStream | undefined;
   let monitor: HealthMonitor | undefined;
