@@ -7,7 +7,8 @@
  * from the standby, heartbeats written to the primary advancing the
  * standby's slot while nothing else happens (and nothing advancing without
  * them), the errors for a heartbeat with no primary and for a primary that
- * refuses the snapshot request, an initial snapshot taken on the standby,
+ * refuses the snapshot request or the password (never shown), an initial
+ * snapshot taken on the standby,
  * and `tail --primary` end to end.
  * Every wait is bounded.
  */
@@ -25,6 +26,9 @@ import { committed, take } from "./support/take.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CLI_FOLDER = "cli-test-standby";
+const PW_USER = "pwuser";
+/** A wrong password for PW_USER: what the primary is asked with, and must never be shown. */
+const WRONG = "wr0ng-s3cret-pw";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let primary: Cluster;
@@ -72,11 +76,12 @@ async function drain(s: ReplicationStream): Promise<void> {
 let idleFrom = 0n;
 
 beforeAll(async () => {
-  primary = await startCluster(18);
+  primary = await startCluster(18, { hba: [`host all ${PW_USER} 127.0.0.1/32 scram-sha-256`] });
   [standby, main] = await Promise.all([startStandby(primary), buildCli(CLI_FOLDER)]);
   await primary.query("CREATE TABLE st (id int PRIMARY KEY, v text)");
   await primary.query("CREATE PUBLICATION stpub FOR TABLE st");
   await primary.query("CREATE ROLE nosnap LOGIN");
+  await primary.query(`CREATE ROLE ${PW_USER} LOGIN SUPERUSER PASSWORD 'the-right-one'`);
   idleFrom = await insertLsn();
   await waitForReplay(primary, standby);
 });
@@ -160,6 +165,12 @@ describe("PostgreSQL 18: a logical slot on a streaming standby", () => {
     }).catch((x: unknown) => x);
     expect(e2).toMatchObject({ code: "SERVER_ERROR", sqlstate: "42501" });
     expect((e2 as Error).message).toMatch(/could not log a standby snapshot on the primary.*pg_log_standby_snapshot/);
+    // A primary that rejects the password: its error, without the password.
+    const e3 = await replicate({
+      connection: config(standby), primary: `postgres://${PW_USER}:${WRONG}@${primary.host}:${primary.port}/postgres`, slot: { name: "refused", create: true }, publications: "stpub",
+    }).catch((x: unknown) => x);
+    expect(e3).toMatchObject({ code: "SERVER_ERROR", sqlstate: "28P01" });
+    expect(`${(e3 as Error).message} ${JSON.stringify(e3)} ${String((e3 as Error).stack)}`).not.toContain(WRONG);
     // The creation ended with the replication connection: no slot, no walsender left on the standby.
     await waitUntil(async () => (await walsenders()) === before
       && (await standby.query("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'refused'")).length === 0, 15_000, "the refused creation to end");
@@ -205,6 +216,13 @@ describe("PostgreSQL 18: a logical slot on a streaming standby", () => {
     const refused = await runCli(main, ["tail", "-c", url(standby), "--publication", "stpub", "--slot", "cli_standby", "--heartbeat", "1", "--max-messages", "1"]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/primary/);
+    const badPassword = await runCli(main, [
+      "tail", "-c", url(standby), "--primary", `postgres://${PW_USER}:${WRONG}@${primary.host}:${primary.port}/postgres`, "--publication", "stpub", "--max-messages", "1",
+    ]);
+    expect(badPassword.code).toBe(1);
+    expect(badPassword.stderr).toMatch(new RegExp(`^pgoutput-wasm: --primary: authentication failed at ${primary.host}:${primary.port}: password authentication failed for user "${PW_USER}"`));
+    expect(badPassword.stderr).toMatch(/check the user and password \(--primary postgres:/);
+    expect(badPassword.stdout + badPassword.stderr).not.toContain(WRONG);
     const usage = await runCli(main, ["tail", "--primary", url(primary)]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--primary needs --connection/);

@@ -22,6 +22,9 @@ export const STANDBY_SNAPSHOT_INTERVAL_MS = 500;
 
 const LOG_STANDBY_SNAPSHOT = "SELECT pg_catalog.pg_log_standby_snapshot()";
 
+/** How the error of a primary that refused the request begins (the CLI tells it apart by this). */
+export const PRIMARY_REFUSED = "could not log a standby snapshot on the primary";
+
 /** Whether the server of `client` is a standby (in recovery). */
 export async function inRecovery(client: Client): Promise<boolean> {
   const row = (await client.query<{ standby: boolean }>("SELECT pg_catalog.pg_is_in_recovery() AS standby")).rows[0];
@@ -64,7 +67,7 @@ export function whileLoggingSnapshots<T>(primary: SideConnection, work: Promise<
         (e: ReplicationError) => {
           running = false;
           if (e.code === "SERVER_ERROR" && !e.retryable) {
-            reject(new ReplicationError(`could not log a standby snapshot on the primary (slot creation on a standby waits for one): ${e.message}`, {
+            reject(new ReplicationError(`${PRIMARY_REFUSED} (slot creation on a standby waits for one): ${e.message}`, {
               code: "SERVER_ERROR", sqlstate: e.sqlstate, cause: e,
             }));
           }
