@@ -9,7 +9,7 @@
  * them), the errors for a heartbeat with no primary and for a primary that
  * refuses the snapshot request or the password (never shown), an initial
  * snapshot taken on the standby,
- * and `tail --primary` end to end.
+ * `tail --primary` end to end, and a PostgreSQL 15 standby refused.
  * Every wait is bounded.
  */
 import { rmSync } from "node:fs";
@@ -226,5 +226,22 @@ describe("PostgreSQL 18: a logical slot on a streaming standby", () => {
     const usage = await runCli(main, ["tail", "--primary", url(primary)]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--primary needs --connection/);
+  });
+});
+
+describe("PostgreSQL 15: no logical decoding on a standby", () => {
+  it("with primary (or heartbeat) replicate() says so before anything is created: UNSUPPORTED_BY_SERVER", async () => {
+    const primary15 = await startCluster(15);
+    let standby15: Standby | undefined;
+    try {
+      standby15 = await startStandby(primary15);
+      const e = await replicate({ connection: config(standby15), primary: config(primary15), slot: { name: "s15", create: true }, publications: "p" }).catch((x: unknown) => x);
+      expect(e).toMatchObject({ code: "UNSUPPORTED_BY_SERVER" });
+      expect((e as Error).message).toMatch(/needs PostgreSQL 16 or later; this standby is 15/);
+      expect(await standby15.query("SELECT 1 FROM pg_replication_slots")).toEqual([]);
+    } finally {
+      await standby15?.stop();
+      await primary15.stop();
+    }
   });
 });
