@@ -1,5 +1,6 @@
 // A streaming physical standby of a test cluster (startStandby), for what
-// PostgreSQL 16+ allows on a standby: logical slots and decoding.
+// PostgreSQL 16+ allows on a standby: logical slots and decoding (the base
+// backup below needs 15+: pg_backup_start).
 //
 // The npm builds ship no pg_basebackup, so the base backup is taken the way
 // it does it, by hand: a physical slot on the primary (reserving WAL at
@@ -62,8 +63,8 @@ function copyLive(from: string, to: string, runAs: RunAs, top = true): void {
 let count = 0;
 
 /**
- * Starts a hot standby of `primary` (PostgreSQL 16+ for logical slots on
- * it), streaming from a new physical slot, and waits until it accepts
+ * Starts a hot standby of `primary` (15+; 16+ for logical slots on it),
+ * streaming from a new physical slot, and waits until it accepts
  * connections. `opts.settings` are added to (and override) the standby's.
  */
 export async function startStandby(primary: Cluster, opts: StartOptions = {}): Promise<Standby> {
