@@ -10,7 +10,8 @@ import { formatLsn } from "../lsn.ts";
 import type { StreamingMode } from "../pg/options.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/catalog.ts";
 import { connectSide, connectionConfig } from "./connection.ts";
-import { CliError, protoUnsupported, publicationMissing, slotInUse, slotMissing, walLevel } from "./errors.ts";
+import { PRIMARY_REFUSED } from "../pg/standby.ts";
+import { CliError, explain, protoUnsupported, publicationMissing, slotInUse, slotMissing, walLevel } from "./errors.ts";
 import { maxProtocolVersion, PROTOCOL_SINCE, protocolNeeded } from "../layout.ts";
 import type { Opening, Source } from "./opening.ts";
 
@@ -96,6 +97,7 @@ export async function openConnected(o: Opening): Promise<Source> {
   if (s.snapshot && slotName === s.slot && !temporary && !create) {
     throw new CliError(`--snapshot needs a new slot`, "add --create-slot (the slot must not exist yet), or leave out --slot for a temporary one");
   }
+  const primary = s.primary === undefined ? undefined : connectionConfig(s.primary);
   const { stream, snapshot } = await o.replicate(config, decoder, {
     slot: { name: slotName, create, temporary, failover: s.failover },
     publications: s.publications,
@@ -103,9 +105,16 @@ export async function openConnected(o: Opening): Promise<Source> {
     protoVersion: proto,
     streaming,
     messages: s.messages ?? false,
+    // Parsed (and its passwords remembered for redaction) as --connection is.
+    primary: primary?.config,
     onNotice: (n) => {
       if (n.severity === "WARNING") o.hooks.note(`server warning: ${n.message}`);
     },
+  }).catch((e: unknown) => {
+    // The primary's refusal, explained for the primary's address and user, not --connection's.
+    if (primary === undefined || !(e instanceof Error) || !e.message.startsWith(PRIMARY_REFUSED)) throw e;
+    const x = explain(e, { ...context, target: primary.target, user: primary.user, password: primary.password });
+    throw new CliError(`--primary: ${x.message}`, x.hint?.replace("--connection", "--primary"));
   });
   if (snapshot !== undefined) o.hooks.note(`snapshot of ${s.publications.join(", ")} (slot ${slotName}), then streaming from ${formatLsn(snapshot.consistentPoint)}`);
   else o.hooks.note(`streaming from ${target}, slot ${slotName}${temporary ? " (temporary)" : ""}, from ${stream.lastAckedLsn > 0n ? formatLsn(stream.lastAckedLsn) : "the slot's position"}`);

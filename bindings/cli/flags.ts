@@ -73,6 +73,14 @@ export const SOURCE_FLAGS: readonly Flag[] = [
 filtered from the output) so the slot of a quiet database keeps advancing`,
   },
   { name: "failover", type: "boolean", default: false, description: "create --slot as a failover slot (PostgreSQL 17+; an error before)" },
+  {
+    name: "primary", type: "string", value: "STR",
+    description: `the primary, when --connection is a standby (PostgreSQL 16+): a standby
+cannot write, so --heartbeat writes there, and while --create-slot (or a
+temporary slot) is made on the standby, pg_log_standby_snapshot() runs
+there so the creation finishes on an idle primary (as --connection: a URL
+or keyword/value pairs; its password is never shown)`,
+  },
 ];
 
 export const NO_RECONNECT: Flag = {

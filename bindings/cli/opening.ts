@@ -100,7 +100,7 @@ export class Opening {
 
   /** replicate() with what any server gets (see the file's comment) and `options`; the stream is stopped on close. */
   async replicate(
-    config: ClientConfig, decoder: PgoutputDecoder, options: Pick<ReplicateOptions, "slot" | "publications" | "protoVersion" | "streaming" | "messages" | "startLsn" | "onNotice">,
+    config: ClientConfig, decoder: PgoutputDecoder, options: Pick<ReplicateOptions, "slot" | "publications" | "protoVersion" | "streaming" | "messages" | "startLsn" | "onNotice" | "primary">,
   ): Promise<{ stream: ReplicationStream; snapshot: SnapshotReplication | undefined }> {
     const s = this.settings;
     const run = await replicate({

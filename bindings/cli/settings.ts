@@ -48,6 +48,8 @@ export interface SourceSettings {
   heartbeatMs: number | undefined;
   /** --failover: create the slot as a failover slot (PostgreSQL 17+). */
   failover: boolean;
+  /** --primary: the primary of a standby --connection (replicate()'s `primary`). */
+  primary: string | undefined;
   /** Reconnect after a retryable failure (replicate()'s `reconnect`): not with --no-reconnect, nor for a command without that flag. */
   reconnect: boolean;
 }
@@ -75,7 +77,7 @@ export function sourceSettings(f: FlagValues, env: NodeJS.ProcessEnv = process.e
     throw usage("--publication is required with a connection", "name a publication (CREATE PUBLICATION name FOR ALL TABLES makes one)");
   }
   if (mode === "embedded") {
-    for (const name of ["slot", "publication", "start-lsn"]) {
+    for (const name of ["slot", "publication", "start-lsn", "primary"]) {
       if (f[name] !== undefined) throw usage(`--${name} needs --connection (without one, the embedded demo uses its own slot and publication)`);
     }
   }
@@ -93,6 +95,7 @@ export function sourceSettings(f: FlagValues, env: NodeJS.ProcessEnv = process.e
   const settings: SourceSettings = {
     heartbeatMs,
     failover: flag("failover"),
+    primary: str("primary"),
     mode,
     connection,
     major,

@@ -85,6 +85,8 @@ export interface SlotLostEvent {
 
 export class HealthMonitor {
   readonly #side: SideConnection;
+  /** Where heartbeats are written: the primary's connection for a standby (standby.ts), else `#side`. */
+  readonly #writer: SideConnection;
   readonly #serverVersion: number;
   readonly #onHealth: ((health: ReplicationHealth) => void) | undefined;
   /** Ends the stream (set by bind). */
@@ -99,12 +101,14 @@ export class HealthMonitor {
     side: SideConnection, serverVersion: number,
     options: { health: HealthOptions | undefined; heartbeat: Required<HeartbeatOptions> | undefined },
     callbacks: { onHealth?: ((health: ReplicationHealth) => void) | undefined },
+    writer: SideConnection = side,
   ) {
     this.#side = side;
+    this.#writer = writer;
     this.#serverVersion = serverVersion;
     this.#onHealth = callbacks.onHealth;
     this.#previous = { at: Date.now(), bytes: 0, messages: 0 };
-    if (options.heartbeat !== undefined) this.#heartbeat = new Heartbeat(side, options.heartbeat);
+    if (options.heartbeat !== undefined) this.#heartbeat = new Heartbeat(writer, options.heartbeat);
     if (options.health !== undefined) {
       this.#timer = setInterval(() => void this.#sample(), options.health.intervalMs);
       (this.#timer as { unref?: () => void }).unref?.();
@@ -190,6 +194,6 @@ export class HealthMonitor {
     this.#closed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#heartbeat?.stop();
-    await this.#side.close();
+    await Promise.all([this.#side.close(), this.#writer.close()]);
   }
 }

@@ -26,7 +26,7 @@ export type { AckMode } from "../ack.ts";
 // Slot health, heartbeats, publications, reconnects.
 export type { HealthOptions, ReplicationHealth, SlotLostEvent, StreamProgress } from "./health.ts";
 export type { SlotState } from "./slot-state.ts";
-export type { PublicationOptions, PublicationReport } from "./publication.ts";
+export type { PublicationOptions, PublicationReport, PublicationTable } from "./publication.ts";
 export { HEARTBEAT_PREFIX, type HeartbeatOptions } from "./heartbeat.ts";
 export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
 export { SnapshotReplication, type MaterializedSnapshotRow, type SnapshotComplete, type SnapshotItem, type SnapshotRow } from "./snapshot.ts";

@@ -150,6 +150,16 @@ export interface ReplicateOptions {
   onHealth?: (health: ReplicationHealth) => void;
   /** Write a heartbeat into the WAL every `intervalMs` from a side connection, so an idle slot still advances. */
   heartbeat?: HeartbeatOptions;
+  /**
+   * The primary, when `connection` is a physical standby (PostgreSQL 16+),
+   * as `connection` is given (a plain, not a replication, connection is
+   * made). A standby cannot write, so what must write goes here: heartbeats,
+   * and while a slot is created on the standby, `pg_log_standby_snapshot()`
+   * every 500 ms so that the creation finishes on an idle primary (bindings/pg/standby.ts).
+   * Without it, `heartbeat` on a standby is rejected and a slot creation
+   * waits for the primary's next running-transactions record.
+   */
+  primary?: ConnectionOption;
   /** Deliver LogicalMessages with the heartbeat prefix (`pgoutput-wasm.heartbeat`) to the consumer. Default false: filtered. */
   deliverHeartbeats?: boolean;
   /** Create or check the (single) publication named in `publications` before streaming. */

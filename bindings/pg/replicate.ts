@@ -54,7 +54,8 @@ import { ReplicationStream } from "./stream.ts";
 import type { StreamConnection } from "./reconnect.ts";
 import { SnapshotReplication } from "./snapshot.ts";
 import { exportedSnapshot, normalizeSnapshot, type SnapshotOptions, type SnapshotReplicateOptions } from "./snapshot-options.ts";
-import { ensurePublication } from "./publication.ts";
+import { ensurePublication } from "./publication-check.ts";
+import { checkStandby, inRecovery, whileLoggingSnapshots } from "./standby.ts";
 
 async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {
   if (!isBackendChoice(choice ?? "wasm")) {
@@ -84,7 +85,10 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
   const target = resolveConnection(options.connection);
   const decoder = await makeDecoder(options.decoder, opts.maxMessageSize);
   const limits = connectionLimits(opts);
+  // Connects on first use only (heartbeats, a slot creation on a standby: standby.ts), so nothing to close before that.
+  const primary = options.primary === undefined ? undefined : new SideConnection(resolveConnection(options.primary), options.pg, limits);
   const { client, connection } = await openClient(target, options.pg, limits);
+  let creating = <T>(work: Promise<T>): Promise<T> => work;
   let stream: ReplicationStream | undefined;
   let monitor: HealthMonitor | undefined;
   let version = 0;
@@ -102,7 +106,7 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
         onReconnect: options.onReconnect, onReconnected: options.onReconnected,
       },
       secrets: target.secrets,
-      monitor: (monitor = new HealthMonitor(new SideConnection(target, options.pg, limits), version, opts, options)),
+      monitor: (monitor = new HealthMonitor(new SideConnection(target, options.pg, limits), version, opts, options, primary)),
       reconnect: opts.reconnect === false ? undefined : {
         policy: opts.reconnect,
         connect: async (lsn, signal): Promise<StreamConnection> => {
@@ -124,15 +128,20 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
     });
   try {
     version = Number((await client.query<{ server_version_num: string }>("SHOW server_version_num")).rows[0]?.server_version_num);
+    // Only asked when it changes something: where heartbeats go, and how a slot is created.
+    if ((primary !== undefined || opts.heartbeat !== undefined) && (await inRecovery(client))) {
+      checkStandby(version, primary !== undefined, opts.heartbeat !== undefined);
+      if (primary !== undefined) creating = (work) => whileLoggingSnapshots(primary, work);
+    }
     if (snapshot !== undefined) {
       if (!opts.slot.temporary && (await readSlotState((sql) => client.query(sql).then((r) => r.rows as unknown[]), version, name)) !== undefined) {
         throw new ReplicationError(`snapshot needs a new slot; "${name}" exists (stream from it without snapshot, or drop it)`, { code: "INVALID_OPTION" });
       }
-      if (opts.publication !== undefined) options.onPublication?.(await ensurePublication(client, opts.publication));
+      if (opts.publication !== undefined) options.onPublication?.(await ensurePublication(client, opts.publication, version));
       // No command may run on this connection between the creation and START_REPLICATION: it would end the export.
-      const created = await patiently(client, () => client.query(createSlotCommand(name, {
+      const created = await patiently(client, () => creating(client.query(createSlotCommand(name, {
         temporary: opts.slot.temporary, twoPhase: opts.twoPhase, failover: opts.slot.failover, exportSnapshot: true,
-      }, version)));
+      }, version))));
       const exported = exportedSnapshot(created.rows[0]);
       stream = newStream(exported.consistentPoint);
       const run = new SnapshotReplication({
@@ -142,7 +151,7 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
       await run.prepare(); // on failure it has dropped the slot and closed the connection
       return run;
     }
-    const confirmed = await prepareSlot(client, opts, version, options);
+    const confirmed = await prepareSlot(client, opts, version, options, creating);
     const start = opts.startLsn > confirmed ? opts.startLsn : confirmed;
     stream = newStream(start);
     await stream.start(startReplicationCommand(name, start, opts));
@@ -151,6 +160,7 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
     if (stream !== undefined) await stream.stop().catch(() => {});
     else await client.end().catch(() => {});
     await monitor?.close();
+    await primary?.close();
     throw classifySlotError(fromPgError(e, "could not start replication", "CONNECTION_LOST", target.secrets), opts.slot.name);
   }
 }

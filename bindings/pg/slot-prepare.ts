@@ -12,7 +12,7 @@ import { ReplicationError } from "./errors.ts";
 import { patiently } from "./guard.ts";
 import type { SlotLostEvent } from "./health.ts";
 import type { NormalizedOptions, ReplicateOptions } from "./options.ts";
-import { ensurePublication } from "./publication.ts";
+import { ensurePublication } from "./publication-check.ts";
 import { lostReason, readSlotState, slotLostError, slotMissingError } from "./slot-state.ts";
 import { parseLsn } from "../lsn.ts";
 
@@ -26,15 +26,17 @@ import { parseLsn } from "../lsn.ts";
 export async function prepareSlot(
   client: Client, opts: NormalizedOptions, serverVersion: number,
   callbacks: Pick<ReplicateOptions, "onPublication" | "onSlotLost">,
+  /** Wraps a slot creation (on a standby: while asking the primary for snapshots, standby.ts). */
+  creating: <T>(work: Promise<T>) => Promise<T> = (work) => work,
 ): Promise<bigint> {
   if (opts.publication !== undefined) {
-    const report = await ensurePublication(client, opts.publication);
+    const report = await ensurePublication(client, opts.publication, serverVersion);
     callbacks.onPublication?.(report);
   }
   const name = opts.slot.name;
   const run = (sql: string) => client.query(sql).then((r) => r.rows as unknown[]);
   // Creating waits for the transactions running then to end, dropping with WAIT for the slot's walsender to exit: no receive timeout.
-  const create = () => patiently(client, () => client.query(createSlotCommand(name, { temporary: opts.slot.temporary, twoPhase: opts.twoPhase, failover: opts.slot.failover }, serverVersion)));
+  const create = () => patiently(client, () => creating(client.query(createSlotCommand(name, { temporary: opts.slot.temporary, twoPhase: opts.twoPhase, failover: opts.slot.failover }, serverVersion))));
   if (opts.slot.temporary) {
     const created = await create();
     const point = (created.rows[0] as { consistent_point?: unknown } | undefined)?.consistent_point;
