@@ -360,6 +360,7 @@ for (const major of MAJORS) {
         const r = await it.next();
         if (r.done) throw new Error("ended early");
         const m = r.value;
+        if (m.kind === "RelationChanged" || m.kind === "Ddl") continue;
         held.push(m);
         if (m.kind === "PrimaryKeepalive") keepalives++;
         if (m.kind !== "Insert") continue;
