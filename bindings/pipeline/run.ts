@@ -246,6 +246,10 @@ export class Pipeline {
         else if (this.#resequencer?.takes(item) === true) {
           for (const m of this.#resequencer.push(item)) this.#message(m);
           if (item.kind === "StreamAbort") this.#abortEnd(item);
+        } else if (item.kind === "StreamAbort") {
+          // Nothing was held to drop. PostgreSQL 18 sends a stray Stream Abort to a client that never asked for
+          // streaming (estuary/connectors#5228): it ends no transaction this pipeline saw.
+          this.#abortEnd(item);
         } else {
           if (item.kind.startsWith("Stream")) throw new TypeError("a streamed transaction reached a pipeline made without replayDecoder");
           this.#message(item);
