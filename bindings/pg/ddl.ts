@@ -14,7 +14,9 @@
  * a superuser (PostgreSQL's rule for event triggers). Event triggers do not
  * fire for shared objects (roles, databases, tablespaces), so `ALTER ROLE …
  * PASSWORD` is never captured; the command text is `current_query()`: the
- * whole query string the client sent, every statement of it.
+ * whole query string the client sent, every statement of it. Below
+ * wal_level logical the trigger lets commands run uncaptured, with a
+ * WARNING, rather than fail them.
  *
  * @example
  * ```ts
@@ -103,11 +105,17 @@ CREATE SCHEMA IF NOT EXISTS ${DDL_SCHEMA};
 CREATE OR REPLACE FUNCTION ${DDL_SCHEMA}.emit_ddl() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog AS $fn$
 BEGIN
+  -- Never make a DDL command fail: below wal_level logical it runs uncaptured, with a warning. (Not an
+  -- EXCEPTION block: its subtransaction would let the message sort after the next change of the transaction.)
+  IF pg_catalog.current_setting('wal_level') <> 'logical' THEN
+    RAISE WARNING 'pgoutput-wasm: DDL not captured: wal_level is not logical';
+    RETURN;
+  END IF;
   PERFORM pg_catalog.pg_logical_emit_message(true, '${DDL_PREFIX}', pg_catalog.json_build_object(
     'tag', tg_tag,
     'command', pg_catalog.current_query(),
     'user', session_user,
-    'objects', (SELECT pg_catalog.coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(
+    'objects', (SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(
       'type', c.object_type, 'schema', c.schema_name, 'identity', c.object_identity)), '[]'::json)
       FROM pg_catalog.pg_event_trigger_ddl_commands() c)
   )::text);
