@@ -6,32 +6,18 @@
 // ends by itself after the last transaction that ends at or before --until,
 // which it acknowledged.
 
-import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { formatLsn, parseLsn } from "../bindings/lsn.ts";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, runCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MAIN = join(ROOT, "build", "cli-test-ddl", "cli", "main.js");
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG") && v !== undefined) env[k] = v;
-  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const kill = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  return new Promise((resolve) => child.on("close", (code) => {
-    clearTimeout(kill);
-    resolve({ code, stdout, stderr });
-  }));
-}
+const run = (args: string[]) => runCli(MAIN, args);
 
 let cluster: Cluster;
 const url = () => `postgres://${cluster.user}@${cluster.host}:${cluster.port}/${cluster.database}`;

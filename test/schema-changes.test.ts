@@ -18,12 +18,12 @@ import type { Relation } from "../bindings/relation.ts";
 import type { Tuple } from "../bindings/tuple.ts";
 import { relationChanges, RelationShapes } from "../bindings/relation-changes.ts";
 import { installDdlCapture, removeDdlCapture, ddlCaptureInstalled, replicate, type ReplicateOptions, type ReplicationStream, type StreamItem } from "../bindings/pg/index.ts";
-import { FORMATS, Pipeline, streamSource } from "../bindings/pipeline/index.ts";
+import { FORMATS, Pipeline, captureSource, streamSource } from "../bindings/pipeline/index.ts";
 import type { Records } from "../bindings/pipeline/records.ts";
 import type { Sink } from "../bindings/pipeline/sink.ts";
 import { changeValueOptions } from "../bindings/jsonl/json-text.ts";
 import { createDecoder } from "../bindings/create-decoder.ts";
-import { encode } from "../devkit/encoder/encoder.ts";
+import { encode, frame } from "../devkit/encoder/encoder.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -80,6 +80,64 @@ describe("relationChanges()", () => {
   });
 });
 
+/** A capture: a row, then an ADD COLUMN and a row of the new shape; as `[length][message]` frames. */
+function alterCapture(): Uint8Array {
+  const T = 1_700_000_000_000_000n;
+  const rel = (cols: string[]) => encode.relation({
+    relationId: 16400, namespace: "public", relationName: "t",
+    columns: cols.map((name, i) => ({ name, typeId: 23, isKey: i === 0 })),
+  });
+  return frame([
+    encode.begin({ finalLsn: 0x100n, commitTime: T, xid: 1 }), rel(["id"]), encode.insert({ relationId: 16400, newTuple: ["1"] }),
+    encode.commit({ commitLsn: 0x100n, endLsn: 0x130n, commitTime: T }),
+    encode.begin({ finalLsn: 0x200n, commitTime: T, xid: 2 }), rel(["id", "b"]), encode.insert({ relationId: 16400, newTuple: ["2", "20"] }),
+    encode.commit({ commitLsn: 0x200n, endLsn: 0x230n, commitTime: T }),
+  ]);
+}
+
+/** A format's output of a capture through a Pipeline: its records' bytes, and their kinds. */
+async function formatted(name: string, capture: Uint8Array): Promise<{ text: string; bytes: Uint8Array; kinds: string[] }> {
+  const def = FORMATS[name]!;
+  const decoder = await createDecoder({ values: def.values() });
+  const chunks: Uint8Array[] = [];
+  const kinds: string[] = [];
+  const sink: Sink = {
+    name: "memory",
+    write: async (records: Records) => {
+      chunks.push(records.bytes.buf.slice(0, records.bytes.len));
+      kinds.push(...records.kinds);
+    },
+    close: async () => {},
+  };
+  const format = def.create({ decoder }, name === "wal2json" ? { "format-version": "2" } : {});
+  await new Pipeline({ source: captureSource((async function* () { yield capture; })(), decoder), format, sink, raw: def.raw }).run();
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) bytes.set(c, (at += c.length) - c.length);
+  return { text: new TextDecoder().decode(bytes), bytes, kinds };
+}
+
+describe("RelationChanged through every format (a capture, no server)", () => {
+  it("jsonl: an A line; messages: a RelationChanged line after the Relation; capture: the messages' bytes only, which decode derives again; wal2json: nothing", async () => {
+    const capture = alterCapture();
+    const jsonl = await formatted("jsonl", capture);
+    expect(jsonl.text.trim().split("\n").map((l) => JSON.parse(l).action)).toEqual(["I", "A", "I"]);
+    expect(jsonl.kinds).toEqual(["insert", "relationChanged", "insert"]);
+    const messages = await formatted("messages", capture);
+    expect(messages.text.trim().split("\n").map((l) => JSON.parse(l).kind)).toEqual(
+      ["Begin", "Relation", "Insert", "Commit", "Begin", "Relation", "RelationChanged", "Insert", "Commit"]);
+    expect(JSON.parse(messages.text.trim().split("\n")[6]!)).toMatchObject({
+      kind: "RelationChanged", relationId: 16400, changes: [{ kind: "columnAdded", column: "b", typeId: 23 }],
+      previous: { columns: [{ name: "id" }] }, relation: { columns: [{ name: "id" }, { name: "b" }] },
+    });
+    const recorded = await formatted("capture", capture);
+    expect(recorded.bytes).toEqual(capture);
+    expect((await formatted("jsonl", recorded.bytes)).text).toBe(jsonl.text);
+    const wal2json = await formatted("wal2json", capture);
+    expect(wal2json.text.trim().split("\n").map((l) => JSON.parse(l).action)).toEqual(["B", "I", "C", "B", "I", "C"]);
+  });
+});
+
 interface Ctx {
   major: PgMajor;
   cluster: Cluster;
@@ -100,6 +158,15 @@ afterAll(async () => {
   await Promise.all([...streams].map((s) => s.stop().catch(() => {})));
   await Promise.all([...clusters.values()].map((c) => c.cluster.stop()));
 });
+
+/** A new table `${prefix}N` and its publication `${prefix}pubN`. */
+async function published(c: Ctx, prefix: string, columns: string): Promise<{ n: number; t: string }> {
+  const n = ++seq;
+  const t = `${prefix}${n}`;
+  await c.cluster.query(`CREATE TABLE ${t} (${columns})`);
+  await c.cluster.query(`CREATE PUBLICATION ${prefix}pub${n} FOR TABLE ${t}`);
+  return { n, t };
+}
 
 async function open(c: Ctx, options: Omit<ReplicateOptions, "connection">): Promise<ReplicationStream> {
   const s = await replicate({ connection: c.config, statusIntervalMs: 200, ...options });
@@ -177,10 +244,7 @@ for (const major of [15, 18] as const) {
   describe(`PostgreSQL ${major}: ALTER TABLE during a stream`, () => {
     it("every consumer gets a RelationChanged before the first change of each new shape", { timeout: 60_000 }, async () => {
       const c = clusters.get(major)!;
-      const n = ++seq;
-      const t = `sc${n}`;
-      await c.cluster.query(`CREATE TABLE ${t} (id int PRIMARY KEY, a text)`);
-      await c.cluster.query(`CREATE PUBLICATION scpub${n} FOR TABLE ${t}`);
+      const { n, t } = await published(c, "sc", "id int PRIMARY KEY, a text");
       const slots = ["wasm", "baseline", "tx", "jsonl"].map((k) => `sc${n}_${k}`);
       for (const slot of slots) await (await open(c, { slot: { name: slot, create: true }, publications: `scpub${n}` })).stop();
       for (const step of STEPS(t)) await c.cluster.query(step);
@@ -236,10 +300,7 @@ for (const major of [15, 18] as const) {
 
     it("a redelivery after a reconnect carries the RelationChanged again", { timeout: 60_000 }, async () => {
       const c = clusters.get(major)!;
-      const n = ++seq;
-      const t = `sr${n}`;
-      await c.cluster.query(`CREATE TABLE ${t} (id int PRIMARY KEY)`);
-      await c.cluster.query(`CREATE PUBLICATION srpub${n} FOR TABLE ${t}`);
+      const { n, t } = await published(c, "sr", "id int PRIMARY KEY");
       const s = await open(c, { slot: { name: `sr${n}`, create: true }, publications: `srpub${n}`, ack: "manual", reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
       await c.cluster.query(`INSERT INTO ${t} VALUES (1)`);
       await c.cluster.query(`ALTER TABLE ${t} ADD COLUMN b text; INSERT INTO ${t} VALUES (2, 'b')`);
@@ -261,10 +322,7 @@ for (const major of [15, 18] as const) {
 
     it("DDL capture: the trigger's commands as Ddl items in commit order, none for a rolled-back one", { timeout: 60_000 }, async () => {
       const c = clusters.get(major)!;
-      const n = ++seq;
-      const t = `dd${n}`;
-      await c.cluster.query(`CREATE TABLE ${t} (id int PRIMARY KEY)`);
-      await c.cluster.query(`CREATE PUBLICATION ddpub${n} FOR TABLE ${t}`);
+      const { n, t } = await published(c, "dd", "id int PRIMARY KEY");
       try {
         await installDdlCapture({ connection: c.config });
         await installDdlCapture({ connection: c.config }); // idempotent
@@ -302,10 +360,7 @@ for (const major of [15, 18] as const) {
 
     it("stopAt: ends after the last transaction that ends at or before it, acknowledged", { timeout: 60_000 }, async () => {
       const c = clusters.get(major)!;
-      const n = ++seq;
-      const t = `st${n}`;
-      await c.cluster.query(`CREATE TABLE ${t} (id int PRIMARY KEY)`);
-      await c.cluster.query(`CREATE PUBLICATION stpub${n} FOR TABLE ${t}`);
+      const { n, t } = await published(c, "st", "id int PRIMARY KEY");
       await (await open(c, { slot: { name: `st${n}`, create: true }, publications: `stpub${n}` })).stop();
       await (await open(c, { slot: { name: `st${n}b`, create: true }, publications: `stpub${n}` })).stop();
       const lsns: bigint[] = [];

@@ -25,3 +25,28 @@ export function buildCli(folder: string): Promise<string> {
     tsc.on("close", () => (existsSync(main) ? resolve(main) : reject(new Error(`tsc did not emit ${main}: ${err}`))));
   });
 }
+
+/** What a CLI run ended with. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI (`main`) to its end, without the PG* variables (SIGINT after `interruptAfterMs`, when given; killed after 60 s). */
+export function runCli(main: string, args: string[], interruptAfterMs?: number): Promise<CliRun> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG") && v !== undefined) env[k] = v;
+  const child = spawn(process.execPath, [main, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const kill = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const interrupt = interruptAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGINT"), interruptAfterMs);
+  return new Promise((resolve) => child.on("close", (code) => {
+    clearTimeout(kill);
+    clearTimeout(interrupt);
+    resolve({ code, stdout, stderr });
+  }));
+}
