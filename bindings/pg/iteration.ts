@@ -226,7 +226,8 @@ export class Iteration {
       if (item !== undefined) {
         if (item.kind === "PrimaryKeepalive") {
           const stopAt = this.#stopAt;
-          if (stopAt !== undefined && item.walEnd >= stopAt && !this.#tracker.inTransaction) {
+          // Between transactions (a keepalive may come inside one); a streamed transaction still open commits past it.
+          if (stopAt !== undefined && item.walEnd >= stopAt && !this.#tracker.inPlainTransaction) {
             this.#tracker.keepalive(stopAt); // confirmed when idle, as any keepalive, but never past stopAt
             return this.#reachStop();
           }
