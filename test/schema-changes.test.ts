@@ -138,6 +138,34 @@ describe("RelationChanged through every format (a capture, no server)", () => {
   });
 });
 
+describe("a restart in the middle of a transaction with a RelationChanged (Pipeline, a sink that knows its position)", () => {
+  it("the transaction the destination holds part of keeps at least its records: nothing it lacks is taken back", async () => {
+    // Run 1 saw t as (id) before, so this transaction was: [0] RelationChanged, [1] insert 2, [2] insert 3;
+    // the destination holds up to [1]. Run 2 starts here with no shape known.
+    const T = 1_700_000_000_000_000n;
+    const capture = frame([
+      encode.begin({ finalLsn: 0x200n, commitTime: T, xid: 2 }),
+      encode.relation({ relationId: 16400, namespace: "public", relationName: "t", columns: [{ name: "id", typeId: 23, isKey: true }, { name: "b", typeId: 23 }] }),
+      encode.insert({ relationId: 16400, newTuple: ["2", "20"] }), encode.insert({ relationId: 16400, newTuple: ["3", "30"] }),
+      encode.commit({ commitLsn: 0x200n, endLsn: 0x230n, commitTime: T }),
+    ]);
+    const decoder = await createDecoder({ values: changeValueOptions() });
+    const lines: Record<string, unknown>[] = [];
+    const sink: Sink = {
+      name: "memory",
+      delivered: async () => ({ lsn: 0x200n, index: 1 }),
+      write: async (records: Records) => {
+        for (let i = 0; i < records.length; i++) lines.push(JSON.parse(new TextDecoder().decode(records.payloadOf(i))));
+      },
+      close: async () => {},
+    };
+    const format = FORMATS.jsonl!.create({ decoder }, {});
+    const { stats } = await new Pipeline({ source: captureSource((async function* () { yield capture; })(), decoder), format, sink }).run();
+    expect(lines.map((l) => [l.action, (l.columns as { value: unknown }[] | undefined)?.[0]?.value])).toEqual([["I", 3]]);
+    expect(stats.skipped).toBe(2); // the A line (with no previous shape: "old": null) and insert 2
+  });
+});
+
 interface Ctx {
   major: PgMajor;
   cluster: Cluster;
