@@ -152,6 +152,11 @@ export class AckTracker {
     return this.#inTransaction || this.#openStreams.size > 0;
   }
 
+  /** Whether a plain or prepared transaction is open (between its Begin and its Commit / Prepare): streamed blocks aside. */
+  get inPlainTransaction(): boolean {
+    return this.#inTransaction;
+  }
+
   /** The end of the last transaction handed over (0 when none). */
   get handedOver(): bigint {
     return this.#handedEnd;

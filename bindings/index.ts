@@ -28,6 +28,8 @@ export type {
   StreamCommit, StreamPrepare, StreamStart, StreamStop, Streamed, Truncate, TypeMessage, Update,
 } from "./messages.ts";
 export { Relation } from "./relation.ts";
+// Schema changes: what differs between two Relation messages of a table.
+export { RelationShapes, relationChanges, type RelationChange, type RelationChanged } from "./relation-changes.ts";
 export type { ColumnKind, ColumnRef, JsonColumn, MaterializedColumn, Tuple, UnchangedToast } from "./tuple.ts";
 export { unchangedToast } from "./tuple.ts";
 // Errors, LSNs, timestamps.

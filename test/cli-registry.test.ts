@@ -15,7 +15,7 @@ import { flagsOf, parseFlags, type Flag } from "../bindings/cli/flags.ts";
 import { FORMAT, SINK, checkSink, chosenFormat, sinkOptions } from "../bindings/cli/output.ts";
 import { sourceSettings } from "../bindings/cli/settings.ts";
 
-const NAMES = ["tail", "capture", "decode", "slots", "cache"];
+const NAMES = ["tail", "capture", "decode", "slots", "ddl", "cache"];
 
 /** Arguments that set `f` to a value it takes. */
 const set = (f: Flag): string[] => (f.type === "boolean" ? [`--${f.name}`] : [`--${f.name}`, f.choices?.[0] ?? (f.name === "format" ? "jsonl" : f.name === "sink" ? "-" : "1")]);

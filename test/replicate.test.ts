@@ -313,13 +313,18 @@ for (const major of MAJORS) {
       expect(txs.map((x) => x.kind)).toEqual(["commit", "commit", "commit", "commit", "commit"]);
       // PostgreSQL sends a Relation before the first change of a relation, and again after its cache entry was invalidated.
       expect(txs[0]!.messages[0]).toMatchObject({ kind: "Relation", relationName: t, columns: [{ name: "id", isKey: true }, { name: "tx" }, { name: "v" }] });
-      const changes = txs.map((x) => x.messages.filter((m) => m.kind !== "Relation"));
+      const changes = txs.map((x) => x.messages.filter((m) => m.kind !== "Relation" && m.kind !== "RelationChanged"));
       expect(changes[0]!.map((m) => texts(m.newTuple))).toEqual(range(1, 50).map((i) => [String(i), "1", `v${i}`]));
       expect(changes[0]![0]).toMatchObject({ kind: "Insert", namespace: "public", relationName: t });
       expect(changes[1]!.map((m) => [m.kind, m.oldTupleType, texts(m.newTuple)])).toEqual(range(1, 10).map((i) => ["Update", null, [String(i), "1", "changed"]]));
       expect(changes[2]!.map((m) => [m.kind, m.oldTupleType, texts(m.oldTuple)[0]])).toEqual(range(41, 50).map((i) => ["Delete", "K", String(i)]));
       // REPLICA IDENTITY FULL: a new Relation message, then the whole old row.
       expect(txs[3]!.messages[0]).toMatchObject({ kind: "Relation", replicaIdentity: "f" });
+      // … and what changed, right after it (bindings/relation-changes.ts): every column is a key column now.
+      expect(txs[3]!.messages[1]).toMatchObject({
+        kind: "RelationChanged",
+        changes: [{ kind: "replicaIdentityChanged", oldReplicaIdentity: "d", replicaIdentity: "f" }, { kind: "keyChanged", column: "tx", isKey: true }, { kind: "keyChanged", column: "v", isKey: true }],
+      });
       expect(changes[3]!.map((m) => [m.kind, m.oldTupleType, texts(m.oldTuple), texts(m.newTuple)])).toEqual([["Update", "O", ["11", "1", "v11"], ["11", "1", null]]]);
       expect(changes[4]!.map((m) => [m.kind, m.relationIds])).toEqual([["Truncate", [txs[0]!.messages[0]!.relationId]]]);
       for (const x of txs) {
@@ -360,6 +365,7 @@ for (const major of MAJORS) {
         const r = await it.next();
         if (r.done) throw new Error("ended early");
         const m = r.value;
+        if (m.kind === "RelationChanged" || m.kind === "Ddl") continue;
         held.push(m);
         if (m.kind === "PrimaryKeepalive") keepalives++;
         if (m.kind !== "Insert") continue;

@@ -12,7 +12,7 @@ import { fileSink } from "../sinks/file.ts";
 import { openSink } from "../sinks/index.ts";
 import type { Command } from "./command.ts";
 import { usage } from "./errors.ts";
-import { RUN_FLAGS, SOURCE_FLAGS, type Flag } from "./flags.ts";
+import { RUN_FLAGS, SOURCE_FLAGS, UNTIL, type Flag } from "./flags.ts";
 import { positiveInt, sourceSettings } from "./settings.ts";
 import { formatBytes } from "./status.ts";
 import { streamCommand } from "./stream-command.ts";
@@ -35,7 +35,7 @@ Without --connection: records the embedded demo (see pgoutput-wasm tail --help)
 and exits when its workload is recorded.`,
   sections: [
     { title: "connection", flags: SOURCE_FLAGS },
-    { title: "recording", flags: [...RUN_FLAGS, SECONDS] },
+    { title: "recording", flags: [...RUN_FLAGS, SECONDS, UNTIL] },
   ],
   positionals: true,
   async run(values, positionals) {

@@ -6,11 +6,12 @@
 import { cache } from "./cache-command.ts";
 import { capture } from "./capture.ts";
 import type { Command } from "./command.ts";
+import { ddl } from "./ddl-command.ts";
 import { decode } from "./decode.ts";
 import { slots } from "./slots.ts";
 import { tail } from "./tail.ts";
 
-export const COMMANDS: readonly Command[] = [tail, capture, decode, slots, cache];
+export const COMMANDS: readonly Command[] = [tail, capture, decode, slots, ddl, cache];
 
 /** The command named, if there is one. */
 export function commandNamed(name: string | undefined): Command | undefined {

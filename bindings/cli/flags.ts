@@ -90,6 +90,18 @@ default, needs a slot that outlives the connection: --slot, not --temporary;
 transactions not yet acknowledged are written again)`,
 };
 
+export const DDL: Flag = {
+  name: "ddl", type: "boolean", default: false,
+  description: `write the DDL commands the event trigger captured (Q lines; install it
+first: pgoutput-wasm ddl install)`,
+};
+
+export const UNTIL: Flag = {
+  name: "until", type: "string", value: "X/Y",
+  description: `stop after the last transaction that ends at or before this LSN
+(acknowledged), once the server's WAL reached it`,
+};
+
 export const SNAPSHOT: Flag = {
   name: "snapshot", type: "boolean", default: false,
   description: `first write every row the publications hold (S lines, initial snapshot),

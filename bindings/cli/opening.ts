@@ -112,6 +112,8 @@ export class Opening {
       statusIntervalMs: 1000,
       stopTimeoutMs: 5000,
       heartbeat: s.heartbeatMs === undefined ? undefined : { intervalMs: s.heartbeatMs },
+      ddl: s.ddl ? { capture: true } : undefined,
+      stopAt: s.until,
       ...this.#reconnectOptions(),
       ...options,
       connection: replicationClient(this.pg, config),

@@ -50,6 +50,10 @@ export interface SourceSettings {
   failover: boolean;
   /** --primary: the primary of a standby --connection (replicate()'s `primary`). */
   primary: string | undefined;
+  /** --ddl: the DDL trigger's messages as Ddl items (Q lines). */
+  ddl: boolean;
+  /** --until X/Y: replicate()'s `stopAt`, checked by its option check. */
+  until: string | undefined;
   /** Reconnect after a retryable failure (replicate()'s `reconnect`): not with --no-reconnect, nor for a command without that flag. */
   reconnect: boolean;
 }
@@ -116,6 +120,8 @@ export function sourceSettings(f: FlagValues, env: NodeJS.ProcessEnv = process.e
     snapshot: flag("snapshot"),
     maxMessages: positiveInt("max-messages", str("max-messages")),
     reconnect: f["no-reconnect"] === false,
+    ddl: flag("ddl"),
+    until: str("until"),
   };
   checkWithReplicate(settings);
   return settings;
@@ -128,6 +134,7 @@ const FLAG_OF: readonly [RegExp, string][] = [
   [/\bprotoVersion\b/g, "--proto"],
   [/\btwoPhase\b/g, "--two-phase"],
   [/^streaming\b/g, "--streaming"],
+  [/^stopAt\b/g, "--until"],
 ];
 
 /** An INVALID_OPTION of replicate()'s option check as a usage error. */
@@ -146,6 +153,7 @@ function checkWithReplicate(s: SourceSettings): void {
       protoVersion: s.protoVersion,
       streaming: s.streaming,
       twoPhase: s.twoPhase,
+      stopAt: s.until,
     });
   } catch (e) {
     if (isReplicationError(e) && e.code === "INVALID_OPTION") throw usageOf(e);

@@ -163,6 +163,9 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
       replayDecoder: plan.format.raw ? undefined : await src.replayDecoder(),
       limit: settings.maxMessages,
       drainTimeoutMs: DRAIN_SECONDS * 1000,
+      ddl: settings.ddl,
+      // The stream asks for messages for --ddl; the others are written only when asked for.
+      messages: settings.ddl && settings.messages !== true && settings.mode !== "embedded" ? false : undefined,
       onItem: (item) => {
         messages++;
         if (item.kind === "Begin") openXid = item.xid;

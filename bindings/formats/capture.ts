@@ -3,14 +3,20 @@
  * `[uint32 big-endian length][message bytes]` (its `bytes()`: the
  * XLogData payload after its 25-byte header) — the capture file that
  * `decode` and captureSource() read back, for bug reports and benchmarks.
- * Streamed blocks are kept as they came (raw). A snapshot row is no
+ * Streamed blocks are kept as they came (raw); RelationChanged and Ddl
+ * items are not recorded (reading the capture back derives them from the
+ * messages, which are). A snapshot row is no
  * pgoutput message: it has no place in a capture, and is refused.
  */
 import type { Format, FormatDefinition, FormatItem } from "../pipeline/format.ts";
 import type { Records } from "../pipeline/records.ts";
 
 class CaptureFrames implements Format {
+  readonly keepsMessages = true;
+
   push(item: FormatItem, out: Records): void {
+    // Derived from the messages, which are recorded: decoding the capture derives them again.
+    if (item.kind === "RelationChanged" || item.kind === "Ddl") return;
     if (item.kind === "SnapshotRow") throw new TypeError("the capture format records pgoutput messages, and a snapshot row is none: capture without --snapshot");
     const payload = item.bytes();
     const n = payload.length;

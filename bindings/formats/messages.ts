@@ -3,7 +3,10 @@
  * `toJSON()`: LSNs as `X/Y`, 64-bit numbers as strings, tuple columns as
  * `{kind, text}` / `{kind, base64}`); with `values`, also the typed column
  * values by column name (`newValues`, `oldValues`). Streamed blocks are
- * shown as they came, not replayed. `decode` without `--changes`.
+ * shown as they came, not replayed. What the pipeline derives comes right
+ * after the message it was derived from: a RelationChanged after its
+ * Relation, a Ddl after the DDL trigger's Message (`kind` "RelationChanged",
+ * "Ddl", their `toJSON()`). `decode` without `--changes`.
  */
 import type { PgoutputMessage } from "../messages.ts";
 import type { Tuple } from "../tuple.ts";
@@ -25,13 +28,16 @@ function tupleJson(t: Tuple): unknown {
 }
 
 class MessageLines implements Format {
+  readonly keepsMessages = true;
+
   constructor(readonly values: boolean, readonly pretty: boolean) {}
 
   push(item: FormatItem, out: Records): void {
     if (item.kind === "SnapshotRow") return;
-    const obj = this.values ? withValues(item) : item.toJSON();
+    const derived = item.kind === "RelationChanged" || item.kind === "Ddl";
+    const obj = derived || !this.values ? item.toJSON() : withValues(item);
     out.bytes.str((this.pretty ? lineText(obj, true, false) : JSON.stringify(obj)) + "\n");
-    out.end("message");
+    out.end(item.kind === "RelationChanged" ? "relationChanged" : item.kind === "Ddl" ? "ddl" : "message", item.kind === "RelationChanged" ? item.relation : undefined);
   }
 
   reset(): void {}

@@ -267,8 +267,12 @@ export function commitTimeText(unixMicros: bigint): string {
  * and streamed blocks (the pipeline replays them first). Relation, Type and
  * Origin pass (the decoder's caches have them; include-origin is refused).
  */
-export function refuseUnplain(msg: PgoutputMessage): void {
+export function refuseUnplain(msg: PgoutputMessage | { kind: "RelationChanged" | "Ddl" }): void {
   switch (msg.kind) {
+    case "RelationChanged":
+    case "Ddl":
+      // wal2json writes nothing for a schema change, and a DDL trigger's message as the message it is (keepsMessages).
+      return;
     case "BeginPrepare":
     case "Prepare":
     case "CommitPrepared":

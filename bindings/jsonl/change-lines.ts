@@ -3,7 +3,8 @@
  * one object per change, field names after wal2json's format-version 2 —
  * `action` (I U D T M, and B C P K R for transaction boundaries), `schema`,
  * `table`, `columns` and `identity` as `[{name, type, value}]` — plus `xid`,
- * `lsn` and `timestamp` on every line. `JsonLinesWriter` (writer.ts) writes
+ * `lsn` and `timestamp` on every line; `A` for a table whose shape changed
+ * (a RelationChanged) and `Q` for a captured DDL command (a Ddl). `JsonLinesWriter` (writer.ts) writes
  * the same bytes with the kernel writing the columns; this is the reference
  * it is tested against, and what it falls back on.
  *
@@ -29,6 +30,8 @@ import { toBase64 } from "../utf8.ts";
 import { typeName } from "../values/type-names.ts";
 import type { SnapshotRow } from "../snapshot-items.ts";
 import type { RecordKind, Records } from "../pipeline/records.ts";
+import type { RelationChange, RelationChanged } from "../relation-changes.ts";
+import type { Ddl } from "../pg/ddl.ts";
 import { RawJson, jsonText, lineText } from "./json-text.ts";
 
 export interface ChangeLineOptions {
@@ -98,8 +101,17 @@ export class ChangeLines {
   }
 
   /** Writes the lines one message (in stream order) completes. */
-  push(msg: PgoutputMessage, out: Records): void {
+  push(msg: PgoutputMessage | RelationChanged | Ddl, out: Records): void {
     switch (msg.kind) {
+      case "RelationChanged":
+        if (this.#info(msg.relation).wanted) this.#changeLines(out, "relationChanged", [[msg.relation, this.#relationChanged(msg)]]);
+        return;
+      case "Ddl":
+        this.#changeLines(out, "ddl", [[undefined, {
+          action: "Q", xid: this.#open?.xid, lsn: formatLsn(msg.lsn), timestamp: this.#timeJson(), origin: this.#open?.origin,
+          tag: msg.tag, command: msg.command, objects: msg.objects, user: msg.user,
+        }]]);
+        return;
       case "Begin":
         this.#open = {
           xid: msg.xid, time: this.#time(msg.commitTime), origin: undefined, printed: false,
@@ -285,6 +297,43 @@ export class ChangeLines {
       this.#relationInfo.set(rel, info);
     }
     return info;
+  }
+
+  /** An `A` line: the table's new shape, the old one, and what differs. */
+  #relationChanged(msg: RelationChanged): Record<string, unknown> {
+    const now = msg.relation;
+    const types = this.#info(now).types;
+    const shape = (rel: Relation, names: string[]) => ({
+      schema: rel.namespace, table: rel.name, replicaidentity: rel.replicaIdentity,
+      columns: rel.columns.map((c, i) => ({ name: c.name, type: names[i], key: c.isKey })),
+    });
+    const { columns, replicaidentity } = shape(now, types);
+    return {
+      action: "A", xid: this.#open?.xid, lsn: lsnOf(msg), timestamp: this.#timeJson(), origin: this.#open?.origin,
+      schema: now.namespace, table: now.name, replicaidentity, columns,
+      old: msg.previous === undefined ? null : shape(msg.previous, this.#info(msg.previous).types),
+      changes: msg.changes.map((c) => this.#change(c)),
+    };
+  }
+
+  /** One entry of an `A` line's `changes`: `change` (the RelationChange kind) and its fields, types by name. */
+  #change(c: RelationChange): Record<string, unknown> {
+    switch (c.kind) {
+      case "columnAdded":
+        return { change: c.kind, column: c.column, type: typeName(c.typeId, c.typeModifier, this.#types), key: c.isKey };
+      case "columnDropped":
+        return { change: c.kind, column: c.column };
+      case "columnRenamed":
+        return { change: c.kind, column: c.column, oldname: c.oldName };
+      case "typeChanged":
+        return { change: c.kind, column: c.column, oldtype: typeName(c.oldTypeId, c.oldTypeModifier, this.#types), type: typeName(c.typeId, c.typeModifier, this.#types) };
+      case "keyChanged":
+        return { change: c.kind, column: c.column, key: c.isKey };
+      case "replicaIdentityChanged":
+        return { change: c.kind, oldreplicaidentity: c.oldReplicaIdentity, replicaidentity: c.replicaIdentity };
+      case "relationRenamed":
+        return { change: c.kind, oldschema: c.oldNamespace, oldtable: c.oldName, schema: c.namespace, table: c.name };
+    }
   }
 
   #truncates(msg: PgoutputMessage & { kind: "Truncate" }): [Relation | undefined, Record<string, unknown>][] {

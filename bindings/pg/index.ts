@@ -28,6 +28,9 @@ export type { HealthOptions, ReplicationHealth, SlotLostEvent, StreamProgress } 
 export type { SlotState } from "./slot-state.ts";
 export type { PublicationOptions, PublicationReport, PublicationTable } from "./publication.ts";
 export { HEARTBEAT_PREFIX, type HeartbeatOptions } from "./heartbeat.ts";
+// Schema changes and DDL capture.
+export type { RelationChange, RelationChanged } from "../relation-changes.ts";
+export { DDL_PREFIX, ddlCaptureInstalled, installDdlCapture, removeDdlCapture, type Ddl, type DdlCaptureOptions, type DdlObject } from "./ddl.ts";
 export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
 export { SnapshotReplication, type MaterializedSnapshotRow, type SnapshotComplete, type SnapshotItem, type SnapshotRow } from "./snapshot.ts";
 export type { SnapshotOptions, SnapshotProgress, SnapshotReplicateOptions } from "./snapshot-options.ts";

@@ -22,7 +22,7 @@
  * a pull is one resolved promise: no async function and no chaining, which
  * is what each message costs while the consumer keeps up.
  */
-import type { AckTracker } from "../ack.ts";
+import { transactionEnd, type AckTracker } from "../ack.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { PrimaryKeepalive, WalMessage } from "../walsender.ts";
 import type { ReplicationError } from "./errors.ts";
@@ -35,9 +35,24 @@ import type { SocketReader } from "./socket-reader.ts";
 import type { StreamCounters, StreamState } from "./stream-state.ts";
 import { backendMessageError, type OnNotice } from "./copy-both.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
+import { RelationShapes, type RelationChanged } from "../relation-changes.ts";
+import { ddlOf, type Ddl } from "./ddl.ts";
+import { pastStop } from "./stop-at.ts";
 
-/** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
-export type StreamItem = PgoutputMessage | PrimaryKeepalive;
+/**
+ * What the message iteration yields: pgoutput messages (views), keepalives
+ * when asked for, a RelationChanged after a Relation message that changed
+ * its table, and Ddl items for the DDL trigger's messages.
+ */
+export type StreamItem = PgoutputMessage | PrimaryKeepalive | RelationChanged | Ddl;
+
+/** What the stream derives from the messages (on unless a pipeline asked for the messages alone: it derives them itself). */
+export interface Derived {
+  relationChanges: boolean;
+  ddl: boolean;
+  /** Deliver messages other than the DDL trigger's. */
+  userMessages: boolean;
+}
 
 /** A pull step's answer when nothing is buffered yet. */
 export const WAIT = Symbol("wait");
@@ -55,6 +70,9 @@ export interface IterationParts {
   redelivery: Redelivery;
   /** Deliver the heartbeat messages (heartbeat.ts) instead of filtering them out. */
   deliverHeartbeats: boolean;
+  derived: Derived;
+  /** `stopAt` (stop-at.ts). */
+  stopAt: bigint | undefined;
   onNotice: OnNotice;
   /** Ends the stream; returns the stream's error, for throwing. */
   fail: (error: ReplicationError) => ReplicationError;
@@ -71,6 +89,17 @@ export class Iteration {
   readonly #reconnector: Reconnector;
   readonly #redelivery: Redelivery;
   readonly #deliverHeartbeats: boolean;
+  #derived: Derived;
+  readonly #stopAt: bigint | undefined;
+  /** The stopAt position was reached: nothing more is handed over. */
+  #stopReached = false;
+  /** Set when reaching stopAt stopped the stream (auto acks): pulls wait for it. */
+  #ending: Promise<void> | undefined;
+  /** Shapes handed over (relation-changes.ts), and the item derived from the last message, handed over next. */
+  readonly #shapes = new RelationShapes();
+  #derivedNext: RelationChanged | undefined;
+  /** The Message view the last Ddl item was made of. */
+  #ddlMessage: PgoutputMessage | undefined;
   readonly #onNotice: OnNotice;
   readonly #fail: (error: ReplicationError) => ReplicationError;
   readonly #stop: () => Promise<void>;
@@ -93,6 +122,8 @@ export class Iteration {
     this.#reconnector = parts.reconnector;
     this.#redelivery = parts.redelivery;
     this.#deliverHeartbeats = parts.deliverHeartbeats;
+    this.#derived = parts.derived;
+    this.#stopAt = parts.stopAt;
     this.#onNotice = parts.onNotice;
     this.#fail = parts.fail;
     this.#stop = parts.stop;
@@ -106,6 +137,14 @@ export class Iteration {
   /** A new connection starts over from what was confirmed: partial transactions are dropped (they come again whole). */
   restart(): void {
     this.#assembler?.reset();
+    this.#shapes.confirmed(this.#tracker.confirmed);
+    this.#shapes.rollback();
+    this.#derivedNext = undefined;
+  }
+
+  /** The messages as sent, nothing derived (for a pipeline, which derives after replaying streamed transactions). Before iterating. */
+  underived(): void {
+    this.#derived = { relationChanges: false, ddl: false, userMessages: true };
   }
 
   /** Messages (views valid until the next `next()`), and keepalives when `keepalives`. */
@@ -116,9 +155,11 @@ export class Iteration {
         const item = this.#poll(keepalives);
         if (item === WAIT) return WAIT;
         if (item === undefined) return DONE;
-        if (item.kind !== "PrimaryKeepalive") {
-          this.#tracker.observe(item, true);
-          this.#redelivery.mark(item);
+        if (item.kind !== "PrimaryKeepalive" && item.kind !== "RelationChanged") {
+          const msg = item.kind === "Ddl" ? this.#ddlMessage! : item;
+          this.#tracker.observe(msg, true);
+          this.#redelivery.mark(msg);
+          this.#ended(msg);
         }
         return { done: false, value: item };
       }),
@@ -140,8 +181,14 @@ export class Iteration {
           if (msg === WAIT) return WAIT; // the assembler keeps what it holds until the pull goes on
           if (msg === undefined) return DONE;
           if (msg.kind === "PrimaryKeepalive") continue;
-          const item = assembler.push(msg);
-          this.#tracker.observe(msg, item !== undefined);
+          if (msg.kind === "RelationChanged" || msg.kind === "Ddl") {
+            assembler.push(msg);
+            if (msg.kind === "RelationChanged") continue;
+          }
+          const message = msg.kind === "Ddl" ? this.#ddlMessage! : msg;
+          const item = msg.kind === "Ddl" ? undefined : assembler.push(msg);
+          this.#tracker.observe(message, item !== undefined);
+          this.#ended(message);
           if (item === undefined) continue;
           if ("redelivered" in item && this.#redelivery.redelivered(item.endLsn)) (item as { redelivered: boolean }).redelivered = true;
           return { done: false, value: item };
@@ -165,7 +212,13 @@ export class Iteration {
     const state = this.#state;
     const reader = this.#reader;
     for (;;) {
-      if (state.stopRequested) return undefined;
+      if (this.#ending !== undefined) return WAIT;
+      if (state.stopRequested || this.#stopReached) return undefined;
+      const derivedNext = this.#derivedNext;
+      if (derivedNext !== undefined) {
+        this.#derivedNext = undefined;
+        return derivedNext;
+      }
       if (this.#reconnector.running !== undefined) return WAIT;
       reader.resumeBelowLowWater();
       let item: WalMessage | undefined;
@@ -176,6 +229,12 @@ export class Iteration {
       }
       if (item !== undefined) {
         if (item.kind === "PrimaryKeepalive") {
+          const stopAt = this.#stopAt;
+          // Between transactions (a keepalive may come inside one); a streamed transaction still open commits past it.
+          if (stopAt !== undefined && item.walEnd >= stopAt && !this.#tracker.inPlainTransaction) {
+            this.#tracker.keepalive(stopAt); // confirmed when idle, as any keepalive, but never past stopAt
+            return this.#reachStop();
+          }
           // In stream order: everything before it has been handed over.
           this.#tracker.keepalive(item.walEnd);
           this.#progress.lastKeepaliveTime = item.sendTime;
@@ -192,6 +251,7 @@ export class Iteration {
           }
           continue;
         }
+        if (this.#stopAt !== undefined && pastStop(item, this.#stopAt)) return this.#reachStop();
         if (item.kind === "Commit" || item.kind === "StreamCommit" || item.kind === "CommitPrepared") {
           this.#progress.lastCommitTime = item.commitTime;
           this.#progress.lastCommitAt = Date.now();
@@ -200,9 +260,20 @@ export class Iteration {
         else if (item.kind === "Update") this.#stats.updates++;
         else if (item.kind === "Delete") this.#stats.deletes++;
         else if (item.kind === "Truncate") this.#stats.truncates++;
-        else if (item.kind === "Message" && !this.#deliverHeartbeats && item.prefix === HEARTBEAT_PREFIX) {
-          this.#progress.heartbeatsFiltered++; // heartbeat.ts: a non-transactional message, nothing to acknowledge
-          continue;
+        else if (item.kind === "Message") {
+          if (!this.#deliverHeartbeats && item.prefix === HEARTBEAT_PREFIX) {
+            this.#progress.heartbeatsFiltered++; // heartbeat.ts: a non-transactional message, nothing to acknowledge
+            continue;
+          }
+          const derived = this.#derived;
+          const ddl = derived.ddl ? ddlOf(item) : undefined;
+          if (ddl !== undefined) {
+            this.#ddlMessage = item; // what the tracker and the redelivery see of it
+            return ddl;
+          }
+          if (!derived.userMessages) continue; // pgoutput sends messages for `ddl`; a transactional one is no transaction end
+        } else if (item.kind === "Relation" && this.#derived.relationChanges) {
+          this.#derivedNext = this.#shapes.observe(item);
         }
         return item;
       }
@@ -213,6 +284,23 @@ export class Iteration {
       }
       return WAIT;
     }
+  }
+
+  /** stopAt reached: nothing more is handed over; with auto acks the stream stops (pulls wait for it), else the iteration is done. */
+  #reachStop(): undefined | typeof WAIT {
+    this.#stopReached = true;
+    if (this.#tracker.mode !== "auto") return undefined;
+    this.#ending = this.#stop().catch(() => {}).then(() => {
+      this.#ending = undefined;
+    });
+    return WAIT;
+  }
+
+  /** A message handed over (or consumed by the assembler): the shapes learn where its transaction ended, and what is confirmed. */
+  #ended(msg: PgoutputMessage): void {
+    const end = transactionEnd(msg);
+    if (end !== undefined) this.#shapes.ended(end);
+    this.#shapes.confirmed(this.#tracker.confirmed);
   }
 
   #claim(how: string): void {
@@ -243,7 +331,8 @@ export class Iteration {
     for (;;) {
       const r = step();
       if (r !== WAIT) return r;
-      await this.#reader.wait();
+      if (this.#ending !== undefined) await this.#ending;
+      else await this.#reader.wait();
     }
   }
 

@@ -105,7 +105,8 @@ export class Lifecycle {
     });
     this.iteration = new Iteration({
       state, stats, tracker, reader, liveness: this.liveness, reconnector: this.reconnector, redelivery: this.redelivery,
-      deliverHeartbeats: o.deliverHeartbeats, onNotice: setup.callbacks.onNotice, fail: (e) => this.#fail(e), stop: () => this.stop(),
+      deliverHeartbeats: o.deliverHeartbeats, derived: { relationChanges: o.relationChanges, ddl: o.ddl, userMessages: o.userMessages }, stopAt: o.stopAt,
+      onNotice: setup.callbacks.onNotice, fail: (e) => this.#fail(e), stop: () => this.stop(),
     });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#client.on("error", this.#onClientError);

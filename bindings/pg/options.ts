@@ -162,6 +162,26 @@ export interface ReplicateOptions {
   primary?: ConnectionOption;
   /** Deliver LogicalMessages with the heartbeat prefix (`pgoutput-wasm.heartbeat`) to the consumer. Default false: filtered. */
   deliverHeartbeats?: boolean;
+  /**
+   * A `RelationChanged` item right after each Relation message that changes
+   * its table's shape (relation-changes.ts). Default true.
+   */
+  relationChanges?: boolean;
+  /**
+   * `capture: true`: the DDL commands the event trigger wrote (ddl.ts;
+   * install it first with `installDdlCapture`) come as `Ddl` items, in
+   * commit order. Asks pgoutput for messages; other messages are still
+   * delivered only with `messages`.
+   */
+  ddl?: { capture: boolean };
+  /**
+   * End the stream after the last transaction that ends at or before this
+   * LSN (bigint or `X/Y`): the iteration is done once the server's WAL
+   * reached it, what ends after it is not handed over, and (`ack: "auto"`)
+   * the stream stops with it acknowledged. With `ack: "manual"` the
+   * iteration ends and the acknowledgements and `stop()` are yours.
+   */
+  stopAt?: bigint | string;
   /** Create or check the (single) publication named in `publications` before streaming. */
   publication?: PublicationOptions;
   /** Called with what the publication check found (created, or how it differs from what was asked). */
@@ -212,6 +232,11 @@ export interface NormalizedOptions {
   health: HealthOptions | undefined;
   heartbeat: Required<HeartbeatOptions> | undefined;
   deliverHeartbeats: boolean;
+  relationChanges: boolean;
+  ddl: boolean;
+  /** Messages other than the DDL trigger's are delivered (the `messages` option; `messages` may be on for `ddl` alone). */
+  userMessages: boolean;
+  stopAt: bigint | undefined;
   publication: PublicationSpec | undefined;
   reconnect: ReconnectPolicy | false;
 }
@@ -242,6 +267,19 @@ function reconnectOption(option: ReplicateOptions["reconnect"]): ReconnectPolicy
   }
 }
 
+/** An LSN option (bigint or `X/Y`), checked. */
+function lsnOption(name: string, value: bigint | string | undefined): bigint | undefined {
+  if (value === undefined) return undefined;
+  let lsn: bigint;
+  try {
+    lsn = typeof value === "bigint" ? value : parseLsn(value);
+  } catch (cause) {
+    throw new ReplicationError(`${name}: ${(cause as Error).message}`, { code: "INVALID_OPTION", cause });
+  }
+  if (lsn < 0n || lsn > 0xffff_ffff_ffff_ffffn) throw invalid(`${name} out of range: ${lsn}`);
+  return lsn;
+}
+
 /** Fills in defaults and checks the options; throws an INVALID_OPTION `ReplicationError`. */
 export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
   if (o === null || typeof o !== "object") throw invalid("replicate() needs an options object");
@@ -265,15 +303,12 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     throw invalid("at least one publication name is required");
   }
 
-  let startLsn = 0n;
-  if (o.startLsn !== undefined) {
-    try {
-      startLsn = typeof o.startLsn === "bigint" ? o.startLsn : parseLsn(o.startLsn);
-    } catch (cause) {
-      throw new ReplicationError(`startLsn: ${(cause as Error).message}`, { code: "INVALID_OPTION", cause });
-    }
-    if (startLsn < 0n || startLsn > 0xffff_ffff_ffff_ffffn) throw invalid(`startLsn out of range: ${startLsn}`);
+  const startLsn = lsnOption("startLsn", o.startLsn) ?? 0n;
+  const stopAt = lsnOption("stopAt", o.stopAt);
+  if (o.ddl !== undefined && (o.ddl === null || typeof o.ddl !== "object" || typeof o.ddl.capture !== "boolean")) {
+    throw invalid("ddl must be { capture: true } or { capture: false }");
   }
+  const ddl = o.ddl?.capture === true;
 
   const streaming: StreamingMode =
     o.streaming === undefined || o.streaming === false ? "off" : o.streaming === true ? "on" : o.streaming;
@@ -307,7 +342,7 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     protoVersion,
     streaming,
     binary: o.binary === true,
-    messages: o.messages === true,
+    messages: o.messages === true || ddl,
     twoPhase,
     origin: o.origin,
     ack,
@@ -325,6 +360,10 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
       query: heartbeatQuery(o.heartbeat.query),
     },
     deliverHeartbeats: o.deliverHeartbeats === true,
+    relationChanges: o.relationChanges !== false,
+    ddl,
+    userMessages: o.messages === true,
+    stopAt,
     publication: o.publication === undefined ? undefined : publicationSpec(o.publication, publications),
     reconnect: temporary ? false : reconnectOption(o.reconnect),
   };

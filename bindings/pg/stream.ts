@@ -33,6 +33,17 @@ import { sampleSlot, streamFamilies, streamLabels, type StreamMetricsOptions } f
 
 export type { ReplicationStats, StreamItem };
 
+let underivedOf: (stream: ReplicationStream) => void;
+
+/**
+ * Makes the stream's message iteration yield the messages as sent, nothing
+ * derived (no RelationChanged, DDL messages as Messages): for a pipeline,
+ * which derives them after replaying streamed transactions. Not public API.
+ */
+export function underived(stream: ReplicationStream): void {
+  underivedOf(stream);
+}
+
 export class ReplicationStream implements AsyncIterable<StreamItem> {
   /** PostgreSQL's `server_version_num` (e.g. 150018). */
   readonly serverVersion: number;
@@ -198,7 +209,15 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     return this.#life.stop();
   }
 
-  /** Iterates pgoutput messages (views valid until the next `next()`); breaking out stops the stream. */
+  static {
+    underivedOf = (s) => s.#life.iteration.underived();
+  }
+
+  /**
+   * Iterates pgoutput messages (views valid until the next `next()`), with
+   * a `RelationChanged` after a Relation message that changed its table
+   * (`relationChanges`) and `Ddl` items (`ddl`); breaking out stops the stream.
+   */
   [Symbol.asyncIterator](): AsyncIterator<StreamItem> {
     return this.#life.iteration.messages(this.#keepalives);
   }

@@ -18,7 +18,8 @@
  *
  * A non-transactional logical decoding message comes as a `LogicalMessage`.
  * Relation and Type messages stay in the transaction's `messages`, where
- * PostgreSQL sent them.
+ * PostgreSQL sent them, and so do the stream's RelationChanged and Ddl items
+ * (`kind` "RelationChanged", "Ddl"), right where they were derived.
  *
  * @example
  * ```ts
@@ -32,6 +33,8 @@
 import type { PgoutputMessage } from "../messages.ts";
 import { streamAbortLsn } from "../ack.ts";
 import { StreamedTransactions } from "../streamed-transactions.ts";
+import type { RelationChanged } from "../relation-changes.ts";
+import type { Ddl } from "./ddl.ts";
 
 /** A materialized message (see `materialize()`): plain fields, bigints kept. */
 export type MaterializedMessage = Record<string, unknown>;
@@ -63,7 +66,7 @@ export interface Transaction {
   readonly begin: MaterializedMessage | undefined;
   /** The message that ended it, materialized. */
   readonly end: MaterializedMessage;
-  /** Its messages in order (Relation, Type, Insert, Update, Delete, Truncate, transactional Message), materialized. */
+  /** Its messages in order (Relation, RelationChanged, Type, Insert, Update, Delete, Truncate, transactional Message, Ddl), materialized. */
   readonly messages: MaterializedMessage[];
   /**
    * Delivered before, by the same `ReplicationStream`, over a connection
@@ -124,7 +127,7 @@ interface Open {
 }
 
 /** Kinds that are changes of a (sub)transaction: dropped when their subtransaction aborts. */
-const CHANGE_KINDS = new Set(["Insert", "Update", "Delete", "Truncate", "Message"]);
+const CHANGE_KINDS = new Set(["Insert", "Update", "Delete", "Truncate", "Message", "Ddl"]);
 
 export class TransactionAssembler {
   readonly streams: "assemble" | "passthrough";
@@ -151,8 +154,12 @@ export class TransactionAssembler {
     this.#streamed.reset();
   }
 
-  /** Feeds one message; returns the item it completes, if any. */
-  push(msg: PgoutputMessage): TransactionItem | undefined {
+  /**
+   * Feeds one message; returns the item it completes, if any. The items the
+   * stream derives (a RelationChanged, a Ddl) join the transaction's messages
+   * where they came, materialized.
+   */
+  push(msg: PgoutputMessage | RelationChanged | Ddl): TransactionItem | undefined {
     switch (msg.kind) {
       case "Begin":
         this.#open = { begin: msg.materialize(), xid: msg.xid, gid: undefined, origin: undefined, messages: [] };
@@ -227,7 +234,7 @@ export class TransactionAssembler {
     }
   }
 
-  #add(msg: PgoutputMessage): void {
+  #add(msg: PgoutputMessage | RelationChanged | Ddl): void {
     if (this.#streamed.blockXid !== undefined) {
       // A change belongs to the (sub)transaction in its xid; a Relation or Type no abort removes.
       this.#streamed.add(msg.materialize(), CHANGE_KINDS.has(msg.kind) ? (msg as { xid?: number }).xid : undefined);

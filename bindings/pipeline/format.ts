@@ -15,13 +15,22 @@ import type { PgoutputMessage } from "../messages.ts";
 import type { SnapshotRow } from "../snapshot-items.ts";
 import type { ValueOptions, TypeKnowledge } from "../values/options.ts";
 import type { Records } from "./records.ts";
+import type { RelationChanged } from "../relation-changes.ts";
+import type { Ddl } from "../pg/ddl.ts";
 
-/** What a format is fed: pgoutput messages (views) and snapshot rows. */
-export type FormatItem = PgoutputMessage | SnapshotRow;
+/**
+ * What a format is fed: pgoutput messages (views), snapshot rows, and what
+ * the pipeline derives from the messages (right after the Relation message
+ * that changed a table: its RelationChanged; a DDL trigger's message: its
+ * Ddl, in its place unless the format `keepsMessages`).
+ */
+export type FormatItem = PgoutputMessage | SnapshotRow | RelationChanged | Ddl;
 
 export interface Format {
   /** Writes the records `item` completes into `out` (bytes, then `out.end(kind)` per record). */
   push(item: FormatItem, out: Records): void;
+  /** Also takes a DDL trigger's Message itself, before its Ddl item (formats that show the messages as sent). */
+  readonly keepsMessages?: boolean;
   /** Forgets what it holds of an unfinished transaction (the source sends it again). */
   reset(): void;
 }

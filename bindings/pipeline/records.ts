@@ -22,7 +22,7 @@ import { compareChangePositions, type ChangePosition } from "./change-id.ts";
 
 /** What a record is. */
 export type RecordKind =
-  | "insert" | "update" | "delete" | "truncate" | "message"
+  | "insert" | "update" | "delete" | "truncate" | "message" | "relationChanged" | "ddl"
   | "begin" | "commit" | "prepare" | "commitPrepared" | "rollbackPrepared"
   | "snapshot";
 

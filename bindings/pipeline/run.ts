@@ -30,6 +30,21 @@
  * `drainTimeoutMs`, what was confirmed is acknowledged, and the source is
  * stopped. A source's failure is thrown after that; a sink's failure ends
  * the run at once: nothing after the failed batch is confirmed.
+ *
+ * Derived items (relation-changes.ts, pg/ddl.ts): the format is fed a
+ * RelationChanged right after a Relation message that changed its table,
+ * and (`ddl`) a Ddl for the DDL trigger's message, in the order the format
+ * sees the messages — after the replay of streamed transactions, so an
+ * aborted one changes nothing. They take a position in their transaction
+ * like any record. The shapes compared with are those handed to the
+ * format, put back to the confirmed position when the source starts over,
+ * so a redelivered transaction has the same records. A process that starts
+ * anew knows no shape: the first Relation of each table is the baseline,
+ * except in the transaction the destination holds part of (the sink's
+ * `delivered()`), where a first sight makes a RelationChanged with no
+ * previous shape — so that transaction has at least the records it had
+ * before, and taking back what the destination holds never skips a change
+ * it does not hold (it may write one again).
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
@@ -41,6 +56,8 @@ import { StreamResequencer } from "./resequence.ts";
 import type { Sink } from "./sink.ts";
 import type { PipelineSource, SourceItem } from "./sources.ts";
 import { family, metricsText, type MetricFamily } from "../metrics/exposition.ts";
+import { RelationShapes } from "../relation-changes.ts";
+import { ddlOf } from "../pg/ddl.ts";
 
 export type { PipelineSource, SourceItem } from "./sources.ts";
 
@@ -64,6 +81,12 @@ export interface PipelineOptions {
   drainTimeoutMs?: number;
   /** At the end, also write the records of the last, unfinished transaction (`decode` of a capture shows all it read). */
   writePartial?: boolean;
+  /** RelationChanged items for Relation messages that change their table's shape (default true). */
+  relationChanges?: boolean;
+  /** The DDL trigger's messages (pg/ddl.ts) as Ddl items (default false: they are Messages like any other). */
+  ddl?: boolean;
+  /** `false`: logical messages other than the DDL trigger's are dropped (the stream asks for messages for `ddl`). Default true. */
+  messages?: boolean;
   /** Every item as it is reached, before it is formatted (a status line, a demo's bookkeeping). */
   onItem?: (item: SourceItem) => void;
   /** A transaction end was confirmed to the source (its records, and all before, are durable). */
@@ -130,6 +153,12 @@ export class Pipeline {
   #delivered: ChangePosition | undefined;
   #generation: number | undefined;
   #snapshotTxn: RecordTransaction | undefined;
+  /** The shapes handed to the format (see the file's comment). */
+  readonly #shapes = new RelationShapes();
+  /** What the sink said its destination holds, at the start. */
+  #startedAt: ChangePosition | undefined;
+  /** In the transaction the destination holds part of: first sights make RelationChanged items. */
+  #baseline = false;
   #failure: unknown;
   #stopRequested = false;
   #wakeStop: (() => void) | undefined;
@@ -177,7 +206,7 @@ export class Pipeline {
 
   async run(): Promise<PipelineResult> {
     const { source, sink } = this.#o;
-    this.#delivered = (await sink.delivered?.()) ?? undefined;
+    this.#delivered = this.#startedAt = (await sink.delivered?.()) ?? undefined;
     this.#records.skip = this.#delivered;
     const it = source[Symbol.asyncIterator]();
     let reason: PipelineResult["reason"] = "ended";
@@ -238,6 +267,10 @@ export class Pipeline {
         else if (this.#resequencer?.takes(item) === true) {
           for (const m of this.#resequencer.push(item)) this.#message(m);
           if (item.kind === "StreamAbort") this.#abortEnd(item);
+        } else if (item.kind === "StreamAbort") {
+          // Nothing was held to drop. PostgreSQL 18 sends a stray Stream Abort to a client that never asked for
+          // streaming (estuary/connectors#5228): it ends no transaction this pipeline saw.
+          this.#abortEnd(item);
         } else {
           if (item.kind.startsWith("Stream")) throw new TypeError("a streamed transaction reached a pipeline made without replayDecoder");
           this.#message(item);
@@ -271,15 +304,18 @@ export class Pipeline {
     this.#wakeLinger = undefined;
   }
 
-  /** A message of a plain transaction (or outside one): its transaction context, the format, its end. */
+  /** A message of a plain transaction (or outside one): its transaction context, the format (and what is derived from it), its end. */
   #message(msg: PgoutputMessage): void {
     const records = this.#records;
+    const format = this.#o.format;
     switch (msg.kind) {
       case "Begin":
         records.txn = new RecordTransaction(msg.xid, msg.finalLsn, msg.commitTime);
+        this.#baseline = this.#startedAt?.lsn === msg.finalLsn;
         break;
       case "BeginPrepare":
         records.txn = new RecordTransaction(msg.xid, msg.prepareLsn, msg.prepareTime);
+        this.#baseline = this.#startedAt?.lsn === msg.prepareLsn;
         break;
       case "CommitPrepared":
         records.txn = new RecordTransaction(msg.xid, msg.commitLsn, msg.commitTime);
@@ -287,15 +323,29 @@ export class Pipeline {
       case "RollbackPrepared":
         records.txn = new RecordTransaction(msg.xid, msg.rollbackEndLsn, msg.rollbackTime);
         break;
-      case "Message":
+      case "Message": {
+        const ddl = this.#o.ddl === true ? ddlOf(msg) : undefined;
+        if (ddl !== undefined) {
+          if (format.keepsMessages === true) format.push(msg, records);
+          format.push(ddl, records);
+          return;
+        }
+        if (this.#o.messages === false) return;
         if (!msg.transactional) records.txn = new RecordTransaction(undefined, msg.lsn, undefined);
         break;
+      }
     }
-    this.#o.format.push(msg, records);
+    format.push(msg, records);
+    if (msg.kind === "Relation" && this.#o.relationChanges !== false) {
+      const changed = this.#shapes.observe(msg, this.#baseline);
+      if (changed !== undefined) format.push(changed, records);
+    }
     const end = transactionEnd(msg);
     if (end !== undefined) {
       records.acks.push({ after: records.length, lsn: end });
       records.txn = NO_TRANSACTION;
+      this.#shapes.ended(end);
+      this.#baseline = false;
     } else if (msg.kind === "Message" && !msg.transactional) records.txn = NO_TRANSACTION;
   }
 
@@ -316,6 +366,8 @@ export class Pipeline {
     this.#records.skip = this.#delivered;
     this.#o.format.reset();
     this.#resequencer?.reset();
+    this.#shapes.rollback(); // to what was confirmed (settle): the source starts over from there
+    this.#baseline = false;
   }
 
   /** Hands the batch to the sink (a batch of acks alone settles in turn, without a write). */
@@ -372,6 +424,7 @@ export class Pipeline {
       this.#o.source.ack(ack);
       this.#stats.acked = ack;
       this.#stats.acks++;
+      this.#shapes.confirmed(ack);
       this.#o.onAck?.(ack);
     }
     const wake = this.#settled;

@@ -5,7 +5,7 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import { isPgoutputError } from "../errors.ts";
-import type { ReplicationStream } from "../pg/stream.ts";
+import { underived, type ReplicationStream } from "../pg/stream.ts";
 import type { SnapshotReplication } from "../pg/snapshot.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { SnapshotComplete, SnapshotRow } from "../snapshot-items.ts";
@@ -35,9 +35,13 @@ export interface StreamSourceOptions {
   acknowledge?: boolean;
 }
 
-/** A replication stream: acknowledged through `ack()` (make it with `ack: "manual"`, or auto acks run ahead of the sink). */
+/**
+ * A replication stream: acknowledged through `ack()` (make it with `ack: "manual"`, or auto acks run ahead of the sink).
+ * Its iteration yields the messages as sent: the pipeline derives RelationChanged and Ddl items itself.
+ */
 export function streamSource(stream: ReplicationStream, options: StreamSourceOptions = {}): PipelineSource {
   if (stream.ackMode !== "manual") throw new TypeError('a pipeline acknowledges what its sink made durable: make the stream with ack: "manual"');
+  underived(stream);
   const acknowledge = options.acknowledge !== false;
   return {
     [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator]() as AsyncIterator<SourceItem>,

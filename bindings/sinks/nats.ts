@@ -211,7 +211,7 @@ class MessageMaker {
           const t = this.#table(rel);
           last = { txn, kind, rel, subject: t.subject, headers: `${txnHeaders}Pg-Operation: ${kind}\r\n${t.header}` };
         } else {
-          last = { txn, kind, rel, subject: kind === "message" ? this.#messageSubject : this.#transactionSubject, headers: `${txnHeaders}Pg-Operation: ${kind}\r\n` };
+          last = { txn, kind, rel, subject: kind === "message" || kind === "ddl" ? this.#messageSubject : this.#transactionSubject, headers: `${txnHeaders}Pg-Operation: ${kind}\r\n` };
         }
       }
       out.push({ subject: last.subject, payload: r.payloadOf(i), id: r.id(i), headers: last.headers });

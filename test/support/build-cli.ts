@@ -33,8 +33,8 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the built CLI (`main`, from buildCli) to its end, without the caller's PG* variables; killed after `killAfterMs`. */
-export function runCli(main: string, args: string[], killAfterMs = 60_000): Promise<CliRun> {
+/** Runs the built CLI (`main`) to its end, without the PG* variables (SIGINT after `interruptAfterMs`, when given; killed after `killAfterMs`). */
+export function runCli(main: string, args: string[], interruptAfterMs?: number, killAfterMs = 60_000): Promise<CliRun> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG") && v !== undefined) env[k] = v;
   const child = spawn(process.execPath, [main, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -43,8 +43,10 @@ export function runCli(main: string, args: string[], killAfterMs = 60_000): Prom
   child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   const kill = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+  const interrupt = interruptAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGINT"), interruptAfterMs);
   return new Promise((resolve) => child.on("close", (code) => {
     clearTimeout(kill);
+    clearTimeout(interrupt);
     resolve({ code, stdout, stderr });
   }));
 }
