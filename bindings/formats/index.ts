@@ -1,7 +1,9 @@
 /**
  * The output formats, by name: one entry per format file. `formatOptions()`
  * checks option values against a format's declared options, so that an
- * option a format does not take is refused with its name, not ignored.
+ * option a format does not take is refused with its name, not ignored, and
+ * so is a value outside an option's `choices` or a combination the format's
+ * `check` refuses.
  */
 import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
 import { capture } from "./capture.ts";
@@ -17,7 +19,7 @@ export function formatNamed(name: string): FormatDefinition {
   return f;
 }
 
-/** `values` checked against `format.options`: a TypeError names an option it does not take, or a value of the wrong type. */
+/** `values` checked against `format.options`: a TypeError names an option it does not take, a value of the wrong type or outside its choices, or a combination the format refuses. */
 export function formatOptions(format: FormatDefinition, values: FormatOptionValues): FormatOptionValues {
   for (const [name, value] of Object.entries(values)) {
     const spec = Object.hasOwn(format.options, name) ? format.options[name] : undefined;
@@ -27,6 +29,13 @@ export function formatOptions(format: FormatDefinition, values: FormatOptionValu
     }
     const ok = spec.type === "boolean" ? typeof value === "boolean" : spec.type === "string" ? typeof value === "string" : Array.isArray(value);
     if (!ok) throw new TypeError(`format ${format.name}: option ${name} takes ${spec.type === "list" ? "a list" : `a ${spec.type}`}`);
+    const choices = spec.choices;
+    if (choices !== undefined) {
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (!choices.includes(v as string)) throw new TypeError(`format ${format.name}: option ${name} takes ${choices.join(", ")}, not ${JSON.stringify(v)}`);
+      }
+    }
   }
+  format.check?.(values);
   return values;
 }

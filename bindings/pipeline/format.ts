@@ -30,6 +30,8 @@ export interface Format {
 export interface FormatOptionSpec {
   readonly type: "boolean" | "string" | "list";
   readonly description: string;
+  /** The values a string option (or each element of a list) may take; any other is refused (formats/index.ts). */
+  readonly choices?: readonly string[];
 }
 
 /** Option values: booleans, strings, or lists of strings (comma-separated on the command line). */
@@ -39,6 +41,10 @@ export type FormatOptionValues = Readonly<Record<string, boolean | string | read
 export interface FormatContext {
   /** The decoder the items come from: its `types` (Type messages) name user types. */
   readonly decoder: Pick<PgoutputDecoder, "types">;
+  /** The database the stream comes from, when the caller knows it (Debezium's `source.db`, CloudEvents' `source`). */
+  readonly database?: string;
+  /** The replication slot it is read from, when known (CloudEvents' `source`). */
+  readonly slot?: string;
 }
 
 export interface FormatDefinition {
@@ -49,11 +55,14 @@ export interface FormatDefinition {
   readonly raw?: boolean;
   /** The options it takes; any other is refused (formats/index.ts). */
   readonly options: Readonly<Record<string, FormatOptionSpec>>;
+  /** Refuses (a TypeError that says why) option values that do not go together, before anything starts (formats/index.ts). */
+  check?(options: FormatOptionValues): void;
   /**
    * The decoder's `values` option this format writes values with (`types`:
-   * the server's catalog knowledge of enums and domains). A decoder made for
-   * the format must use it.
+   * the server's catalog knowledge of enums and domains; `options`: the
+   * format's, for a format whose values depend on one, such as CloudEvents'
+   * `data`). A decoder made for the format must use it.
    */
-  values(types?: Record<number, TypeKnowledge>): ValueOptions;
+  values(types?: Record<number, TypeKnowledge>, options?: FormatOptionValues): ValueOptions;
   create(context: FormatContext, options: FormatOptionValues): Format;
 }
