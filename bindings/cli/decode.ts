@@ -69,7 +69,7 @@ async function decodeCommand(values: FlagValues, positionals: string[]): Promise
   const chosen = chosenFormat(values, sections[0]!.flags, changes ? "jsonl" : "messages");
   const definition = chosen.format;
   const options = values.format === "pretty" ? { ...chosen.options, pretty: true } : chosen.options;
-  const made = () => createDecoder({ backend, values: definition.values() });
+  const made = () => createDecoder({ backend, values: definition.values(undefined, options) });
   const decoder = await made();
   const counts = new Map<string, number>();
   let bytes = 0;

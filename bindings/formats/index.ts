@@ -7,10 +7,12 @@
  */
 import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
 import { capture } from "./capture.ts";
+import { cloudevents } from "./cloudevents.ts";
+import { debezium } from "./debezium.ts";
 import { jsonl } from "./jsonl.ts";
 import { messages } from "./messages.ts";
 
-export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, capture };
+export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, debezium, cloudevents, messages, capture };
 
 /** The format named, or a TypeError that lists the known ones. */
 export function formatNamed(name: string): FormatDefinition {
