@@ -4,8 +4,8 @@
  *
  * - `kernel`: decode only. Ours: `push()` each 64 KB chunk, count messages
  *   (the kernel call and its tape walk: the wasm kernel, or for the
- *   baseline its TS port writing the same tape, so the two differ only in
- *   the language of the same algorithm). pg-logical-replication has no lazy form: its `parse()` is all
+ *   baseline the same kernel source built by tsc, writing the same tape,
+ *   so the two differ only in the target of the same code). pg-logical-replication has no lazy form: its `parse()` is all
  *   of its work, so its figure is the same work in every case. `js-walk`:
  *   the floor (walk.ts).
  * - `lazy`: per message its kind; per change also its relation's name and
@@ -26,7 +26,7 @@
  *   JSON Lines per second) is reported next to the input MB/s.
  */
 import type { PgoutputMessage, Tuple } from "../bindings/index.ts";
-import type { AnyMessage } from "../bindings/compat/index.ts";
+import type { AnyMessage } from "../bindings/compat/types.ts";
 import {
   compatPass, decoderPass, formatterPass, jsonlPass, plrPass, walkPass, type OutputCount, type Competitors, type CompetitorId, type InputForm, type PlrMessage,
 } from "./competitors.ts";

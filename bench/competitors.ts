@@ -21,12 +21,13 @@
  */
 import { PgoutputPlugin } from "pg-logical-replication";
 import type { Pgoutput } from "pg-logical-replication";
-import { BaselineDecoder, WasmDecoder, JsonLinesWriter, changeValueOptions } from "../bindings/index.ts";
-import { Records, StreamResequencer } from "../bindings/index.ts";
+import { BaselineDecoder, WasmDecoder } from "../bindings/index.ts";
+import { JsonLinesWriter, Records, StreamResequencer, changeValueOptions } from "../bindings/pipeline/index.ts";
 import type { PgoutputDecoder, PgoutputMessage } from "../bindings/index.ts";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
-import type { AnyMessage } from "../bindings/compat/index.ts";
+import type { AnyMessage } from "../bindings/compat/types.ts";
 import type { BenchInput } from "./input.ts";
+import type { ProtocolVersion } from "../bindings/layout.ts";
 import { StructuralWalk } from "./walk.ts";
 
 export type CompetitorId = "wasm" | "baseline" | "pg-logical-replication" | "js-walk" | "js-formatter";
@@ -56,7 +57,7 @@ export interface Competitors {
 }
 
 export function makeCompetitors(input: BenchInput): Competitors {
-  const protoVersion = Number(input.info?.options.proto_version ?? 1) as 1 | 2 | 3 | 4;
+  const protoVersion = Number(input.info?.options.proto_version ?? 1) as ProtocolVersion;
   const publicationNames = [input.info?.options.publication_names ?? "corpus_pub"];
   return {
     wasm: new WasmDecoder(),
@@ -121,7 +122,7 @@ export interface OutputCount {
 
 /** `decode --changes` over the chunks: JsonLinesWriter's bytes per chunk, as the CLI writes them (`kernel: false`: the JS path alone). */
 export function jsonlPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount, kernel = true): number {
-  const writer = new JsonLinesWriter({ types: d.types, kernel });
+  const writer = new JsonLinesWriter({ decoder: d, kernel });
   const replay = new StreamResequencer(d.backend === "wasm" ? new WasmDecoder({ values: changeValueOptions() }) : new BaselineDecoder({ values: changeValueOptions() }));
   const records = new Records();
   let n = 0;

@@ -216,7 +216,7 @@ export function pairedRatio(paired: PairedTimes, c: string, a: string, b: string
  * Issue 13's targets. The drop-in (`compat`) and `full` targets are lower
  * on binary corpora, where pg-logical-replication's own parsing is cheaper.
  * The wasm ÷ baseline targets compare the same algorithm in two languages
- * (the baseline is a port of the kernel).
+ * (the baseline is the kernel's source built by tsc).
  */
 function targetList(binary: boolean): { name: string; case: CaseName; a: CompetitorId; b: CompetitorId; target: number }[] {
   return [

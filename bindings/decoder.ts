@@ -9,8 +9,8 @@
  * an extra xid). Views it returns are valid until its next decode call.
  *
  * ## Errors
- * (Both backends report them from the same kernel checks: assembly/index.ts,
- * and its TS port bindings/baseline/kernel.ts.) Validation is sequential:
+ * (Both backends report them from the same kernel checks:
+ * bindings/kernel/decode.ts, built for wasm and for TS.) Validation is sequential:
  * the first field that is missing or invalid is reported, at the offset
  * where that field starts; a tuple's column count is compared with its
  * relation only once the whole message was read (so a truncated message is

@@ -19,7 +19,7 @@ export const WALK_ABOVE = 1 << 20;
  * end of the header of the first frame the kernel refuses, else all of them.
  * `header` is 4 (`[uint32 length][body]`) or 5 (backend: `[type][Int32
  * length counting itself][body]`); `limit` is the largest body the kernel
- * takes (its check, in assembly/index.ts `decode`, restated here).
+ * takes (its check, in kernel/decode.ts `decode`, restated here).
  */
 export function framedCopyLength(head: Uint8Array, tail: Uint8Array, header: 4 | 5, limit: number): number {
   const h = head.length;

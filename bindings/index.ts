@@ -15,27 +15,29 @@
 import { BaselineDecoder } from "./baseline/decoder.ts";
 import { WasmDecoder } from "./wasm/decoder.ts";
 
-export type { Batch, DecodeOptions, DecoderOptions, PgoutputDecoder, TypeInfo } from "./decoder.ts";
-export type * from "./messages.ts";
-export { MessageTag, kindOfTag } from "./messages.ts";
-export { Relation } from "./relation.ts";
-export type { ColumnKind, ColumnRef, JsonColumn, MaterializedColumn, Tuple, UnchangedToast } from "./tuple.ts";
-export { unchangedToast } from "./tuple.ts";
-export { PgoutputError, isPgoutputError, type PgoutputErrorCode } from "./errors.ts";
-export { compareLsn, formatLsn, parseLsn, INVALID_LSN } from "./lsn.ts";
-export { POSTGRES_EPOCH_US, fromPostgresTimestamp, timestampToDate, timestampToISO, toPostgresTimestamp } from "./time.ts";
+// The decoders.
 export { BaselineDecoder, WasmDecoder };
 export { createDecoder, type BackendChoice, type CreateDecoderOptions } from "./create-decoder.ts";
 export { wasmSupport, type WasmSupport } from "./runtime.ts";
-export { BackendMessage, PrimaryKeepalive, encodeStandbyStatusUpdate, noticeFields, type StandbyStatus, type WalMessage } from "./walsender.ts";
+export type { Batch, DecodeOptions, DecoderOptions, PgoutputDecoder, TypeInfo } from "./decoder.ts";
+export type { ProtocolVersion } from "./layout.ts";
+// Messages, relations and tuples.
+export type {
+  Begin, BeginPrepare, Commit, CommitPrepared, Delete, Insert, Message, MessageBase, MessageKind, OldTupleType, Origin,
+  PgoutputMessage, Prepare, RelationColumn, RelationMessage, Replayed, ReplicaIdentity, RollbackPrepared, StreamAbort,
+  StreamCommit, StreamPrepare, StreamStart, StreamStop, Streamed, Truncate, TypeMessage, Update,
+} from "./messages.ts";
+export { Relation } from "./relation.ts";
+export type { ColumnKind, ColumnRef, JsonColumn, MaterializedColumn, Tuple, UnchangedToast } from "./tuple.ts";
+export { unchangedToast } from "./tuple.ts";
+// Errors, LSNs, timestamps.
+export { PgoutputError, isPgoutputError, type PgoutputErrorCode } from "./errors.ts";
+export { compareLsn, formatLsn, parseLsn } from "./lsn.ts";
+export { timestampToDate, timestampToISO } from "./time.ts";
+// The walsender's other payloads, and the standby status update (sans-IO streaming).
+export { BackendMessage, PrimaryKeepalive, encodeStandbyStatusUpdate, type StandbyStatus, type WalMessage } from "./walsender.ts";
+// Typed values.
 export {
-  ValueDecoder, Oid, TYPES_QUERY, typesFromCatalog, lowerBounds, tupleObject, tupleValues, unchangedColumnNames,
-  TIMESTAMP_INFINITY, TIMESTAMP_NEG_INFINITY, INTERVAL_INFINITY, INTERVAL_NEG_INFINITY,
+  ValueDecoder, Oid, TYPES_QUERY, typesFromCatalog, TIMESTAMP_INFINITY, TIMESTAMP_NEG_INFINITY, INTERVAL_INFINITY, INTERVAL_NEG_INFINITY,
   type ValueOptions, type TypeOverride, type TypeKnowledge, type Interval, type TimeTz, type PgArray, type CatalogTypeRow,
 } from "./values/index.ts";
-export { toJsonValue } from "./values/json.ts";
-// JSON Lines of changes (the CLI's `decode --changes` / `tail` lines) as bytes; decoders made with changeValueOptions().
-export { JsonLinesWriter, changesToJsonLines, type JsonLinesOptions } from "./jsonl/writer.ts";
-export { changeValueOptions } from "./jsonl/json-text.ts";
-export { Records, type RecordInfo, type RecordKind } from "./pipeline/records.ts";
-export { StreamResequencer } from "./pipeline/resequence.ts";

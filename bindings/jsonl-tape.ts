@@ -1,8 +1,8 @@
 /**
  * The kernel's JSON export, `jsonColumns`: the `[{"name":…,"type":…,"value":…},…]`
  * array of one tuple on the tape (tape.ts), written as UTF-8 bytes into
- * kernel memory by the wasm kernel (assembly/jsonl.ts) and byte for byte by
- * its TypeScript port (bindings/baseline/jsonl.ts). The JSON Lines writer
+ * kernel memory by the kernel (bindings/kernel/json-columns.ts), the same
+ * bytes in its wasm and its TS build. The JSON Lines writer
  * (bindings/jsonl/writer.ts) calls it per tuple and writes itself only what
  * the kernel declines. Like tape.ts it is compiled into both kernels, so it
  * holds only integer constants.

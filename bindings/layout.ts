@@ -5,8 +5,8 @@
  * A message is its tag byte, then its fields in order. The view getters'
  * offsets (views/views.ts), the error field names (kernel/error.ts), the
  * test encoder (devkit/encoder) and the fuzzer's field locator (devkit/fuzz)
- * are derived from these tables; the kernels (assembly/index.ts and its
- * port, baseline/kernel.ts) stay hand-written for speed, and
+ * are derived from these tables; the kernel (kernel/decode.ts, built for
+ * wasm and for TS) stays hand-written for speed, and
  * test/layout.test.ts proves they agree with the tables for every kind.
  *
  * Plain data: derive what you need at module load, not per call.
@@ -135,6 +135,38 @@ export const LAYOUTS: readonly MessageLayout[] = [
     FLAGS, f("prepareLsn", "lsn", F_LSN), f("endLsn", "lsn", F_END_LSN), f("prepareTime", "time", F_TIME), XID, GID,
   ]),
 ];
+
+/**
+ * The pgoutput protocol versions (`proto_version`), and the first version
+ * of each feature that needs a later one: streamed transactions
+ * (`streaming`), two-phase commit (`two_phase`), parallel apply of streamed
+ * transactions (`streaming 'parallel'`, which also adds Stream Abort's abort
+ * LSN and time: the `v4` fields above).
+ */
+export const PROTOCOL_VERSIONS = [1, 2, 3, 4] as const;
+export type ProtocolVersion = (typeof PROTOCOL_VERSIONS)[number];
+export const PROTOCOL_SINCE = { streaming: 2, twoPhase: 3, parallel: 4 } as const satisfies Record<string, ProtocolVersion>;
+
+/** The major PostgreSQL version that brought each protocol version. */
+export const PROTOCOL_SERVER: Readonly<Record<ProtocolVersion, number>> = { 1: 10, 2: 14, 3: 15, 4: 16 };
+
+/** The highest protocol version a server (`server_version_num`) speaks. */
+export function maxProtocolVersion(serverVersionNum: number): ProtocolVersion {
+  let max: ProtocolVersion = PROTOCOL_VERSIONS[0];
+  for (const v of PROTOCOL_VERSIONS) if (serverVersionNum >= PROTOCOL_SERVER[v] * 10_000) max = v;
+  return max;
+}
+
+/** The lowest protocol version a stream with these options needs. */
+export function protocolNeeded(streaming: "off" | "on" | "parallel", twoPhase: boolean): ProtocolVersion {
+  const since = PROTOCOL_SINCE;
+  return streaming === "parallel" ? since.parallel : twoPhase ? since.twoPhase : streaming === "on" ? since.streaming : PROTOCOL_VERSIONS[0];
+}
+
+/** Whether `n` is a protocol version (an integer among PROTOCOL_VERSIONS). */
+export function isProtocolVersion(n: unknown): n is ProtocolVersion {
+  return (PROTOCOL_VERSIONS as readonly unknown[]).includes(n);
+}
 
 /** The walsender's CopyData payloads around the messages: 'w' XLogData (its header; a pgoutput message follows) and 'k' keepalive. */
 export const XLOGDATA: PayloadLayout = {

@@ -22,7 +22,7 @@
  * if (msg.kind === "Insert") console.log(msg.relation?.name, msg.newTuple.text("id"));
  * ```
  */
-import type { Relation } from "./relation.ts";
+import type { Relation, RelationColumn, ReplicaIdentity } from "./relation.ts";
 import type { Tuple } from "./tuple.ts";
 
 /** Message kinds, by the one-byte tag PostgreSQL sends. */
@@ -158,21 +158,8 @@ export interface RelationMessage extends MessageBase, Streamed {
   readonly relation: Relation;
 }
 
-export type ReplicaIdentity = "d" | "n" | "f" | "i";
-
-/** One column of a Relation message. */
-export interface RelationColumn {
-  /** Flags: 1 marks the column as part of the key. */
-  readonly flags: number;
-  /** Whether the column is part of the replica identity key (flags bit 0). */
-  readonly isKey: boolean;
-  /** Name of the column. */
-  readonly name: string;
-  /** OID of the column's data type. */
-  readonly typeId: number;
-  /** Type modifier of the column (`atttypmod`), -1 when none. */
-  readonly typeModifier: number;
-}
+/** The relation cache owns the shape of a relation's columns (relation.ts); a Relation message has the same. */
+export type { RelationColumn, ReplicaIdentity } from "./relation.ts";
 
 /** `Y`: a non-built-in data type, sent before its first use. */
 export interface TypeMessage extends MessageBase, Streamed {

@@ -7,7 +7,9 @@
  *
  * - patterns, for text whose secret is not known: URLs
  *   (`scheme://user:pw@host`, `//user:pw@host`), scheme-less `user:pw@host`,
- *   and `password=...` (keyword/value strings, URL query parameters);
+ *   `password=...` (keyword/value strings, URL query parameters), and a NATS
+ *   URL's token (`nats://token@host`) and the query parameters that carry a
+ *   token in sink URLs (`?token=`, `sig=`, `api_key=`...);
  * - known secrets (the password of the connection in use, PGPASSWORD),
  *   replaced wherever they appear — raw, percent-encoded or JSON-escaped —
  *   for the case where a library or server echoes the password in a form no
@@ -40,6 +42,15 @@ const BARE_USERINFO = /(^|[\s"'(=,<\[])([^\s:/"'(),<>\[\]]+):(?!\/\/)[^\s]*@(?=[
 // `password=value`, `password = 'quoted \' value'`, also PGPASSWORD=... and
 // `?password=...&`: the value runs to whitespace (or its closing quote).
 const KV_PASSWORD = /(password\s*=\s*)('(?:[^'\\]|\\[\s\S])*(?:'|$)|(?:[^\s\\]|\\[\s\S])+)/gi;
+
+// A NATS URL's token: `nats://TOKEN@host` (no ':' — the whole userinfo is the secret).
+const NATS_TOKEN = /\b((?:nats|tls|wss?):\/\/)[^\s:/@]+@/gi;
+
+// Secrets that sink URLs carry in their query (a webhook's `?token=`, a
+// signed URL's `sig=`, `X-Amz-Signature=`, an API's `api_key=` or `key=`,
+// Azure Functions' `code=`): the value runs to the next `&`, `#` or space.
+const QUERY_SECRET =
+  /([?&](?:token|access_token|refresh_token|id_token|auth|authorization|api[-_]?key|key|secret|client_secret|sig|signature|code|pass|pwd|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&#\s]*/gi;
 
 /** PGPASSWORD, where there is an environment to read it from. */
 function envPassword(): string | undefined {
@@ -75,7 +86,9 @@ export function redact(text: string, secrets: Iterable<string | undefined> = [])
   return out
     .replace(URL_USERINFO, `$1:${MASK}@`)
     .replace(BARE_USERINFO, `$1$2:${MASK}@`)
-    .replace(KV_PASSWORD, `$1${MASK}`);
+    .replace(KV_PASSWORD, `$1${MASK}`)
+    .replace(NATS_TOKEN, `$1${MASK}@`)
+    .replace(QUERY_SECRET, `$1${MASK}`);
 }
 
 function decode(s: string): string {

@@ -3,10 +3,25 @@
  * It owns a private copy of the message's bytes, so it outlives the batch it
  * came from, and decodes its strings on first touch.
  */
-import type { RelationColumn, ReplicaIdentity } from "./messages.ts";
-import { PgoutputError } from "./errors.ts";
 import { readString } from "./utf8.ts";
 import { copyBytes } from "./copy-bytes.ts";
+
+/** Replica identity setting of a relation: `d` default, `n` nothing, `f` full, `i` index. */
+export type ReplicaIdentity = "d" | "n" | "f" | "i";
+
+/** One column of a Relation message. */
+export interface RelationColumn {
+  /** Flags: 1 marks the column as part of the key. */
+  readonly flags: number;
+  /** Whether the column is part of the replica identity key (flags bit 0). */
+  readonly isKey: boolean;
+  /** Name of the column. */
+  readonly name: string;
+  /** OID of the column's data type. */
+  readonly typeId: number;
+  /** Type modifier of the column (`atttypmod`), -1 when none. */
+  readonly typeModifier: number;
+}
 
 /**
  * Where the fields of a Relation message are, as found by a decoder that
@@ -106,24 +121,4 @@ export class Relation {
     }
     return out;
   }
-}
-
-/** Resolves a column reference against a relation (shared by both backends' tuples). */
-export function resolveColumn(relation: Relation | undefined, length: number, column: number | string): number {
-  if (typeof column === "number") {
-    if (column >= 0 && column < length && Number.isInteger(column)) return column;
-    throw new PgoutputError(`column index ${column} out of range 0..${length - 1}`, { code: "UNKNOWN_COLUMN" });
-  }
-  if (relation === undefined) {
-    throw new PgoutputError(`column "${column}" asked by name, but no Relation message was seen for this row`, {
-      code: "UNKNOWN_COLUMN",
-    });
-  }
-  const i = relation.columnIndex(column);
-  if (i < 0) {
-    throw new PgoutputError(`relation ${relation.namespace}.${relation.name} has no column "${column}"`, {
-      code: "UNKNOWN_COLUMN",
-    });
-  }
-  return i;
 }

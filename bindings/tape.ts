@@ -1,6 +1,6 @@
 /**
- * The tape: the index the wasm kernel (assembly/index.ts) writes and the
- * bindings (bindings/wasm/) read. This file is the spec and the one place its
+ * The tape: the index the kernel (bindings/kernel/decode.ts) writes and the
+ * bindings (bindings/kernel/decoder.ts, views/) read. This file is the spec and the one place its
  * numbers are defined; it is compiled into both the AssemblyScript kernel and
  * the TypeScript bindings, so it holds only integer constants.
  *   Why one file: kernel and reader cannot drift apart on a number.
@@ -29,8 +29,10 @@
  * The binding lays out, from the kernel's `heapBase()` (16-aligned):
  *   [ result: 64 bytes (RESULT_WORDS i32 used) | input bytes | tape: i32 words | relation width table: i32 words | JSON area ]
  * The tape starts 16-aligned after the input capacity, the table right after
- * the tape capacity, the JSON area (bindings/kernel/json-area.ts) right
- * after the table; the whole layout ends at or below 2^31 (offsets are i32).
+ * the tape capacity, the JSON area (bindings/kernel/json-area.ts; only once
+ * a JSON Lines writer asked for it) right after the table; the whole layout
+ * ends at or below 2^31 (offsets are i32); bindings/kernel/memory-layout.ts
+ * lays it out.
  *   Why one linear region, owned by the binding: the kernel allocates nothing
  *   and imports nothing, so it cannot fail or trap on memory; the binding
  *   grows memory only between calls, and re-takes its typed-array views then.
@@ -222,6 +224,14 @@ export const R_ERROR_START = 10; // offset of the failing message's tag byte
 
 export const TUPLE_OLD = 1;
 export const TUPLE_NEW = 2;
+
+// TupleData: the byte before each column says what follows (PostgreSQL's protocol): for 't' and 'b'
+// an Int32 length and that many bytes of the value, nothing for the other two. Defined here, the file
+// both kernels compile, so that kernels and readers share them.
+export const KIND_NULL = 0x6e; // 'n'
+export const KIND_UNCHANGED = 0x75; // 'u': an unchanged TOASTed value, not sent
+export const KIND_TEXT = 0x74; // 't'
+export const KIND_BINARY = 0x62; // 'b'
 
 // Error codes (the binding names them; see errors.ts).
 export const E_INCOMPLETE = 1;

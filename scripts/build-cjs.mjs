@@ -1,10 +1,10 @@
-// Writes dist/cjs/: the CommonJS build of the library entry points (`.`, `./pg`,
-// `./pg-logical-replication`), from the ES build tsc wrote to dist/ (run after
+// Writes dist/cjs/: the CommonJS build of the library entry points (package.json
+// `exports`: `.`, `./pg`, `./pg-logical-replication`, `./pipeline`), from the ES build tsc wrote to dist/ (run after
 // `tsc -p tsconfig.build.json`). The CommonJS build is for the runtimes and tools
 // that cannot load an ES module with require(): Node before 20.19/22.12 or with
 // --no-experimental-require-module, Jest, TypeScript's node10/node16 CommonJS.
 //
-// - Every module the three entries reach (static imports, re-exports and dynamic
+// - Every module the entries reach (static imports, re-exports and dynamic
 //   import() of relative files; not the CLI, which stays an ES module) is
 //   transformed on its own by esbuild to CommonJS: one file per module, the same
 //   tree as dist/, so the entries share their modules exactly as in the ES build.
@@ -22,8 +22,15 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = join(root, "dist");
 const out = join(dist, "cjs");
-/** The library entry points: package.json `exports` maps each to dist/<entry> and dist/cjs/<entry>. */
-const ENTRIES = ["index.js", "pg/index.js", "compat/index.js"];
+/** The library entry points, as package.json `exports` names them: each maps to dist/<entry> for import, dist/cjs/<entry> for require. */
+const { exports } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const ENTRIES = Object.values(exports)
+  .filter((e) => typeof e === "object")
+  .map((e) => {
+    const entry = e.require.default.replace(/^\.\/dist\/cjs\//, "");
+    if (e.default.default !== `./dist/${entry}`) throw new Error(`package.json exports: ${e.require.default} is not the CommonJS build of ${e.default.default}`);
+    return entry;
+  });
 
 for (const e of ENTRIES) if (!existsSync(join(dist, e))) throw new Error(`dist/${e} is missing: run tsc -p tsconfig.build.json first`);
 

@@ -6,7 +6,7 @@
  * Mutation fuzzing of the golden captures and the small bench corpus
  * (devkit/fuzz/fuzz.ts): every case runs through the wasm decoder and the
  * baseline, which must agree exactly, and through the twin kernel (the wasm
- * kernel and its TS port compared word for word on every call,
+ * kernel and its TS build compared word for word on every call,
  * test/support/twin-kernel.ts), throw nothing but PgoutputError, stay
  * within memory and time, and keep decoding afterwards.
  *

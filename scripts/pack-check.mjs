@@ -7,7 +7,8 @@
 //      harness's Debian paths, template cache and user management outside bindings/cli/run-as.ts),
 //      package.json (dependencies: pg only, the embedded server optional; no install-time script;
 //      every `exports` target present), that the core entry dist/index.js imports nothing
-//      outside the package (no bare or node: specifiers), and the types of every entry point in
+//      outside the package (no bare or node: specifiers) and the pipeline's nothing but node:
+//      builtins (a sink's broker client is loaded when it is opened), and the types of every entry point in
 //      every TypeScript resolution mode (@arethetypeswrong/cli: node10, node16 CommonJS and ESM, bundler),
 //   3. installs the tarball with --ignore-scripts (it must need none) into an empty temporary
 //      project (test/consumer/), runs test/consumer/smoke.mjs there under Node, Node --jitless (no
@@ -166,9 +167,11 @@ try {
     return Object.keys(pkg.exports).join(", ");
   });
 
-  await step("dist/index.js imports nothing outside the package", () => {
+  /** Every module `entry` reaches, and the specifiers of the imports that leave the package. */
+  const reach = (entry) => {
     const seen = new Set();
-    let queue = ["dist/index.js"];
+    const outside = new Set();
+    let queue = [entry];
     while (queue.length > 0) {
       const batch = [...new Set(queue)].filter((f) => !seen.has(f));
       queue = [];
@@ -178,17 +181,30 @@ try {
       }
       for (const [file, specs] of Object.entries(importsOf(batch))) {
         for (const spec of specs) {
-          assert(spec.startsWith("./") || spec.startsWith("../"), `${file} imports ${spec}`);
-          queue.push(posix.normalize(posix.join(posix.dirname(file), spec)));
+          if (spec.startsWith("./") || spec.startsWith("../")) queue.push(posix.normalize(posix.join(posix.dirname(file), spec)));
+          else outside.add(`${file} imports ${spec}`);
         }
       }
     }
+    return { seen, outside: [...outside] };
+  };
+  await step("dist/index.js imports nothing outside the package", () => {
+    const { seen, outside } = reach("dist/index.js");
+    assert(outside.length === 0, outside.join("\n"));
     return `${seen.size} modules, all relative`;
+  });
+  await step("dist/pipeline/index.js imports nothing but the package and node: builtins (a sink's client loads when it is opened)", () => {
+    const { seen, outside } = reach("dist/pipeline/index.js");
+    const packages = outside.filter((i) => !/ imports node:/.test(i));
+    assert(packages.length === 0, packages.join("\n"));
+    return `${seen.size} modules; ${outside.map((i) => i.replace(/^.* imports /, "")).filter((v, i, a) => a.indexOf(v) === i).join(", ")}`;
   });
 
   await step("types of every entry point in every resolution mode: @arethetypeswrong/cli finds no problem", () => {
     // The library entry points (release.wasm is no module); --no-definitely-typed: no @types look-up on the registry.
-    const args = [tarball, "--entrypoints", ".", "./pg", "./pg-logical-replication", "--no-definitely-typed"];
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    const entries = Object.keys(pkg.exports).filter((k) => typeof pkg.exports[k] === "object");
+    const args = [tarball, "--entrypoints", ...entries, "--no-definitely-typed"];
     const json = spawnSync(bin("attw"), [...args, "--format", "json"], { encoding: "utf8" });
     // attw exits 1 on any problem; its table says which
     if (json.status !== 0) throw new Error(run(bin("attw"), [...args, "--format", "ascii", "--no-color"], { stdio: ["ignore", "pipe", "ignore"] }).trim() || json.stderr);
@@ -204,8 +220,8 @@ try {
         seen.push(`${name} ${mode}`);
       }
     }
-    assert(seen.length === 12, `resolved ${seen.join(", ")}`);
-    return "node10, node16 (CommonJS, ESM), bundler for . ./pg ./pg-logical-replication";
+    assert(seen.length === 4 * entries.length, `resolved ${seen.join(", ")}`);
+    return `node10, node16 (CommonJS, ESM), bundler for ${entries.join(" ")}`;
   });
 
   await step("install the tarball into an empty project, without install scripts", () => {

@@ -29,12 +29,15 @@ async function until(ok: () => boolean | Promise<boolean>, ms: number): Promise<
 
 describe("broker harness", () => {
   for (const [name, start] of [["nats", startNats], ["redis", startRedis]] as const) {
-    it(`${name}: starts, halts, starts again on the same port; stop() removes its folder`, async () => {
+    it(`${name}: starts, halts (keeping its folder), starts again on the same port; stop() removes its folder`, async () => {
       const b = await start();
       try {
         expect(await listening(b.port)).toBe(true);
         await b.halt();
         expect(await listening(b.port)).toBe(false);
+        // The data stays for start(), however long the broker is down.
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(fs.existsSync(b.dir)).toBe(true);
         await b.start();
         expect(await listening(b.port)).toBe(true);
       } finally {

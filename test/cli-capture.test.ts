@@ -375,7 +375,7 @@ describe("tail --sink file:PATH", () => {
     const lines = readFileSync(file, "utf8").trimEnd().split("\n").map(parseExact);
     expect(lines.map((l) => l.action)).toEqual(["B", "I", "I", "I", "C", "B", "I", "I", "I", "C"]);
     expect(lines.filter((l) => l.action === "I").map((l) => value(l, "id"))).toEqual(["9001", "9002", "9003", "9004", "9005", "9006"]);
-    expect(await confirmed(slot)).toBe(parseLsn(lines[lines.length - 1].nextlsn));
+    expect(await confirmed(slot)).toBeGreaterThanOrEqual(parseLsn(lines[lines.length - 1].nextlsn));
     await cluster.query("SELECT pg_drop_replication_slot($1)", [slot]);
   });
 });

@@ -249,3 +249,42 @@ describe.concurrent("decode", () => {
     }
   }
 });
+
+describe("decode --format NAME: any format of the registry, with its options", () => {
+  it("--format wal2json -o format-version=1|2 equals the library's pipeline over the same capture; --changes is --format jsonl", async ({ expect }) => {
+    const { Pipeline } = await import("../bindings/pipeline/run.ts");
+    const { captureSource } = await import("../bindings/pipeline/sources.ts");
+    const { formatNamed, formatOptions } = await import("../bindings/formats/index.ts");
+    const { createDecoder } = await import("../bindings/create-decoder.ts");
+    const { path, raw } = fixture("pg15-streaming.bin.gz");
+    const library = async (name: string, options: Record<string, string | boolean>): Promise<Buffer> => {
+      const format = formatNamed(name);
+      const decoder = await createDecoder({ values: format.values() });
+      const parts: Buffer[] = [];
+      await new Pipeline({
+        source: captureSource((async function* () { yield raw; })(), decoder),
+        format: format.create({ decoder }, formatOptions(format, options)),
+        sink: { name: "memory", write: async (r) => void parts.push(Buffer.from(r.bytes.buf.subarray(0, r.bytes.len))), close: async () => {} },
+        replayDecoder: await createDecoder({ values: format.values() }),
+        writePartial: true,
+      }).run();
+      return Buffer.concat(parts);
+    };
+    for (const version of ["1", "2"]) {
+      const run = await cli(["decode", path, "--format", "wal2json", "-o", `format-version=${version}`]);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(run.stdout.length).toBeGreaterThan(1000);
+      expect(run.stdout.equals(await library("wal2json", { "format-version": version })), `format-version ${version}`).toBe(true);
+    }
+    const changes = await cli(["decode", path, "--changes"]);
+    const jsonl = await cli(["decode", path, "--format", "jsonl"]);
+    expect(changes.stdout.equals(jsonl.stdout)).toBe(true);
+    expect(changes.stdout.equals(await library("jsonl", {}))).toBe(true);
+    const both = await cli(["decode", path, "--changes", "--format", "wal2json"]);
+    expect(both.code).toBe(2);
+    const refused = await cli(["decode", path, "--tables", "t"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/format messages has no option "tables"/);
+  });
+});

@@ -143,13 +143,13 @@ describe("cache path|clean", () => {
     expect((await run(["cache", "path"], { HOME: home })).stdout).toBe(`${join(home, ".cache", "pgoutput-wasm")}\n`);
   });
 
-  it("clean: removes the cache folder, older versions' copies and the folders of ended runs in the temp directory, nothing else", async () => {
+  it("clean: removes the cache folder and the folders of ended runs in the temp directory, nothing else", async () => {
     const xdg = join(scratch, "xdg-clean");
     const tmp = join(scratch, "tmp-clean");
     const template = join(xdg, "pgoutput-wasm", "templates", "pg18-0123456789ab", "data");
     mkdirSync(template, { recursive: true });
     writeFileSync(join(template, "PG_VERSION"), "18\n");
-    for (const d of ["pgoutputwasm-template-pg18-abc", "pgoutputwasm-native-18.4.0-def", "pgoutputwasm-pg18-running", "unrelated"]) mkdirSync(join(tmp, d), { recursive: true });
+    for (const d of ["pgoutputwasm-pg18-running", "unrelated"]) mkdirSync(join(tmp, d), { recursive: true });
     // Runs' folders name their owner (pid, start time, boot, PID namespace: bindings/cli/processes.ts).
     const me = proc(process.pid)!;
     const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
@@ -166,14 +166,14 @@ describe("cache path|clean", () => {
       writeFileSync(join(tmp, d, "owner"), `${line}\n`);
       if (!d.endsWith("live") && !d.endsWith("elsewhere")) ownerBytes += line.length + 1;
     }
-    // No owner file (a version before them): removed once it is older than a moment, unless in use.
+    // No owner file (its run ended before writing it): removed once it is older than a moment, unless in use.
     mkdirSync(join(tmp, "pgoutputwasm-bin-old"));
     utimesSync(join(tmp, "pgoutputwasm-bin-old"), new Date(Date.now() - 3600_000), new Date(Date.now() - 3600_000));
     const r = await run(["cache", "clean"], { XDG_CACHE_HOME: xdg, TMPDIR: tmp });
     expect(r.code, r.stderr).toBe(0);
     const [removed, ...kept] = r.stdout.trimEnd().split("\n");
     expect(removed).toMatch(new RegExp(`^removed .* \\(${3 + ownerBytes} B\\)$`)); // PG_VERSION and the dead runs' owner files
-    const gone = ["pgoutputwasm-template-pg18-abc", "pgoutputwasm-native-18.4.0-def", "pgoutputwasm-pg18-reused", "pgoutputwasm-bin-rebooted", "pgoutputwasm-bin-old"];
+    const gone = ["pgoutputwasm-pg18-reused", "pgoutputwasm-bin-rebooted", "pgoutputwasm-bin-old"];
     for (const d of [join(xdg, "pgoutput-wasm"), ...gone.map((g) => join(tmp, g))]) expect(removed).toContain(d);
     expect(existsSync(join(xdg, "pgoutput-wasm"))).toBe(false);
     // A live run's folders, one that may be being set up, one whose owner cannot be told, and other programs' files stay.

@@ -12,7 +12,7 @@ import { commandUsage, topUsage } from "../bindings/cli/command.ts";
 import { COMMANDS, commandNamed } from "../bindings/cli/commands.ts";
 import { CliError } from "../bindings/cli/errors.ts";
 import { flagsOf, parseFlags, type Flag } from "../bindings/cli/flags.ts";
-import { FORMAT, SINK, checkSink, chosenFormat } from "../bindings/cli/output.ts";
+import { FORMAT, SINK, checkSink, chosenFormat, sinkOptions } from "../bindings/cli/output.ts";
 import { sourceSettings } from "../bindings/cli/settings.ts";
 
 const NAMES = ["tail", "capture", "decode", "slots", "cache"];
@@ -99,7 +99,9 @@ describe("--format, -o and --sink: the registries' entries", () => {
     expect(usageError(() => tailFormat("--format", "capture", "-o", "pretty")).message).toBe('format capture has no option "pretty"');
     expect(usageError(() => tailFormat("-o", "pretty=maybe")).message).toBe('-o pretty: a yes or no (true, false), not "maybe"');
     expect(usageError(() => tailFormat("-o", "tables")).message).toBe("-o tables needs a value: -o tables=VALUE");
-    expect(usageError(() => checkSink("nats://127.0.0.1:4222")).message).toBe(`no sink takes "nats://127.0.0.1:4222": one of ${SINKS.flatMap((s) => s.schemes).join(", ")}`);
+    expect(usageError(() => checkSink("kafka://127.0.0.1:9092")).message).toBe(`no sink takes "kafka://127.0.0.1:9092": one of ${SINKS.flatMap((s) => s.schemes).join(", ")}`);
+    expect(usageError(() => sinkOptions("file:out.jsonl", { subject: "a.{table}" })).message).toBe("--subject is for --sink nats:..., not file");
+    expect(sinkOptions("nats://h?stream=CDC", { subject: "a.{table}" })).toEqual({ subject: "a.{table}" });
     expect(() => checkSink("file:out.jsonl")).not.toThrow();
     expect(() => checkSink("-")).not.toThrow();
   });

@@ -23,7 +23,10 @@ import pg from "pg";
 import { parse as parseBackendStream } from "pg-protocol";
 import { describe, expect, it } from "vitest";
 import { backend, onceAcrossBackends } from "./support/backends.ts";
-import { PgoutputWasmPlugin, startReplicationCommand, type AnyMessage } from "../bindings/compat/index.ts";
+import { PgoutputWasmPlugin, type Pgoutput } from "../bindings/compat/index.ts";
+import { startReplicationCommand } from "../bindings/compat/plugin.ts";
+
+type AnyMessage = Pgoutput.AnyMessage;
 import { encode, PG_EPOCH_UNIX_US } from "../devkit/encoder/encoder.ts";
 import { decodeCapture } from "../devkit/capture/slot.ts";
 

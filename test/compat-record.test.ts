@@ -1,7 +1,7 @@
 /**
- * The drop-in plugin's single-message path (bindings/compat/convert.ts
- * `convertRecord` over `TapeDecoder.decodeRecord`, rows.ts, the
- * LSN/timestamp readers of lsn.ts) against what it replaced and against
+ * The drop-in plugin's single-message path (bindings/compat/record.ts over
+ * the decoder's `decodeOne`, tape-rows.ts, rows.ts, the LSN/timestamp
+ * readers of lsn.ts) against what it replaced and against
  * pg-logical-replication:
  *
  * 1. every captured fixture (real PostgreSQL 15 and 18 streams, streamed
@@ -27,7 +27,8 @@ import fc from "fast-check";
 import { PgoutputPlugin } from "pg-logical-replication";
 import { describe, expect, it } from "vitest";
 import { backend, onceAcrossBackends } from "./support/backends.ts";
-import { CompatConverter, PgoutputWasmPlugin } from "../bindings/compat/index.ts";
+import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
+import { CompatConverter } from "../bindings/compat/convert.ts";
 import { compatLsn, compatLsnAt, compatTimeAt } from "../bindings/compat/lsn.ts";
 import { dictionaryBuilder, rowBuilder } from "../bindings/compat/rows.ts";
 import { pgTypes } from "../bindings/compat/type-parsers.ts";

@@ -24,7 +24,8 @@
 import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
 import type { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PgoutputWasmPlugin, type AnyMessage, type MessageInsert } from "../bindings/compat/index.ts";
+import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
+import type { AnyMessage, MessageInsert } from "../bindings/compat/types.ts";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 
 interface DataEvent {

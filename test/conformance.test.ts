@@ -468,6 +468,14 @@ describe(backend.name, () => {
     it("accepts Node Buffers", async () => {
       const d = await fresh();
       for (const m of SMALL) expect(d.decode(Buffer.from(m.bytes)).materialize(), m.kind).toEqual(m.expected);
+      // A Message's content is a copy, and a plain Uint8Array: not a view of the caller's Buffer.
+      const bytes = new Uint8Array([0x61, 0xff, 0x62]);
+      const input = Buffer.from(encode.message({ transactional: true, lsn: 1n, prefix: "p", content: bytes }).bytes);
+      const mm = d.decode(input);
+      const content = mm.kind === "Message" ? mm.content : undefined;
+      input.fill(0);
+      expect([content instanceof Uint8Array, Buffer.isBuffer(content)]).toEqual([true, false]);
+      expect(content).toEqual(bytes);
       d.reset();
       expect(d.decodeFramed(Buffer.from(SMALL_FRAMED)).materialize()).toEqual(SMALL_EXPECTED);
       d.reset();
@@ -551,6 +559,13 @@ describe(backend.name, () => {
       d.decode(encode.streamStop().bytes);
       expect(d.inStream).toBe(false);
       expect(d.decode(plain.bytes).materialize()).toEqual(plain.expected);
+      // Only Stream Start and Stop set the state: a Stream Commit after the block leaves it.
+      d.decode(encode.streamCommit({ xid: 77, flags: 0, commitLsn: 1n, endLsn: 2n, commitTime: 3n }).bytes);
+      expect(d.inStream).toBe(false);
+      // A change without its xid inside a block: its relation OID is read as the xid, and what follows does not fit.
+      d.inStream = true;
+      const e = errorOf(() => d.decode(plain.bytes));
+      expect([e.messageKind, e.incomplete]).toEqual(["Insert", false]);
     });
 
     it("decode(msg, { inStream }) overrides without changing the tracked state", async () => {

@@ -8,7 +8,7 @@
  * corrupted copies, with the same decoder state afterwards. Every failure
  * names its seed so it can be replayed. *
  * Every call also runs on a third decoder over the twin kernel
- * (support/twin-kernel.ts): the wasm kernel and the baseline's TS port on
+ * (support/twin-kernel.ts): the wasm kernel and the baseline's TS build on
  * one memory image, whose status, result words, tape and width table must
  * be equal word for word; its outcome must be the wasm decoder's.
  */
@@ -104,7 +104,7 @@ const baselineBackend = backends.find((b) => b.name === "baseline")!;
 describe("wasm and baseline agree on walsender streams", () => {
   let wasm: PgoutputDecoder;
   let baseline: PgoutputDecoder;
-  /** The wasm kernel and its TS port on one memory image, compared word for word on every call (support/twin-kernel.ts). */
+  /** The wasm kernel and its TS build on one memory image, compared word for word on every call (support/twin-kernel.ts). */
   let twin: PgoutputDecoder;
   const sessions = new Map<number, { payloads: WalEncoded[]; frames: BackendEncoded[]; raw: Uint8Array }>();
 

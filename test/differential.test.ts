@@ -5,7 +5,7 @@
  * corrupted copies (bit flips, truncation, garbage, forged lengths). Every
  * failure names its seed so it can be replayed. *
  * Every call also runs on a third decoder over the twin kernel
- * (support/twin-kernel.ts): the wasm kernel and the baseline's TS port on
+ * (support/twin-kernel.ts): the wasm kernel and the baseline's TS build on
  * one memory image, whose status, result words, tape and width table must
  * be equal word for word; its outcome must be the wasm decoder's.
  */
@@ -76,7 +76,7 @@ const baselineBackend = backends.find((b) => b.name === "baseline")!;
 describe("wasm and baseline agree", () => {
   let wasm: PgoutputDecoder;
   let baseline: PgoutputDecoder;
-  /** The wasm kernel and its TS port on one memory image, compared word for word on every call (support/twin-kernel.ts). */
+  /** The wasm kernel and its TS build on one memory image, compared word for word on every call (support/twin-kernel.ts). */
   let twin: PgoutputDecoder;
   const streams = new Map<number, Encoded[]>();
 

@@ -315,6 +315,13 @@ describe(backend.name, () => {
     });
   });
 
+  it("a frame of length 0 is an incomplete message at the offset of its tag", async () => {
+    const d = await backend.create();
+    const stop = encode.streamStop();
+    const bytes = new Uint8Array([...frame([stop]), 0, 0, 0, 0]);
+    expectError(errorOf(() => d.decodeFramed(bytes)), { code: "INCOMPLETE", offset: 4 + stop.bytes.length + 4, messageIndex: 1, field: /^tag$/ });
+  });
+
   it("isPgoutputError tells the decoder's errors from others", async () => {
     const d = await backend.create();
     let caught: unknown;

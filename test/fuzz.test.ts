@@ -8,7 +8,7 @@
  * caches and stream state), nothing else is thrown, no case takes long, the
  * wasm memory stays bounded, and both decoders still decode a known-good
  * probe afterwards. Each case also runs on the twin kernel
- * (support/twin-kernel.ts): the wasm kernel and its TS port on one memory
+ * (support/twin-kernel.ts): the wasm kernel and its TS build on one memory
  * image, whose status, result words, tape and width table must be equal
  * word for word on every kernel call.
  *

@@ -25,6 +25,8 @@ import { StreamResequencer } from "../bindings/pipeline/resequence.ts";
 import { createKernel } from "../bindings/baseline/kernel.ts";
 import { instantiate, kernelModule } from "../bindings/wasm/module.ts";
 import { JSON_REFUSED, JSON_DECLINED } from "../bindings/jsonl-tape.ts";
+import { decoderInternals, type TapeDecoder } from "../bindings/kernel/decoder.ts";
+import { JsonArea } from "../bindings/kernel/json-area.ts";
 import { encode, frame, type ColumnDesc, type RelationColumnDesc } from "../devkit/encoder/encoder.ts";
 import { TwinDecoder, twinStats } from "./support/twin-kernel.ts";
 import { JSONL_OIDS, TRICKY_TEXTS } from "./support/jsonl-cases.ts";
@@ -39,13 +41,14 @@ const DECODERS: [string, Make][] = [
 /** The JSON Lines of a capture pushed in `chunk`-byte pieces (streamed transactions replayed as plain ones, as the pipeline does). */
 function lines(make: Make, bytes: Uint8Array, options: JsonLinesOptions, chunk = 65536): Buffer {
   const d = make();
-  const replay = new StreamResequencer(make());
-  const w = new JsonLinesWriter({ ...options, types: d.types });
+  let replay: StreamResequencer | undefined; // made at the first streamed block: a decoder costs more than most of these captures
+  const w = new JsonLinesWriter({ ...options, decoder: d });
   const parts: Uint8Array[] = [];
   for (let i = 0; i < bytes.length; i += chunk) {
     const records = new Records();
     for (const m of d.push(bytes.subarray(i, i + chunk))) {
-      if (replay.takes(m)) for (const plain of replay.push(m)) w.push(plain, records);
+      if (m.kind === "StreamStart") replay ??= new StreamResequencer(make());
+      if (replay?.takes(m) === true) for (const plain of replay.push(m)) w.push(plain, records);
       else w.push(m, records);
     }
     parts.push(records.bytes.take());
@@ -143,6 +146,53 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
       encode.insert({ relation: rel, newTuple: columns.map((c, i) => (i === 4 ? huge : c.typeId === 114 ? "[1]" : "s")) }),
     ];
     expect(same(frame(msgs), "large", 1 << 22)).toBeGreaterThan(2_000_000);
+  });
+});
+
+describe("the JSON area is laid out only for a decoder a writer reads", () => {
+  const rel = { relationId: 16403, namespace: "public", relationName: "lazy", columns: [{ name: "id", typeId: 23 }, { name: "t", typeId: 25 }] };
+  const chunk = () => frame([encode.relation(rel), ...Array.from({ length: 50 }, (_, i) => encode.insert({ relation: rel, newTuple: [String(i), `row ${i}`] }))]);
+  const memoryOf = (d: PgoutputDecoder) => decoderInternals(d as TapeDecoder).memory;
+
+  it("none without a writer; the first rows a writer reads take the JS path and ask for it; from the decoder's next call the kernel writes", () => {
+    const plain = new TwinDecoder({ values: changeValueOptions() });
+    plain.push(chunk());
+    expect(memoryOf(plain).region).toBeUndefined();
+    const idle = memoryOf(plain).buffer!.byteLength;
+
+    const d = new TwinDecoder({ values: changeValueOptions() });
+    const w = new JsonLinesWriter({ types: d.types });
+    const reference = new JsonLinesWriter({ types: d.types, kernel: false });
+    for (let call = 0; call < 3; call++) {
+      const before = twinStats.json;
+      const records = new Records();
+      const js = new Records();
+      for (const m of d.push(chunk())) {
+        w.push(m, records);
+        reference.push(m, js);
+      }
+      // The bytes are the JS path's whether the kernel wrote them or not.
+      expect(Buffer.from(records.bytes.take()).equals(Buffer.from(js.bytes.take())), `call ${call}`).toBe(true);
+      const kernelBytes = twinStats.json - before;
+      if (call === 0) {
+        expect(kernelBytes, "the batch that asked for the area").toBe(0);
+        expect(memoryOf(d).region, "laid out at the next call, not during this one").toBeUndefined();
+      } else {
+        expect(kernelBytes, `call ${call}`).toBeGreaterThan(500);
+        expect(memoryOf(d).region).toBeInstanceOf(JsonArea);
+      }
+    }
+    // The 512 KiB it takes (less what the last page had free): what a decoder without a writer does not carry.
+    expect(memoryOf(d).buffer!.byteLength - idle).toBeGreaterThanOrEqual(512 << 10);
+  });
+
+  it("a writer made with its decoder has the area laid out at that decoder's first call", () => {
+    for (const [, make] of DECODERS) {
+      const d = make();
+      new JsonLinesWriter({ decoder: d });
+      d.push(chunk());
+      expect(memoryOf(d).region).toBeInstanceOf(JsonArea);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 /**
- * The two tape writers, word for word: the wasm kernel (assembly/index.ts)
- * and its TypeScript port (bindings/baseline/kernel.ts), run on the same
+ * The two builds of the tape writer, word for word: the wasm kernel
+ * (assembly/index.ts) and the TS build of the same source
+ * (bindings/baseline/kernel.ts), run on the same
  * memory image with the same arguments, must return the same status and
  * write the same result words, tape words and width table (the twin kernel,
  * test/support/twin-kernel.ts). Inputs: random valid streams in every

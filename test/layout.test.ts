@@ -10,7 +10,12 @@
 import { describe, expect, it } from "vitest";
 import { backend, onceAcrossBackends } from "./support/backends.ts";
 import { encode, PG_EPOCH_UNIX_US, type Encoded } from "../devkit/encoder/encoder.ts";
-import { LAYOUTS, layoutOf, sizeOf, type LayoutField, type MessageLayout } from "../bindings/layout.ts";
+import {
+  LAYOUTS, layoutOf, maxProtocolVersion, protocolNeeded, sizeOf, type LayoutField, type MessageLayout,
+} from "../bindings/layout.ts";
+import { KIND_BINARY, KIND_NULL, KIND_TEXT, KIND_UNCHANGED } from "../bindings/tape.ts";
+import { POSTGRES_EPOCH_US } from "../bindings/time.ts";
+import { PG_EPOCH_DAYS, PG_EPOCH_US } from "../bindings/values/calendar.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
 
 const REL = { relationId: 16384, namespace: "public", relationName: "t" };
@@ -110,6 +115,13 @@ describe("layout", () => {
     expect(new Set(CASES.map((c) => c.m.kind))).toEqual(new Set(LAYOUTS.map((l) => l.kind)));
   });
 
+  if (onceAcrossBackends) it("derives the protocol versions' facts and the epoch from one definition each", () => {
+    expect([90600, 100000, 130012, 140000, 150004, 160000, 180001].map(maxProtocolVersion)).toEqual([1, 1, 1, 2, 3, 4, 4]);
+    expect([protocolNeeded("off", false), protocolNeeded("on", false), protocolNeeded("on", true), protocolNeeded("parallel", false)]).toEqual([1, 2, 3, 4]);
+    // The encoder keeps its own epoch on purpose (an independent oracle); the decoder's derived forms agree with it.
+    expect([POSTGRES_EPOCH_US, BigInt(PG_EPOCH_US), BigInt(PG_EPOCH_DAYS) * 86_400_000_000n]).toEqual([PG_EPOCH_UNIX_US, PG_EPOCH_UNIX_US, PG_EPOCH_UNIX_US]);
+  });
+
   if (onceAcrossBackends) it("puts each field where the encoder marks it", () => {
     for (const { m, streamed } of CASES) {
       const l = layoutOf(m.bytes[0]!)!;
@@ -159,6 +171,27 @@ describe("layout", () => {
           // A Stream Abort cut before its v4 fields is a valid earlier-protocol one.
           if (field.when === "v4" && field.name === "abortLsn") expect(got, label).toBe("no error");
           else expect(got, label).toEqual({ code: "INCOMPLETE", offset: at, field: error, kind: l.kind });
+        }
+      }
+    });
+
+    // The kernels spell the TupleData kind bytes as literals (tape.ts defines them, and both kernels compile
+    // tape.ts, but they do not take them from it yet): they must take exactly tape.ts's four, read by the views
+    // as named.
+    it("a column's kind byte is one of tape.ts's four, read as its name", async () => {
+      const d = await backend.create();
+      d.decode(encode.relation({ ...REL, columns: [{ name: "c", typeId: 25 }] }).bytes);
+      const named = new Map([[KIND_NULL, "null"], [KIND_UNCHANGED, "unchanged"], [KIND_TEXT, "text"], [KIND_BINARY, "binary"]]);
+      for (let k = 0; k < 256; k++) {
+        const valued = k === KIND_TEXT || k === KIND_BINARY;
+        const column = { raw: valued ? [k, 0, 0, 0, 1, 0x41] : [k] };
+        const m = encode.insert({ relation: REL, newTuple: [column] }).bytes;
+        const label = `kind byte 0x${k.toString(16)}`;
+        if (named.has(k)) {
+          const msg = d.decode(m);
+          expect(msg.kind === "Insert" && msg.newTuple.kind(0), label).toBe(named.get(k));
+        } else {
+          expect(() => d.decode(m), label).toThrow(expect.objectContaining({ code: "INVALID_COLUMN_KIND" }));
         }
       }
     });

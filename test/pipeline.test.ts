@@ -112,6 +112,7 @@ async function endsOf(messages: Uint8Array[]): Promise<(bigint | undefined)[]> {
 interface Written {
   ids: string[];
   bytes: number;
+  acks: bigint[];
 }
 
 /** A sink that keeps what it is given; `hold` writes until `release(k)` resolves the k-th. */
@@ -119,11 +120,14 @@ class TestSink implements Sink {
   readonly name = "test";
   readonly written: Written[] = [];
   readonly #pending: { resolve: () => void; reject: (e: unknown) => void }[] = [];
-  constructor(readonly options: { hold?: boolean; failAt?: number } = {}) {}
+  readonly transactionEnds: boolean;
+  constructor(readonly options: { hold?: boolean; failAt?: number; transactionEnds?: boolean } = {}) {
+    this.transactionEnds = options.transactionEnds === true;
+  }
 
   write(records: Records): Promise<void> {
     const ids = Array.from({ length: records.length }, (_, i) => records.id(i));
-    this.written.push({ ids, bytes: records.bytes.len });
+    this.written.push({ ids, bytes: records.bytes.len, acks: records.acks.map((a) => a.lsn) });
     if (this.options.failAt === this.written.length) return Promise.reject(new SinkError("refused", { sink: "test", hint: "none" }));
     if (this.options.hold !== true) return Promise.resolve();
     return new Promise((resolve, reject) => this.#pending.push({ resolve, reject }));
@@ -212,6 +216,20 @@ describe(`pipeline (${backend.name})`, () => {
     for (let k = 0; k < sink.waiting; k++) sink.release(k);
     await run;
     expect(source.acks.length).toBeGreaterThan(0);
+  });
+
+  it("transactionEnds: a sink that asks gets the batches that hold only a transaction's end (the records came in earlier batches)", async () => {
+    const messages = manyTransactions(20);
+    const ends = (await endsOf(messages)).filter((e): e is bigint => e !== undefined);
+    for (const transactionEnds of [false, true]) {
+      const source = new CaptureSource(await decoder(), messages, await endsOf(messages));
+      const sink = new TestSink({ transactionEnds });
+      // holdBytes 1: each change is written as it comes, so a transaction's end comes alone.
+      await new Pipeline({ source, format: jsonl.create({ decoder: await decoder() }, {}), sink, replayDecoder: await decoder(), holdBytes: 1 }).run();
+      const endsOnly = sink.written.filter((w) => w.ids.length === 0);
+      expect(endsOnly.flatMap((w) => w.acks)).toEqual(transactionEnds ? ends : []);
+      expect(source.acks.at(-1)).toBe(ends.at(-1));
+    }
   });
 
   it("a restart resends what was not acknowledged: nothing is written twice, nothing is missing", async () => {

@@ -65,6 +65,13 @@ describe("redact()", () => {
     expect(redact("host=h password=x user=u")).toBe("host=h password=*** user=u");
   });
 
+  it("NATS URLs: user:password and a token", () => {
+    expect(redact("nats://alice:s3cr%2Ft@127.0.0.1:4222?stream=CDC")).toBe("nats://alice:***@127.0.0.1:4222?stream=CDC");
+    expect(redact("cannot reach nats://t0k3n-abc@h:4222,h2:4222 (refused)")).toBe("cannot reach nats://***@h:4222,h2:4222 (refused)");
+    expect(redact("tls://t0k3n@h")).toBe("tls://***@h");
+    expect(redact("nats://h:4222?stream=CDC")).toBe("nats://h:4222?stream=CDC");
+  });
+
   it("a known secret anywhere, in every form: raw, percent-encoded, JSON-escaped", () => {
     const pw = 'se/cr"et pw';
     for (const form of [pw, encodeURIComponent(pw), JSON.stringify(pw).slice(1, -1)]) {
@@ -94,6 +101,18 @@ describe("redact()", () => {
     expect([e.detail, e.hint]).toEqual(["***", "***"]);
   });
 
+  it("sink URLs: passwords in redis://, rediss://, nats://, https:// and tokens in their query", () => {
+    expect(redact("redis: cannot reach redis://:s3cret-pw@127.0.0.1:6379/2")).toBe("redis: cannot reach redis://:***@127.0.0.1:6379/2");
+    expect(redact("rediss://app:s3cret-pw@cache.example:6380")).toBe("rediss://app:***@cache.example:6380");
+    expect(redact("nats://u:s3cret-pw@127.0.0.1:4222?stream=CDC")).toBe("nats://u:***@127.0.0.1:4222?stream=CDC");
+    expect(redact("POST https://hook:s3cret-pw@hooks.example/in failed")).toBe("POST https://hook:***@hooks.example/in failed");
+    for (const name of ["token", "access_token", "api_key", "apikey", "api-key", "key", "secret", "sig", "signature", "code", "X-Amz-Signature", "X-Amz-Credential"]) {
+      const out = redact(`https://hooks.example/in?format=array&${name}=tok%2Fen.12345&batch=1#frag answered 401`);
+      expect(out, name).toBe(`https://hooks.example/in?format=array&${name}=***&batch=1#frag answered 401`);
+    }
+    expect(redact("https://hooks.example/in?token=abc123 answered 500")).toBe("https://hooks.example/in?token=*** answered 500");
+  });
+
   it("leaves ordinary messages alone", () => {
     for (const text of [
       "ERROR: x@y happened",
@@ -102,6 +121,8 @@ describe("redact()", () => {
       "tail: streaming from db:5432, slot s (temporary), from 0/16B3748",
       "PostgreSQL 18.4 at postgres://postgres@127.0.0.1:5555/postgres (temporary)",
       'password authentication failed for user "pwuser"',
+      "redis: 127.0.0.1:6379: WRONGTYPE Operation against a key holding the wrong kind of value (stream cdc:public.t)",
+      "http: POST https://hooks.example/in?format=array answered 400 Bad Request",
     ]) {
       expect(redact(text)).toBe(text);
     }

@@ -20,8 +20,9 @@ import type { PgoutputMessage } from "../bindings/messages.ts";
 import type { WalMessage } from "../bindings/walsender.ts";
 import { formatLsn, parseLsn } from "../bindings/lsn.ts";
 import { isPgoutputError } from "../bindings/errors.ts";
+import { createSlotCommand, startReplicationCommand } from "../bindings/pg/commands.ts";
 import {
-  ReplicationError, TransactionAssembler, createSlotCommand, replicate, startReplicationCommand,
+  ReplicationError, TransactionAssembler, replicate,
   type ReplicateOptions, type ReplicationStream, type StreamBlock, type StreamEnd, type StreamItem, type Transaction, type TransactionItem,
 } from "../bindings/pg/index.ts";
 import { normalizeOptions } from "../bindings/pg/options.ts";

@@ -1,6 +1,6 @@
 /**
  * The pure-TS backend: the shared tape decoder (kernel/decoder.ts) driving
- * the TypeScript port of the kernel (kernel.ts). Same tape, same views,
+ * the kernel's TS build (kernel.ts: its source compiled by tsc). Same tape, same views,
  * same values and errors as the wasm backend; it needs no WebAssembly, so it
  * runs under `node --jitless` or where the global is missing, and it is the
  * benchmark reference: the kernel's algorithm in JS.

@@ -1,87 +1,49 @@
 /**
- * The pgoutput kernel in TypeScript: a port of assembly/index.ts, function
- * by function and check by check, with the same exports as the wasm
- * instance (KernelExports). It walks a chunk of messages once and writes the
- * same Int32 tape records (bindings/tape.ts), the same result words, the
- * same error codes, offsets and fields; test/kernel-tape.test.ts and the
- * fuzz suites compare the two kernels word for word on the same memory
- * image. It runs where WebAssembly does not (`node --jitless`, a sandbox
- * without the global), and is the benchmark reference: the kernel's
- * algorithm, in JS.
+ * The pgoutput kernel in TypeScript: the kernel's own source
+ * (bindings/kernel/decode.ts, json-columns.ts), which asc compiles to the
+ * wasm kernel, compiled by tsc over a LinearMemory's typed arrays, with the
+ * same exports as the wasm instance (KernelExports). It writes the same Int32
+ * tape records (bindings/tape.ts), result words, error codes, offsets and
+ * fields; test/kernel-tape.test.ts and the fuzz suites compare the two
+ * builds word for word on the same memory image. It runs where WebAssembly
+ * does not (`node --jitless`, a sandbox without the global).
  *
- * Differences that follow from the language, not the algorithm: memory is a
- * LinearMemory (memory.ts) read through Uint8Array/DataView views that are
- * re-acquired when it grows; the tape, the result words and the width table
- * are written as Int32Array words, so their addresses must be 4-aligned (the
- * decoder's layout always is; wasm would accept any address).
+ * What follows from the language, not the algorithm: the kernel's globals
+ * are module state shared by every TS kernel, which is sound because each
+ * call sets them all before it reads them (as a wasm call does) and calls
+ * do not nest; its memory is this kernel's LinearMemory, whose views are
+ * handed to portable.ts before each call (re-acquired when it grew); the
+ * tape, the result words and the width table are Int32Array words, so their
+ * addresses must be 4-aligned (the decoder's layout always is; wasm would
+ * accept any address).
  */
-import {
-  FRAMING_ONE, FRAMING_LENGTH, FRAMING_BACKEND, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND,
-  XLOGDATA_HEADER, HEADER_WORDS, H_TAG, H_SIZE, H_OFFSET, H_LENGTH, FLAG_XID, FLAG_ABORT_V4,
-  STATE_IN_STREAM, STATUS_OK, STATUS_ERROR, STATUS_TAPE_FULL, STATUS_TABLE_FULL,
-  TABLE_CAPACITY, TABLE_COUNT, TABLE_HEADER_WORDS, TABLE_HASH, E_COLUMN_COUNT_MISMATCH,
-  R_CONSUMED, R_TAPE_USED, R_COUNT, R_STATE, R_ERROR_CODE, R_ERROR_OFFSET, R_ERROR_FIELD,
-  R_ERROR_COLUMN, R_ERROR_TUPLE, R_ERROR_TAG, R_ERROR_START, TUPLE_OLD, TUPLE_NEW,
-  E_INCOMPLETE, E_UNKNOWN_MESSAGE, E_INVALID_COLUMN_KIND, E_INVALID_VALUE, E_INVALID_LENGTH,
-  E_TRAILING_BYTES, E_MESSAGE_TOO_LARGE,
-  F_TAG, F_XID, F_FLAGS, F_LSN, F_END_LSN, F_TIME, F_TIME2, F_NAME, F_NAMESPACE, F_PREFIX,
-  F_CONTENT_LENGTH, F_CONTENT, F_RELATION_ID, F_REPLICA_IDENTITY, F_COLUMN_COUNT, F_COLUMN_FLAGS,
-  F_COLUMN_NAME, F_COLUMN_TYPE, F_COLUMN_TYPMOD, F_TYPE_ID, F_TUPLE_TYPE, F_TUPLE_COLUMN_COUNT,
-  F_TUPLE_COLUMN_KIND, F_TUPLE_COLUMN_LENGTH, F_TUPLE_COLUMN_VALUE, F_OPTIONS, F_RELATION_COUNT,
-  F_RELATION_IDS, F_FIRST_SEGMENT, F_SUB_XID, F_GID, F_FRAME_LENGTH, F_END,
-  F_WAL_START, F_WAL_END, F_SEND_TIME, F_REPLY_REQUESTED,
-} from "../tape.ts";
 import type { KernelExports } from "../kernel/exports.ts";
+import { heapBase, useMemory } from "../kernel/portable.ts";
+import { decode } from "../kernel/decode.ts";
+import { jsonColumns } from "../kernel/json-columns.ts";
 import { LinearMemory } from "./memory.ts";
 import { textTimestamp } from "./values.ts";
-import { jsonColumns } from "./jsonl.ts";
 
-// Parse functions return the offset after what they read, or one of these.
-const ERR = -1;
-const FULL = -2;
-const TABLE_FULL = -3;
+const NO_BYTES = new Uint8Array(0);
+const NO_WORDS = new Int32Array(0);
+const NO_VIEW = new DataView(NO_BYTES.buffer);
 
-/** Where the binding may lay out memory: as the wasm kernel's heapBase(), 16-aligned and above address 0 (0 is "no table"). */
-const HEAP_BASE = 16;
+/** The kernel code holds no kernel's memory past a call (a dropped decoder's memory is freed). */
+function release(): void {
+  useMemory(NO_BYTES, NO_WORDS, NO_VIEW);
+}
 
-/** A fresh TS kernel: its own memory (one page, as asconfig.json's initialMemory) and state, like a wasm instance. */
+/** A fresh TS kernel: its own memory (one page, as asconfig.json's initialMemory), like a wasm instance. */
 export function createKernel(): KernelExports {
   const memory = new LinearMemory(1);
 
-  // Views of memory, re-acquired when it grew (`views`).
+  // Views of memory, re-acquired when it grew.
   let buffer: ArrayBufferLike | undefined;
   let u8 = new Uint8Array(0);
   let dv = new DataView(u8.buffer);
   let i32 = new Int32Array(0);
 
-  // Per call: where the input and the tape are (tape as a word index), and the tape cursor.
-  let base = 0;
-  let tapeBase = 0;
-  let tp = 0;
-  let tapeCap = 0;
-  let inStream = false;
-
-  // The innermost message being decoded, for error reports.
-  let curStart = 0;
-  let curEnd = 0;
-  // Flags the enclosing frame adds to the message's record (FLAG_XLOGDATA).
-  let frameFlags = 0;
-
-  // The relation width table (tape.ts) as a word index, and what the current message's tuples were.
-  let table = 0;
-  let oldAt = -1; // offset of the old TupleData's Int16 ncols, or -1
-  let oldN = 0;
-  let newAt = -1;
-  let newN = 0;
-  let relN = 0; // a Relation message's column count
-
-  // The error being reported, if any.
-  let eCode = 0;
-  let eOffset = 0;
-  let eField = 0;
-  let eColumn = -1;
-  let eTuple = 0;
-
+  /** Re-acquires the views if memory grew. */
   function views(): void {
     if (memory.buffer === buffer) return;
     buffer = memory.buffer;
@@ -90,524 +52,31 @@ export function createKernel(): KernelExports {
     i32 = new Int32Array(buffer);
   }
 
-  /** index.ts `slot`: the word index of table entry i. */
-  function slot(i: number): number {
-    return table + TABLE_HEADER_WORDS + 2 * i;
-  }
-
-  /** index.ts `widthOf`: the column count the table holds for a relation, or -1. */
-  function widthOf(oid: number): number {
-    if (table === 0) return -1;
-    const mask = i32[table + TABLE_CAPACITY]! - 1;
-    let i = Math.imul(oid, TABLE_HASH) & mask;
-    // The load stays at most 3/4, so a free slot ends the probe; the bound is a second guarantee.
-    for (let k = 0; k <= mask; k++) {
-      const s = slot(i);
-      const w = i32[s + 1]!;
-      if (w === 0) return -1;
-      if (i32[s] === oid) return w - 1;
-      i = (i + 1) & mask;
-    }
-    return -1;
-  }
-
-  /** index.ts `setWidth`: records a relation's column count (the caller checked there is room). */
-  function setWidth(oid: number, width: number): void {
-    if (table === 0) return;
-    const mask = i32[table + TABLE_CAPACITY]! - 1;
-    let i = Math.imul(oid, TABLE_HASH) & mask;
-    for (let k = 0; k <= mask; k++) {
-      const s = slot(i);
-      const w = i32[s + 1]!;
-      if (w === 0) {
-        i32[table + TABLE_COUNT] = i32[table + TABLE_COUNT]! + 1;
-        i32[s] = oid;
-      }
-      if (w === 0 || i32[s] === oid) {
-        i32[s + 1] = width + 1;
-        return;
-      }
-      i = (i + 1) & mask;
-    }
-  }
-
-  function u8at(o: number): number {
-    return u8[base + o]!;
-  }
-  function i16at(o: number): number {
-    return dv.getInt16(base + o);
-  }
-  function i32at(o: number): number {
-    return dv.getInt32(base + o);
-  }
-  function put(i: number, v: number): void {
-    i32[tapeBase + i] = v;
-  }
-
-  function fail(code: number, offset: number, field: number): number {
-    eCode = code;
-    eOffset = offset;
-    eField = field;
-    return ERR;
-  }
-
-  /** index.ts `take`: checks that n bytes of `field` start at p before the message end e; returns p + n or ERR. */
-  function take(p: number, n: number, e: number, field: number): number {
-    return e - p < n ? fail(E_INCOMPLETE, p, field) : p + n;
-  }
-
-  /** index.ts `cstring`: skips a NUL-terminated String; returns the offset after the NUL or ERR. */
-  function cstring(p: number, e: number, field: number): number {
-    // indexOf is the JS spelling of the byte loop (same answer: the first NUL before e).
-    const q = u8.indexOf(0, base + p);
-    if (q >= 0 && q < base + e) return q - base + 1;
-    return fail(E_INCOMPLETE, p, field);
-  }
-
-  /** index.ts `stringField`: a String field put on the tape as (offset, length). */
-  function stringField(p: number, e: number, field: number): number {
-    const q = cstring(p, e, field);
-    if (q < 0) return ERR;
-    put(tp++, p);
-    put(tp++, q - 1 - p);
-    return q;
-  }
-
-  /** index.ts `finish`: the last field must end the message exactly. */
-  function finish(p: number, e: number): number {
-    return p < 0 ? p : p === e ? p : fail(E_TRAILING_BYTES, p, F_END);
-  }
-
-  /**
-   * index.ts `tuple`: TupleData: Int16 ncols, then per column a kind byte
-   * and, for 't'/'b', an Int32 length and the value. Puts ncols and each
-   * column's kind-byte offset.
-   */
-  function tuple(p: number, e: number, which: number): number {
-    if (e - p < 2) return tupleFail(E_INCOMPLETE, p, F_TUPLE_COLUMN_COUNT, -1, which);
-    const n = i16at(p);
-    if (n < 0) return tupleFail(E_INVALID_LENGTH, p, F_TUPLE_COLUMN_COUNT, -1, which);
-    if (which === TUPLE_OLD) { oldAt = p; oldN = n; } else { newAt = p; newN = n; }
-    p += 2;
-    // One capacity check per tuple keeps the column loop free of them.
-    if (tp + 1 + n > tapeCap) return FULL;
-    put(tp, n);
-    // The hottest loop: closure variables copied to locals.
-    const b = base;
-    const bytes = u8;
-    const view = dv;
-    const words = i32;
-    let out = tapeBase + tp + 1;
-    tp += 1 + n;
-    for (let i = 0; i < n; i++) {
-      if (p >= e) return tupleFail(E_INCOMPLETE, p, F_TUPLE_COLUMN_KIND, i, which);
-      const kind = bytes[b + p]!;
-      words[out++] = p;
-      if (kind === 0x74 || kind === 0x62) { // 't', 'b'
-        if (e - p < 5) return tupleFail(E_INCOMPLETE, p + 1, F_TUPLE_COLUMN_LENGTH, i, which);
-        const len = view.getInt32(b + p + 1);
-        if (len < 0) return tupleFail(E_INVALID_LENGTH, p + 1, F_TUPLE_COLUMN_LENGTH, i, which);
-        // Subtraction, not p + 5 + len: the same bound as the kernel's (where p + 5 + len can overflow i32).
-        if (len > e - p - 5) return tupleFail(E_INCOMPLETE, p + 5, F_TUPLE_COLUMN_VALUE, i, which);
-        p += 5 + len;
-      } else if (kind === 0x6e || kind === 0x75) { // 'n', 'u'
-        p++;
-      } else {
-        return tupleFail(E_INVALID_COLUMN_KIND, p, F_TUPLE_COLUMN_KIND, i, which);
-      }
-    }
-    return p;
-  }
-
-  function tupleFail(code: number, offset: number, field: number, column: number, which: number): number {
-    eColumn = column;
-    eTuple = which;
-    return fail(code, offset, field);
-  }
-
-  /** index.ts `relation`: OID, namespace, name, replica identity, Int16 ncols, columns. */
-  function relation(p: number, e: number): number {
-    p = take(p, 4, e, F_RELATION_ID);
-    if (p < 0) return ERR;
-    p = stringField(p, e, F_NAMESPACE);
-    if (p < 0) return ERR;
-    p = stringField(p, e, F_NAME);
-    if (p < 0) return ERR;
-    if (p >= e) return fail(E_INCOMPLETE, p, F_REPLICA_IDENTITY);
-    const ri = u8at(p);
-    // 'd', 'n', 'f', 'i'
-    if (ri !== 0x64 && ri !== 0x6e && ri !== 0x66 && ri !== 0x69) return fail(E_INVALID_VALUE, p, F_REPLICA_IDENTITY);
-    p++;
-    if (e - p < 2) return fail(E_INCOMPLETE, p, F_COLUMN_COUNT);
-    const n = i16at(p);
-    if (n < 0) return fail(E_INVALID_LENGTH, p, F_COLUMN_COUNT);
-    relN = n;
-    p += 2;
-    if (tp + 1 + 2 * n > tapeCap) return FULL;
-    put(tp++, n);
-    for (let i = 0; i < n; i++) {
-      eColumn = i;
-      if (p >= e) return fail(E_INCOMPLETE, p, F_COLUMN_FLAGS);
-      put(tp++, p);
-      const q = cstring(p + 1, e, F_COLUMN_NAME);
-      if (q < 0) return ERR;
-      put(tp++, q - 2 - p);
-      p = take(q, 4, e, F_COLUMN_TYPE);
-      if (p < 0) return ERR;
-      p = take(p, 4, e, F_COLUMN_TYPMOD);
-      if (p < 0) return ERR;
-    }
-    eColumn = -1;
-    return p;
-  }
-
-  /** index.ts `update`: [K or O + old TupleData], N + new TupleData. */
-  function update(p: number, e: number): number {
-    if (p >= e) return fail(E_INCOMPLETE, p, F_TUPLE_TYPE);
-    let b = u8at(p);
-    if (b === 0x4b || b === 0x4f) { // 'K', 'O'
-      put(tp++, b);
-      p = tuple(p + 1, e, TUPLE_OLD);
-      if (p < 0) return p;
-      if (p >= e) return fail(E_INCOMPLETE, p, F_TUPLE_TYPE);
-      b = u8at(p);
-    } else {
-      put(tp++, 0);
-    }
-    if (b !== 0x4e) return fail(E_INVALID_VALUE, p, F_TUPLE_TYPE); // 'N'
-    return tuple(p + 1, e, TUPLE_NEW);
-  }
-
-  /** index.ts `xidAndGid`: the two-phase messages end with Int32 xid, String GID. */
-  function xidAndGid(p: number, e: number): number {
-    p = take(p, 4, e, F_XID);
-    if (p < 0) return ERR;
-    return stringField(p, e, F_GID);
-  }
-
-  /** index.ts `message`: decodes the message in [s, e) into one tape record; returns e, ERR, FULL or TABLE_FULL. */
-  function message(s: number, e: number): number {
-    curStart = s;
-    curEnd = e;
-    if (s >= e) return fail(E_INCOMPLETE, s, F_TAG);
-    // Header plus the largest fixed body; tuples and columns check their own room.
-    if (tp + HEADER_WORDS + 8 > tapeCap) return FULL;
-    const tag = u8at(s);
-    // A Relation may add a table entry: keep the load at most 3/4.
-    if (tag === 0x52 && table !== 0 && (i32[table + TABLE_COUNT]! + 1) * 4 > i32[table + TABLE_CAPACITY]! * 3) return TABLE_FULL;
-    const rec = tp;
-    tp += HEADER_WORDS;
-    oldAt = -1;
-    newAt = -1;
-    let flags = frameFlags;
-    let p = s + 1;
-    // Inside a streamed block these messages carry the transaction's xid first.
-    if (inStream && (tag === 0x52 || tag === 0x59 || tag === 0x49 || tag === 0x55 || tag === 0x44 || tag === 0x54 || tag === 0x4d)) {
-      p = take(p, 4, e, F_XID);
-      if (p < 0) return ERR;
-      flags |= FLAG_XID;
-    }
-    switch (tag) {
-      case 0x42: { // 'B' Begin: final LSN, commit time, xid
-        p = take(p, 8, e, F_LSN);
-        if (p >= 0) p = take(p, 8, e, F_TIME);
-        if (p >= 0) p = take(p, 4, e, F_XID);
-        break;
-      }
-      case 0x43: { // 'C' Commit: flags, commit LSN, end LSN, commit time
-        p = take(p, 1, e, F_FLAGS);
-        if (p >= 0) p = take(p, 8, e, F_LSN);
-        if (p >= 0) p = take(p, 8, e, F_END_LSN);
-        if (p >= 0) p = take(p, 8, e, F_TIME);
-        break;
-      }
-      case 0x4f: { // 'O' Origin: origin LSN, name
-        p = take(p, 8, e, F_LSN);
-        if (p >= 0) p = stringField(p, e, F_NAME);
-        break;
-      }
-      case 0x4d: { // 'M' Message: flags, LSN, prefix, Int32 n, content
-        p = take(p, 1, e, F_FLAGS);
-        if (p >= 0) p = take(p, 8, e, F_LSN);
-        if (p >= 0) p = stringField(p, e, F_PREFIX);
-        if (p >= 0) {
-          if (e - p < 4) return fail(E_INCOMPLETE, p, F_CONTENT_LENGTH);
-          const n = i32at(p);
-          if (n < 0) return fail(E_INVALID_LENGTH, p, F_CONTENT_LENGTH);
-          p += 4;
-          if (n > e - p) return fail(E_INCOMPLETE, p, F_CONTENT);
-          put(tp++, p);
-          put(tp++, n);
-          p += n;
-        }
-        break;
-      }
-      case 0x52: { // 'R' Relation
-        p = relation(p, e);
-        break;
-      }
-      case 0x59: { // 'Y' Type: OID, namespace, name
-        p = take(p, 4, e, F_TYPE_ID);
-        if (p >= 0) p = stringField(p, e, F_NAMESPACE);
-        if (p >= 0) p = stringField(p, e, F_NAME);
-        break;
-      }
-      case 0x49: { // 'I' Insert: relation OID, 'N', TupleData
-        p = take(p, 4, e, F_RELATION_ID);
-        if (p >= 0) {
-          if (p >= e) return fail(E_INCOMPLETE, p, F_TUPLE_TYPE);
-          if (u8at(p) !== 0x4e) return fail(E_INVALID_VALUE, p, F_TUPLE_TYPE);
-          p = tuple(p + 1, e, TUPLE_NEW);
-        }
-        break;
-      }
-      case 0x55: { // 'U' Update
-        p = take(p, 4, e, F_RELATION_ID);
-        if (p >= 0) p = update(p, e);
-        break;
-      }
-      case 0x44: { // 'D' Delete: relation OID, 'K' or 'O', TupleData
-        p = take(p, 4, e, F_RELATION_ID);
-        if (p >= 0) {
-          if (p >= e) return fail(E_INCOMPLETE, p, F_TUPLE_TYPE);
-          const b = u8at(p);
-          if (b !== 0x4b && b !== 0x4f) return fail(E_INVALID_VALUE, p, F_TUPLE_TYPE);
-          put(tp++, b);
-          p = tuple(p + 1, e, TUPLE_OLD);
-        }
-        break;
-      }
-      case 0x54: { // 'T' Truncate: Int32 nrels, options, nrels OIDs
-        if (e - p < 4) return fail(E_INCOMPLETE, p, F_RELATION_COUNT);
-        const n = i32at(p);
-        if (n < 0) return fail(E_INVALID_LENGTH, p, F_RELATION_COUNT);
-        p = take(p + 4, 1, e, F_OPTIONS);
-        // Compare counts, not n * 4 (the kernel's product can overflow i32).
-        if (p >= 0 && n > (e - p) >> 2) return fail(E_INCOMPLETE, p + ((e - p) & ~3), F_RELATION_IDS);
-        if (p >= 0) p += n << 2;
-        break;
-      }
-      case 0x53: { // 'S' Stream Start: xid, first-segment flag
-        p = take(p, 4, e, F_XID);
-        if (p >= 0) p = take(p, 1, e, F_FIRST_SEGMENT);
-        break;
-      }
-      case 0x45: { // 'E' Stream Stop: no fields
-        break;
-      }
-      case 0x63: { // 'c' Stream Commit: xid, flags, commit LSN, end LSN, commit time
-        p = take(p, 4, e, F_XID);
-        if (p >= 0) p = take(p, 1, e, F_FLAGS);
-        if (p >= 0) p = take(p, 8, e, F_LSN);
-        if (p >= 0) p = take(p, 8, e, F_END_LSN);
-        if (p >= 0) p = take(p, 8, e, F_TIME);
-        break;
-      }
-      case 0x41: { // 'A' Stream Abort: xid, sub-xid, and with protocol 4 parallel: abort LSN, abort time
-        p = take(p, 4, e, F_XID);
-        if (p >= 0) p = take(p, 4, e, F_SUB_XID);
-        // The v4 fields are told by the remaining length, not the protocol version.
-        if (p >= 0 && p < e) {
-          p = take(p, 8, e, F_END_LSN);
-          if (p >= 0) p = take(p, 8, e, F_TIME);
-          flags |= FLAG_ABORT_V4;
-        }
-        break;
-      }
-      case 0x62: { // 'b' Begin Prepare: prepare LSN, end LSN, prepare time, xid, GID
-        p = take(p, 8, e, F_LSN);
-        if (p >= 0) p = take(p, 8, e, F_END_LSN);
-        if (p >= 0) p = take(p, 8, e, F_TIME);
-        if (p >= 0) p = xidAndGid(p, e);
-        break;
-      }
-      case 0x50: // 'P' Prepare
-      case 0x4b: // 'K' Commit Prepared
-      case 0x70: { // 'p' Stream Prepare: flags, LSN, end LSN, time, xid, GID
-        p = take(p, 1, e, F_FLAGS);
-        if (p >= 0) p = take(p, 8, e, F_LSN);
-        if (p >= 0) p = take(p, 8, e, F_END_LSN);
-        if (p >= 0) p = take(p, 8, e, F_TIME);
-        if (p >= 0) p = xidAndGid(p, e);
-        break;
-      }
-      case 0x72: { // 'r' Rollback Prepared: flags, prepare end LSN, rollback end LSN, prepare time, rollback time, xid, GID
-        p = take(p, 1, e, F_FLAGS);
-        if (p >= 0) p = take(p, 8, e, F_LSN);
-        if (p >= 0) p = take(p, 8, e, F_END_LSN);
-        if (p >= 0) p = take(p, 8, e, F_TIME);
-        if (p >= 0) p = take(p, 8, e, F_TIME2);
-        if (p >= 0) p = xidAndGid(p, e);
-        break;
-      }
-      default:
-        return fail(E_UNKNOWN_MESSAGE, s, F_TAG);
-    }
-    p = finish(p, e);
-    if (p < 0) return p;
-    // The relation OID follows the tag (and the streamed xid) in R, I, U and D.
-    const oidAt = s + 1 + ((flags & FLAG_XID) !== 0 ? 4 : 0);
-    if (tag === 0x49 || tag === 0x55 || tag === 0x44) { // 'I', 'U', 'D'
-      // Checked once the whole message was read: a cut-short message is INCOMPLETE first.
-      const width = widthOf(i32at(oidAt));
-      if (width >= 0 && oldAt >= 0 && oldN !== width) return tupleFail(E_COLUMN_COUNT_MISMATCH, oldAt, F_TUPLE_COLUMN_COUNT, -1, TUPLE_OLD);
-      if (width >= 0 && newAt >= 0 && newN !== width) return tupleFail(E_COLUMN_COUNT_MISMATCH, newAt, F_TUPLE_COLUMN_COUNT, -1, TUPLE_NEW);
-    } else if (tag === 0x52) { // 'R'
-      setWidth(i32at(oidAt), relN);
-    } else if (tag === 0x53) inStream = true; // 'S'
-    else if (tag === 0x45) inStream = false; // 'E'
-    put(rec + H_TAG, tag | (flags << 8));
-    put(rec + H_SIZE, tp - rec);
-    put(rec + H_OFFSET, s);
-    put(rec + H_LENGTH, e - s);
-    return e;
-  }
-
-  /** index.ts `plainRecord`: a record for a message the kernel does not parse further (keepalive, backend message). */
-  function plainRecord(tag: number, flags: number, s: number, e: number): number {
-    if (tp + HEADER_WORDS > tapeCap) return FULL;
-    put(tp + H_TAG, tag | (flags << 8));
-    put(tp + H_SIZE, HEADER_WORDS);
-    put(tp + H_OFFSET, s);
-    put(tp + H_LENGTH, e - s);
-    tp += HEADER_WORDS;
-    return e;
-  }
-
-  /** index.ts `walsender`: a CopyData payload, 'w' XLogData or 'k' primary keepalive. */
-  function walsender(s: number, e: number): number {
-    curStart = s;
-    curEnd = e;
-    if (s >= e) return fail(E_INCOMPLETE, s, F_TAG);
-    const tag = u8at(s);
-    let p = s + 1;
-    if (tag === 0x77) { // 'w'
-      p = take(p, 8, e, F_WAL_START);
-      if (p >= 0) p = take(p, 8, e, F_WAL_END);
-      if (p >= 0) p = take(p, 8, e, F_SEND_TIME);
-      if (p < 0) return ERR;
-      frameFlags = FLAG_XLOGDATA;
-      const r = message(p, e);
-      frameFlags = 0;
-      return r;
-    }
-    if (tag === 0x6b) { // 'k'
-      p = take(p, 8, e, F_WAL_END);
-      if (p >= 0) p = take(p, 8, e, F_SEND_TIME);
-      if (p >= 0) p = take(p, 1, e, F_REPLY_REQUESTED);
-      p = finish(p, e);
-      return p < 0 ? p : plainRecord(tag, FLAG_KEEPALIVE, s, e);
-    }
-    curEnd = s; // no pgoutput message kind to name
-    return fail(E_UNKNOWN_MESSAGE, s, F_TAG);
-  }
-
-  /** index.ts `decode`: input[from, length) → tape records from tapeFrom; fills the result words; returns a STATUS. */
-  function decode(
-    input: number, from: number, length: number, framing: number,
-    tape: number, tapeFrom: number, tapeCapacity: number,
-    state: number, maxMessage: number, result: number, widths: number,
-  ): number {
-    if (((tape | result | widths) & 3) !== 0) throw new RangeError("the TS kernel needs 4-aligned tape, result and table addresses");
+  /** Hands this kernel's memory to the kernel code for one call (`release` after it). */
+  function enter(): void {
     views();
-    base = input;
-    table = widths >> 2;
-    tapeBase = tape >> 2;
-    tp = tapeFrom;
-    tapeCap = tapeCapacity;
-    inStream = (state & STATE_IN_STREAM) !== 0;
-    frameFlags = 0;
-    // Every error word is reset, so the result words depend on this call alone (not on an earlier one's error).
-    eCode = 0;
-    eOffset = 0;
-    eField = 0;
-    eColumn = -1;
-    eTuple = 0;
-    curStart = from;
-    curEnd = from;
-    let pos = from;
-    let count = 0;
-    let status = STATUS_OK;
-    if (framing === FRAMING_ONE) {
-      if (length - from > maxMessage) {
-        status = STATUS_ERROR;
-        curEnd = length; // its tag names the message kind
-        fail(E_MESSAGE_TOO_LARGE, from, F_TAG);
-      } else {
-        const r = message(from, length);
-        if (r >= 0) { pos = length; count = 1; }
-        else status = r === FULL ? STATUS_TAPE_FULL : r === TABLE_FULL ? STATUS_TABLE_FULL : STATUS_ERROR;
-      }
-    } else {
-      const backend = framing === FRAMING_BACKEND;
-      // A walsender payload adds the 'w' and the XLogData header to the message (u32 arithmetic, as the kernel's).
-      const limit = framing === FRAMING_LENGTH ? maxMessage >>> 0 : (maxMessage + 1 + XLOGDATA_HEADER) >>> 0;
-      const headerSize = backend ? 5 : 4;
-      while (length - pos >= headerSize) {
-        // Backend frames: type byte, Int32 length counting itself. Others: uint32 length of what follows.
-        const type = backend ? u8at(pos) : 0;
-        let n = dv.getUint32(input + (backend ? pos + 1 : pos));
-        const start = pos + headerSize;
-        curStart = start;
-        curEnd = start;
-        if (backend) {
-          if ((n | 0) < 4) {
-            status = STATUS_ERROR;
-            fail(E_INVALID_LENGTH, pos + 1, F_FRAME_LENGTH);
-            break;
-          }
-          n -= 4;
-        }
-        if (n > limit) {
-          status = STATUS_ERROR;
-          fail(E_MESSAGE_TOO_LARGE, backend ? pos + 1 : pos, F_FRAME_LENGTH);
-          break;
-        }
-        if ((n | 0) > length - start) break; // the rest of the frame has not arrived
-        const end = start + (n | 0);
-        const rollback = tp;
-        let r: number;
-        if (framing === FRAMING_LENGTH) r = message(start, end);
-        else if (!backend || type === 0x64) r = walsender(start, end); // 'd' CopyData
-        else r = plainRecord(type, FLAG_BACKEND, pos, end); // ErrorResponse, CopyDone, ...
-        if (r < 0) {
-          tp = rollback;
-          status = r === FULL ? STATUS_TAPE_FULL : r === TABLE_FULL ? STATUS_TABLE_FULL : STATUS_ERROR;
-          break;
-        }
-        pos = end;
-        count++;
-      }
-    }
-    const res = result >> 2;
-    if (status === STATUS_ERROR) {
-      // The failing message's tag, if it has one.
-      i32[res + R_ERROR_TAG] = curStart < curEnd ? u8at(curStart) : 0;
-      i32[res + R_ERROR_START] = curStart;
-    }
-    i32[res + R_CONSUMED] = pos;
-    i32[res + R_TAPE_USED] = tp;
-    i32[res + R_COUNT] = count;
-    i32[res + R_STATE] = inStream ? STATE_IN_STREAM : 0;
-    i32[res + R_ERROR_CODE] = eCode;
-    i32[res + R_ERROR_OFFSET] = eOffset;
-    i32[res + R_ERROR_FIELD] = eField;
-    i32[res + R_ERROR_COLUMN] = eColumn;
-    i32[res + R_ERROR_TUPLE] = eTuple;
-    return status;
+    useMemory(u8, i32, dv);
   }
 
   return {
     memory,
-    heapBase: () => HEAP_BASE,
-    decode,
+    heapBase,
+    decode: (input, from, length, framing, tape, tapeFrom, tapeCapacity, state, maxMessage, result, widths) => {
+      if (((tape | result | widths) & 3) !== 0) throw new RangeError("the TS kernel needs 4-aligned tape, result and table addresses");
+      enter();
+      const status = decode(input, from, length, framing, tape, tapeFrom, tapeCapacity, state, maxMessage, result, widths);
+      release();
+      return status;
+    },
     textTimestamp: (offset, length, withZone) => {
       views();
       return textTimestamp(u8, offset, length, withZone);
     },
     jsonColumns: (tuple, old, columns, from, flags, out, outCapacity, result) => {
-      views();
-      return jsonColumns(u8, dv, tuple, old, columns, from, flags, out, outCapacity, result);
+      enter();
+      const status = jsonColumns(tuple, old, columns, from, flags, out, outCapacity, result);
+      release();
+      return status;
     },
   };
 }

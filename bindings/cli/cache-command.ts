@@ -23,9 +23,8 @@ the next run removes what is left.
   path    print the folder
   clean   remove it; and from the temp directory, the folders of runs that
           have ended (pgoutputwasm-pg*-*, -bin-*, -initdb-*; a server still
-          running in one is stopped) and the copies older versions left
-          (pgoutputwasm-template-*, pgoutputwasm-native-*). Folders a
-          running process uses stay, and are listed`,
+          running in one is stopped). Folders a running process uses
+          stay, and are listed`,
   sections: [],
   positionals: true,
   run: (_values, args) => cacheCommand(args),

@@ -6,9 +6,8 @@
 // that later runs copy instead of running initdb, shared by every checkout.
 // Everything else a run creates is temporary (temp-folders.ts) and removed
 // when it ends. `pgoutput-wasm cache path` prints the folder, `cache clean`
-// removes it, the temporary folders of runs that have ended (what a run
-// killed with its watchdog left), and what older versions left in the temp
-// directory; never what a running process uses.
+// removes it and the temporary folders of runs that have ended (what a run
+// killed with its watchdog left); never what a running process uses.
 
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -23,9 +22,6 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(base, "pgoutput-wasm");
 }
 
-/** What versions before the cache folder left in the temp directory (template and binary copies). */
-const LEGACY = /^pgoutputwasm-(template|native)-/;
-
 /** Total size in bytes of a file or folder (symbolic links not followed). */
 function sizeOf(p: string): number {
   const st = fs.lstatSync(p, { throwIfNoEntry: false });
@@ -37,8 +33,9 @@ function sizeOf(p: string): number {
 }
 
 /**
- * How long a run's folder that names no owner (made by a version before
- * owner files) is left alone: it may be being set up right now.
+ * How long a run's folder that names no owner is left alone: it may be
+ * being set up right now (its owner file is written just after the folder
+ * is made; a run killed in between leaves one without).
  */
 const OWNERLESS_GRACE_MS = 10 * 60_000;
 
@@ -52,7 +49,7 @@ function keepReason(dir: string, now: number): string | undefined {
     case "unknown":
       return "its owner cannot be told (another user's, or another PID namespace's)";
     case "none": {
-      // Made by an older version: gone unless something uses it.
+      // A run ended before it wrote its owner file: gone unless something uses it.
       const pid = postmasterIn(path.join(dir, "data"));
       if (pid !== undefined) return `a server runs in it (pid ${pid})`;
       if (executesFrom(dir)) return "a program runs from it";
@@ -75,8 +72,7 @@ export interface Cleaned {
 
 /**
  * Removes the cache folder and, from the temp directory, the folders of
- * runs that have ended (their servers stopped first) and older versions'
- * copies.
+ * runs that have ended (their servers stopped first).
  */
 export function cleanCache(env: NodeJS.ProcessEnv = process.env): Cleaned {
   const tmp = os.tmpdir();
@@ -85,8 +81,7 @@ export function cleanCache(env: NodeJS.ProcessEnv = process.env): Cleaned {
   const kept: Cleaned["kept"] = [];
   for (const name of fs.readdirSync(tmp)) {
     const dir = path.join(tmp, name);
-    if (LEGACY.test(name)) targets.push(dir);
-    else if (FOLDER_KINDS.test(name)) {
+    if (FOLDER_KINDS.test(name)) {
       const reason = keepReason(dir, now);
       if (reason === undefined) targets.push(dir);
       else kept.push({ path: dir, reason });

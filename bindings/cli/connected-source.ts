@@ -10,7 +10,8 @@ import { formatLsn } from "../lsn.ts";
 import type { StreamingMode } from "../pg/options.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/catalog.ts";
 import { connectSide, connectionConfig } from "./connection.ts";
-import { CliError, maxProtoVersion, protoUnsupported, publicationMissing, slotInUse, slotMissing, walLevel } from "./errors.ts";
+import { CliError, protoUnsupported, publicationMissing, slotInUse, slotMissing, walLevel } from "./errors.ts";
+import { maxProtocolVersion, PROTOCOL_SINCE, protocolNeeded } from "../layout.ts";
 import type { Opening, Source } from "./opening.ts";
 
 interface PreflightRow {
@@ -59,10 +60,10 @@ export async function openConnected(o: Opening): Promise<Source> {
       `the role needs the REPLICATION attribute (ALTER ROLE ${pre.user} REPLICATION) and SELECT on the published tables`,
     );
   }
-  const max = maxProtoVersion(pre.version);
-  const streaming: StreamingMode = s.streaming ?? (pre.version >= 140000 && (s.protoVersion ?? 2) >= 2 ? "on" : "off");
-  const needed = streaming === "parallel" ? 4 : s.twoPhase ? 3 : streaming === "on" ? 2 : 1;
-  const proto = s.protoVersion ?? needed;
+  const max = maxProtocolVersion(pre.version);
+  const since = PROTOCOL_SINCE.streaming;
+  const streaming: StreamingMode = s.streaming ?? (max >= since && (s.protoVersion ?? since) >= since ? "on" : "off");
+  const proto = s.protoVersion ?? protocolNeeded(streaming, s.twoPhase);
   if (proto > max) throw protoUnsupported(proto, pre.version);
   context.protoVersion = proto;
   const missing = s.publications.filter((p) => !pre.publications.includes(p));
@@ -101,7 +102,7 @@ export async function openConnected(o: Opening): Promise<Source> {
     slot: { name: slotName, create, temporary, failover: s.failover },
     publications: s.publications,
     startLsn: s.startLsn,
-    protoVersion: proto as 1 | 2 | 3 | 4,
+    protoVersion: proto,
     streaming,
     messages: s.messages ?? false,
     onNotice: (n) => {

@@ -6,10 +6,10 @@
  * `{kind, text}` / `{kind, base64}` / `null` / `{kind: "unchanged"}`; with
  * `--values` also the typed values by column name.
  *
- * `--changes` prints `tail`'s shape instead (docs/cli-output.md): one line
- * per change with typed values, after wal2json's format-version 2. A capture
- * has no XLogData headers, so change lines carry no `lsn` of their own
- * (B/C lines with `--transactions` do).
+ * `--format NAME` writes any output format instead (`--changes` is
+ * `--format jsonl`, tail's lines: docs/cli-output.md), with its options
+ * (`-o NAME=VALUE`). A capture has no XLogData headers, so change lines
+ * carry no `lsn` of their own (B/C lines with `--transactions` do).
  */
 import { createReadStream } from "node:fs";
 import { createGunzip } from "node:zlib";
@@ -26,20 +26,20 @@ import { SinkError } from "../pipeline/sink.ts";
 import { writableSink } from "../sinks/stdout.ts";
 import type { Command } from "./command.ts";
 import { BACKEND, NUMBERS_AS_STRINGS, TABLES, TRANSACTIONS, type Flag, type FlagValues } from "./flags.ts";
-import { chosenFormat } from "./output.ts";
+import { FORMAT, OPTION, chosenFormat } from "./output.ts";
 
 const GZIP_MAGIC = 0x1f8b;
 
 const VALUES: Flag = { name: "values", type: "boolean", default: false, formatOption: "values", description: "add typed column values (newValues, oldValues)" };
 const CHANGES: Flag = {
   name: "changes", type: "boolean", default: false,
-  description: "tail's output instead: one line per change, typed\n(docs/cli-output.md), shaped by the next three flags",
+  description: "tail's output instead (--format jsonl): one line per change, typed\n(docs/cli-output.md), shaped by the next three flags",
 };
-/** decode's layout of either output (tail's --format names a format instead; its pretty is the same). */
-const LAYOUT: Flag = { name: "format", type: "string", choices: ["jsonl", "pretty"], default: "jsonl", description: "one line per object (default), or indented" };
+/** tail's --format, whose default here is every message as sent (`messages`); `pretty` indents the one chosen. */
+const DECODE_FORMAT: Flag = { ...FORMAT, default: undefined, description: FORMAT.description.replace("(default jsonl)", "(default messages; pretty: the chosen one, indented)") };
 const STATS: Flag = { name: "stats", type: "boolean", default: false, description: "print counts by message kind to stderr" };
 
-const sections = [{ title: "options", flags: [BACKEND, STATS, VALUES, CHANGES, TRANSACTIONS, TABLES, NUMBERS_AS_STRINGS, LAYOUT] }];
+const sections = [{ title: "options", flags: [BACKEND, STATS, DECODE_FORMAT, OPTION, VALUES, CHANGES, TRANSACTIONS, TABLES, NUMBERS_AS_STRINGS] }];
 
 export const decode: Command = {
   name: "decode",
@@ -61,12 +61,10 @@ async function decodeCommand(values: FlagValues, positionals: string[]): Promise
   const backend = values.backend as "wasm" | "baseline";
   if (positionals.length !== 1) throw usage("decode takes one FILE (or - for stdin)");
   const changes = values.changes === true;
-  if (!changes && (values.transactions || values.tables !== undefined || values["numbers-as-strings"])) {
-    throw usage("--transactions, --tables and --numbers-as-strings go with --changes");
-  }
-  if (changes && values.values) throw usage("--values and --changes are two different outputs: pick one");
+  const layoutOnly = values.format === undefined || values.format === "pretty";
+  if (changes && !layoutOnly) throw usage("--changes is --format jsonl: give one of them");
   const file = positionals[0]!;
-  const chosen = chosenFormat(values, sections[0]!.flags, changes ? "jsonl" : "messages");
+  const chosen = chosenFormat(values, sections[0]!.flags, layoutOnly ? (changes ? "jsonl" : "messages") : (values.format as string));
   const definition = chosen.format;
   const options = values.format === "pretty" ? { ...chosen.options, pretty: true } : chosen.options;
   const made = () => createDecoder({ backend, values: definition.values(undefined, options) });

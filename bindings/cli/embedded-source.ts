@@ -8,6 +8,7 @@ import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../values/ca
 import type { Server } from "./server.ts";
 import { DEMO_PUBLICATION, DEMO_SLOT, runDemoWorkload, setupDemo } from "./demo-workload.ts";
 import { CliError, EMBEDDED_INSTALL_HINT } from "./errors.ts";
+import { PROTOCOL_SINCE } from "../layout.ts";
 import type { Opening, Source } from "./opening.ts";
 
 /** embedded.ts, once its binaries are known to be installed. */
@@ -46,7 +47,7 @@ export async function openEmbedded(o: Opening): Promise<Source> {
     slot: { name: DEMO_SLOT, create: true, failover: s.failover },
     publications: [DEMO_PUBLICATION],
     protoVersion: s.protoVersion,
-    streaming: s.streaming ?? (s.protoVersion === 1 ? "off" : "on"),
+    streaming: s.streaming ?? (s.protoVersion !== undefined && s.protoVersion < PROTOCOL_SINCE.streaming ? "off" : "on"),
     messages: s.messages ?? true,
   });
   o.hooks.note(`PostgreSQL ${cluster.version} at ${cluster.connectionString} (temporary; removed on exit), slot ${DEMO_SLOT}, publication ${DEMO_PUBLICATION}`);

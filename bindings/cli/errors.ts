@@ -17,6 +17,7 @@
 import { isReplicationError } from "../pg/errors.ts";
 import { isPgoutputError } from "../errors.ts";
 import { redactCli } from "./terminal.ts";
+import { isProtocolVersion, maxProtocolVersion, PROTOCOL_SERVER, PROTOCOL_SINCE, PROTOCOL_VERSIONS } from "../layout.ts";
 
 export class CliError extends Error {
   constructor(
@@ -90,13 +91,6 @@ function fields(e: unknown): ErrorFields {
 
 function oneLine(s: string): string {
   return s.replace(/\s*\n\s*/g, " ").trim();
-}
-
-const PROTO_NEEDS: Record<number, string> = { 2: "PostgreSQL 14", 3: "PostgreSQL 15", 4: "PostgreSQL 16" };
-
-/** The highest pgoutput protocol version a server has. */
-export function maxProtoVersion(serverVersion: number): number {
-  return serverVersion >= 160000 ? 4 : serverVersion >= 150000 ? 3 : serverVersion >= 140000 ? 2 : 1;
 }
 
 /** Turns anything thrown into a `CliError` with a hint. */
@@ -259,12 +253,12 @@ export function publicationMissing(msg: string, existing?: readonly string[]): C
 
 export function protoUnsupported(proto: number | undefined, serverVersion: number | undefined, msg?: string): CliError {
   const server = serverVersion ? `PostgreSQL ${Math.floor(serverVersion / 10000)}` : "the server";
-  const max = serverVersion ? maxProtoVersion(serverVersion) : undefined;
-  const needs = proto !== undefined && PROTO_NEEDS[proto] ? ` (version ${proto} needs ${PROTO_NEEDS[proto]} or later)` : "";
+  const max = serverVersion ? maxProtocolVersion(serverVersion) : undefined;
+  const needs = isProtocolVersion(proto) && proto > PROTOCOL_VERSIONS[0] ? ` (version ${proto} needs PostgreSQL ${PROTOCOL_SERVER[proto]} or later)` : "";
   return new CliError(
     msg ?? `${server} does not support pgoutput protocol version ${proto}${needs}`,
     max !== undefined
-      ? `use --proto ${max} or lower${max < 4 ? ", and not --streaming parallel" : ""}${max < 3 ? " nor --two-phase" : ""}`
-      : "use a lower --proto (2 needs PostgreSQL 14, 3 needs 15, 4 needs 16)",
+      ? `use --proto ${max} or lower${max < PROTOCOL_SINCE.parallel ? ", and not --streaming parallel" : ""}${max < PROTOCOL_SINCE.twoPhase ? " nor --two-phase" : ""}`
+      : `use a lower --proto (${PROTOCOL_VERSIONS.slice(1).map((v, i) => `${v} needs ${i === 0 ? "PostgreSQL " : ""}${PROTOCOL_SERVER[v]}`).join(", ")})`,
   );
 }

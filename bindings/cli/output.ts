@@ -42,6 +42,18 @@ export const SINK: Flag = {
   description: `where the records go (default -):\n${entries(SINKS.map((s) => [s.schemes.map((x) => (x === "-" ? "-" : `${x}...`)).join(" "), s.summary]))}`,
 };
 
+export const SUBJECT: Flag = {
+  name: "subject", type: "string", value: "TEMPLATE",
+  description: "the subject of a table's changes for --sink nats:... ({prefix}, {schema}, {table}; default cdc.{schema}.{table}): its subject= option",
+};
+
+/** The sink options the flags give (`--subject`), for the sinks that take them. */
+export function sinkOptions(target: string, values: Record<string, unknown>): Record<string, string> | undefined {
+  if (values.subject === undefined) return undefined;
+  if (sinkFor(target).name !== "nats") throw usage(`--subject is for --sink nats:..., not ${sinkFor(target).name}`);
+  return { subject: values.subject as string };
+}
+
 /** An option's value from its text, as the format's declaration types it. */
 function optionValue(format: FormatDefinition, name: string, text: string | undefined): boolean | string | string[] {
   const spec = Object.hasOwn(format.options, name) ? format.options[name] : undefined;

@@ -10,6 +10,7 @@
  */
 import { isReplicationError, type ReplicationError } from "../pg/errors.ts";
 import { normalizeOptions, type StreamingMode } from "../pg/options.ts";
+import type { ProtocolVersion } from "../layout.ts";
 import { PG_ENV } from "./connection.ts";
 import { DEMO_PUBLICATION, DEMO_SLOT } from "./demo-workload.ts";
 import { usage, type CliError } from "./errors.ts";
@@ -31,7 +32,7 @@ export interface SourceSettings {
   publications: string[];
   /** `X/Y`, checked by replicate()'s option check. */
   startLsn: string | undefined;
-  protoVersion: 1 | 2 | 3 | 4 | undefined;
+  protoVersion: ProtocolVersion | undefined;
   streaming: StreamingMode | undefined;
   binary: boolean;
   messages: boolean | undefined;
@@ -100,7 +101,7 @@ export function sourceSettings(f: FlagValues, env: NodeJS.ProcessEnv = process.e
     temporary: flag("temporary"),
     publications,
     startLsn: str("start-lsn"),
-    protoVersion: proto === undefined ? undefined : (Number(proto) as 1 | 2 | 3 | 4),
+    protoVersion: proto === undefined ? undefined : (Number(proto) as ProtocolVersion),
     streaming: str("streaming") as StreamingMode | undefined,
     binary: flag("binary"),
     messages: f.messages as boolean | undefined,

@@ -1,6 +1,8 @@
 /**
  * The status line of `tail` and `capture` on stderr: messages/s, MiB/s, the
- * current LSN and the lag behind the server's end of WAL, redrawn in place
+ * current LSN and the lag behind the server's end of WAL (and, with a sink
+ * other than stdout, what it confirms per second, what is in flight to it,
+ * and how far the slot's acknowledged position is behind), redrawn in place
  * on a terminal (a plain line every few seconds with `--progress` when
  * stderr is not one), and a summary when the command ends.
  */
@@ -25,6 +27,8 @@ export interface StatusSample {
   reconnects?: number;
   /** A phase shown at the line's end (the initial snapshot's progress). */
   phase?: string;
+  /** A sink that confirms later than it is written to (a broker, a file): records it confirmed, and those in flight. */
+  sink?: { acked: number; inFlight: number };
 }
 
 export interface StatusOptions {
@@ -63,7 +67,7 @@ export class StatusLine {
   readonly #tty: boolean;
   readonly #started = performance.now();
   #timer: ReturnType<typeof setInterval> | undefined;
-  #window: { t: number; messages: number; bytes: number }[] = [];
+  #window: { t: number; messages: number; bytes: number; acked: number }[] = [];
   #walEnd: bigint | undefined;
   #polling = false;
   #lastPoll = 0;
@@ -129,7 +133,7 @@ export class StatusLine {
   #tick(): void {
     const now = performance.now();
     const s = this.#o.sample();
-    this.#window.push({ t: now, messages: s.messages, bytes: s.bytes });
+    this.#window.push({ t: now, messages: s.messages, bytes: s.bytes, acked: s.sink?.acked ?? 0 });
     while (this.#window.length > 2 && now - this.#window[0]!.t > 2000) this.#window.shift();
     if (this.#o.walEnd !== undefined && !this.#polling && now - this.#lastPoll >= 1000) {
       this.#polling = true;
@@ -148,6 +152,11 @@ export class StatusLine {
     const lag = this.#walEnd !== undefined ? (this.#walEnd > s.lsn ? this.#walEnd - s.lsn : 0n) : undefined;
     let text = `${this.#o.label}: ${this.#o.writtenUnit === "messages" ? `${s.messages} messages` : `${s.written} ${this.#o.writtenUnit}`} | ${rate(mps)} msg/s | ${mibps.toFixed(2)} MiB/s | lsn ${formatLsn(s.lsn)}`;
     if (lag !== undefined) text += ` | lag ${formatBytes(Number(lag))}`;
+    if (s.sink !== undefined) {
+      // What the sink confirmed per second, what waits for it, and how far the slot is behind the server.
+      text += ` | ${rate((s.sink.acked - first.acked) / dt)} acked/s | in flight ${s.sink.inFlight}`;
+      if (this.#walEnd !== undefined && s.acked > 0n) text += ` | slot lag ${formatBytes(Number(this.#walEnd > s.acked ? this.#walEnd - s.acked : 0n))}`;
+    }
     if (s.reconnects) text += ` | reconnects ${s.reconnects}`;
     if (s.phase !== undefined) text += ` | ${s.phase}`;
     if (this.#tty) {

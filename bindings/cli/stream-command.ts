@@ -46,6 +46,9 @@ export interface StreamPlan {
   summary?: (stats: PipelineStats) => string;
 }
 
+/** How long a stop waits for what is in flight to the sink (then acknowledges what it confirmed). */
+const DRAIN_SECONDS = 10;
+
 /** Runs the plan to its end; resolves with the exit code. */
 export async function streamCommand(plan: StreamPlan): Promise<number> {
   const { settings, label } = plan;
@@ -69,6 +72,7 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
       acked: source?.stream.lastAckedLsn ?? 0n,
       reconnects: source?.stream.stats.reconnects ?? 0,
       phase: snapshotPhase(source),
+      sink: plan.target === "-" || pipeline === undefined ? undefined : { acked: pipeline.stats.durable, inFlight: pipeline.stats.inFlight },
     }),
     walEnd: () => source?.walEnd() ?? Promise.resolve(undefined),
   });
@@ -76,6 +80,10 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
     if (stopRequested) process.exit(130); // a second Ctrl-C: leave now
     stopRequested = true;
     pipeline?.stop();
+    const inFlight = pipeline?.stats.inFlight ?? 0;
+    if (inFlight > 0 && plan.target !== "-") {
+      status.note(`${label}: stopping: waiting up to ${DRAIN_SECONDS} s for the sink to confirm ${inFlight} records in flight (Ctrl-C again leaves now: the next run sends them again)`);
+    }
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -138,6 +146,7 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
       raw: plan.format.raw,
       replayDecoder: plan.format.raw ? undefined : await src.replayDecoder(),
       limit: settings.maxMessages,
+      drainTimeoutMs: DRAIN_SECONDS * 1000,
       onItem: (item) => {
         messages++;
         if (item.kind === "Begin") openXid = item.xid;

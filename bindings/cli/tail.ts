@@ -8,13 +8,13 @@
 import type { Command } from "./command.ts";
 import { NO_RECONNECT, NUMBERS_AS_STRINGS, RUN_FLAGS, SNAPSHOT, SOURCE_FLAGS, TABLES, TRANSACTIONS, flagsOf } from "./flags.ts";
 import { openSink } from "../sinks/index.ts";
-import { FORMAT, OPTION, SINK, checkSink, chosenFormat } from "./output.ts";
+import { FORMAT, OPTION, SINK, SUBJECT, checkSink, chosenFormat, sinkOptions } from "./output.ts";
 import { sourceSettings } from "./settings.ts";
 import { streamCommand } from "./stream-command.ts";
 
 const sections = [
   { title: "connection", flags: [...SOURCE_FLAGS, NO_RECONNECT] },
-  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, ...RUN_FLAGS, SNAPSHOT] },
+  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT] },
 ];
 
 export const tail: Command = {
@@ -44,8 +44,10 @@ binaries, they are copied to a temporary folder for the run
 (pgoutputwasm-bin-*), removed with it.`,
   sections,
   notes: `stderr shows a live status line (messages/s, MiB/s, LSN, lag behind the server's
-WAL end) and a summary on exit when it is a terminal. Ctrl-C or SIGTERM stops
-cleanly: what was written is acknowledged, exit code 0 (under npx, 130: npm
+WAL end; with another --sink also what it confirms per second, what is in flight
+to it and the slot's lag) and a summary on exit when it is a terminal. Ctrl-C or
+SIGTERM stops cleanly: what is in flight to the sink is waited for (10 s at
+most), what it confirmed is acknowledged, exit code 0 (under npx, 130: npm
 runs the command through a shell that dies of the Ctrl-C, and re-raises it); a
 second Ctrl-C leaves at once, exit code 130. A closed stdout (tail | head)
 stops cleanly too. SIGHUP (the terminal closed) and SIGQUIT end it at once: the
@@ -56,9 +58,10 @@ Errors: one line with a hint, exit code 1 (2 for bad options).`,
     const { format, options } = chosenFormat(values, flagsOf(sections));
     const target = values.sink as string;
     checkSink(target);
+    const sinkFlags = sinkOptions(target, values);
     return streamCommand({
       label: "tail", settings, format, formatOptions: options, target, writtenUnit: "lines",
-      openSink: () => openSink(target),
+      openSink: () => openSink(target, sinkFlags),
     });
   },
 };

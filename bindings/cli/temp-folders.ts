@@ -105,7 +105,7 @@ function installHooks(): void {
   }
 }
 
-/** Who owns a folder: its owner runs (`alive`), has ended (`dead`), cannot be told (`unknown`), or it names none (`none`: older versions). */
+/** Who owns a folder: its owner runs (`alive`), has ended (`dead`), cannot be told (`unknown`), or it names none (`none`: being set up, or its run ended before writing it). */
 export function folderOwner(dir: string): "alive" | "dead" | "unknown" | "none" {
   let line: string;
   try {

@@ -13,10 +13,8 @@
  * await service.subscribe(new PgoutputPlugin({ protoVersion: 1, publicationNames: ["pub"] }), "slot");
  * ```
  */
-export { PgoutputWasmPlugin, PgoutputWasmPlugin as PgoutputPlugin, startReplicationCommand } from "./plugin.ts";
+export { PgoutputWasmPlugin, PgoutputWasmPlugin as PgoutputPlugin } from "./plugin.ts";
 export type { PgoutputWasmPluginOptions, ReplicationQueryable } from "./plugin.ts";
-export { CompatConverter } from "./convert.ts";
-export { compatLsn } from "./lsn.ts";
 export type { TypeParser, TypeParserSource } from "./type-parsers.ts";
+// The message shapes, as pg-logical-replication names them (`Pgoutput.MessageInsert`, ...).
 export type * as Pgoutput from "./types.ts";
-export type * from "./types.ts";

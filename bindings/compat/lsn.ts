@@ -1,7 +1,8 @@
 /**
  * LSNs and timestamps in pg-logical-replication's form.
  */
-import { fromPostgresTimestamp, POSTGRES_EPOCH_US } from "../time.ts";
+import { fromPostgresTimestamp } from "../time.ts";
+import { PG_EPOCH_US } from "../values/calendar.ts";
 
 /**
  * An LSN as pg-logical-replication's PgoutputPlugin prints it: both halves
@@ -57,12 +58,9 @@ export function compatTimeAt(dv: DataView, o: number): bigint {
  * included) through bigints.
  */
 export function timeOfHalves(hi: number, lo: number): bigint {
-  if (hi < SAFE_HIGH && hi > -SAFE_HIGH) return BigInt(hi * TWO_32 + lo + POSTGRES_EPOCH_MS_US);
+  if (hi < SAFE_HIGH && hi > -SAFE_HIGH) return BigInt(hi * TWO_32 + lo + PG_EPOCH_US);
   return fromPostgresTimestamp((BigInt(hi) << 32n) + BigInt(lo));
 }
-
-/** POSTGRES_EPOCH_US as a double (exact). */
-const POSTGRES_EPOCH_MS_US = Number(POSTGRES_EPOCH_US);
 
 /** `compatLsn` for an optional LSN (`null` stays `null`). */
 export function compatLsnOrNull(lsn: bigint | null): string | null {

@@ -10,14 +10,16 @@
  * header); what `parse` returns is emitted as the service's `data` event.
  *
  * The class has the members of pg-logical-replication's `AbstractPlugin`
- * (`options`, `name`, `start`, `parse`) without extending it, so that package
- * stays an optional peer.
+ * (`options`, `name`, `start`, `parse`) without extending it: this package
+ * never loads pg-logical-replication (its users have it; it is an optional
+ * peer dependency, for the version range only).
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import { createDecoderSync } from "../create-decoder.ts";
 import { TapeDecoder } from "../kernel/decoder.ts";
 import { startReplicationCommand as pgStartReplicationCommand } from "../pg/commands.ts";
-import { CompatConverter, FIXED_MAX } from "./convert.ts";
+import { CompatConverter } from "./convert.ts";
+import { RecordConverter } from "./record.ts";
 import { pgTypes, type TypeParserSource } from "./type-parsers.ts";
 import type { AnyMessage, Options } from "./types.ts";
 
@@ -43,6 +45,8 @@ export class PgoutputWasmPlugin {
   readonly options: PgoutputWasmPluginOptions;
   readonly #converter: CompatConverter;
   #decoder: PgoutputDecoder | undefined;
+  /** The fast path over a tape decoder (record.ts), made at the first parse(). */
+  #records: RecordConverter | undefined;
 
   constructor(options: PgoutputWasmPluginOptions) {
     this.options = options;
@@ -74,16 +78,11 @@ export class PgoutputWasmPlugin {
 
   /** Decodes one pgoutput message into a plain object in pg-logical-replication's shape. */
   parse(buffer: Uint8Array): AnyMessage {
+    const records = this.#records;
+    if (records !== undefined) return records.parse(buffer);
     const decoder = this.decoder;
-    // Both backends are tape decoders: read the message's record, no batch or view (convert.ts).
-    if (decoder instanceof TapeDecoder) {
-      // Begin and Commit need no kernel call (convertFixed), unless the decoder refuses messages of their size.
-      if (decoder.maxMessageSize >= FIXED_MAX) {
-        const fixed = this.#converter.convertFixed(buffer);
-        if (fixed !== undefined) return fixed;
-      }
-      return this.#converter.convertRecord(decoder.decodeRecord(buffer), decoder);
-    }
+    // Both backends are tape decoders: read the message's record, no batch or view (record.ts).
+    if (decoder instanceof TapeDecoder) return (this.#records = new RecordConverter(decoder, this.#converter)).parse(buffer);
     return this.#converter.convert(decoder.decode(buffer));
   }
 }

@@ -6,9 +6,10 @@
  * timestamps as `Date`, json parsed, arrays parsed, bytea as `Buffer`, and any
  * parser the application registered with `pg.types.setTypeParser`.
  *
- * `pg` is an optional peer dependency: it is loaded (synchronously, with
- * Node's `createRequire`) only when the first Relation message needs it and no
- * `typeParsers` source was given.
+ * `pg` is this package's dependency, and in a flat install the very `pg`
+ * the application and pg-logical-replication use; it is loaded
+ * (synchronously, with Node's `createRequire`) only when the first Relation
+ * message needs it and no `typeParsers` source was given.
  */
 import { createRequire } from "node:module";
 

@@ -3,7 +3,8 @@
  * vocabulary: `tag`, `relationOid`, `commitEndLsn`, ...), which this drop-in
  * emits, plus the shapes for what that plugin cannot decode (protocol 2+
  * streaming and two-phase messages). Written from its documented output, not
- * imported: pg-logical-replication is an optional peer.
+ * imported: this package never loads pg-logical-replication (an optional
+ * peer dependency: only its users install it).
  *
  * Conventions (theirs, kept for deep equality):
  * - LSNs: `XXXXXXXX/XXXXXXXX` (upper-case hex, zero-padded halves), `null` for 0/0;
@@ -17,6 +18,7 @@
  * Where this package differs on purpose (unsigned xids and OIDs, ...), see
  * docs/compat-differences.md.
  */
+import type { ProtocolVersion } from "../layout.ts";
 
 /** An LSN as `XXXXXXXX/XXXXXXXX`, or `null` for 0/0. */
 export type Lsn = string | null;
@@ -26,7 +28,7 @@ export type Row = Record<string, any>;
 
 export interface Options {
   /** pgoutput protocol version: 1, 2 (streaming), 3 (two-phase), 4 (parallel streaming). */
-  protoVersion: 1 | 2 | 3 | 4;
+  protoVersion: ProtocolVersion;
   /**
    * Publications, passed on as PostgreSQL's identifier list (as
    * pg-logical-replication does): a mixed-case name must be double-quoted.

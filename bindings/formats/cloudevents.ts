@@ -153,16 +153,17 @@ export const cloudevents: FormatDefinition = {
   summary: "CloudEvents 1.0, structured (JSON) or binary (headers); data in jsonl or debezium (docs/cli-output.md)",
   options: { ...OWN, ...INNER_OPTIONS },
   check: (o) => {
+    // Run before the options' own check: a data outside its choices, or an option no format takes, is left to it.
+    if (o.data !== undefined && (typeof o.data !== "string" || !Object.hasOwn(INNER, o.data))) return;
     const inner = innerOf(o);
     for (const name of Object.keys(innerOptions(o))) {
-      if (!Object.hasOwn(inner.options, name)) {
-        const owner = Object.values(INNER).find((f) => Object.hasOwn(f.options, name))!;
+      const owner = Object.values(INNER).find((f) => Object.hasOwn(f.options, name));
+      if (owner !== undefined && !Object.hasOwn(inner.options, name)) {
         throw new TypeError(`format cloudevents: option ${name} is ${owner.name}'s: it applies with -o data=${owner.name}, not data=${inner.name}`);
       }
     }
     inner.check?.(innerOptions(o));
-    const source = o.source as string | undefined;
-    if (source !== undefined && source.trim() === "") throw new TypeError("format cloudevents: source must not be empty (a URI-reference: /postgresql/app/slot)");
+    if (typeof o.source === "string" && o.source.trim() === "") throw new TypeError("format cloudevents: source must not be empty (a URI-reference: /postgresql/app/slot)");
   },
   values: (types, options) => innerOf(options ?? {}).values(types),
   create: (context, o) =>

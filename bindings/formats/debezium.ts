@@ -495,9 +495,10 @@ export const debezium: FormatDefinition = {
     tables: { type: "list", description: "only these tables (schema.table, or table in any schema)" },
   },
   check: (o) => {
-    const skipped = o["skipped-operations"] as readonly string[] | undefined;
-    if (skipped !== undefined && skipped.includes("none") && skipped.length > 1) throw new TypeError("format debezium: skipped-operations none leaves nothing out: give it alone");
-    parseKeyColumns(o["key-columns"] as string | undefined);
+    // Run before the options' own check: values of the wrong type are left to it.
+    const skipped = o["skipped-operations"];
+    if (Array.isArray(skipped) && skipped.includes("none") && skipped.length > 1) throw new TypeError("format debezium: skipped-operations none leaves nothing out: give it alone");
+    if (typeof o["key-columns"] === "string") parseKeyColumns(o["key-columns"]);
   },
   values: (types) => debeziumValueOptions(types),
   create: (context: FormatContext, o: FormatOptionValues) => new DebeziumEvents(debeziumOptions(context, o)),

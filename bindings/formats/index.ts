@@ -11,8 +11,9 @@ import { cloudevents } from "./cloudevents.ts";
 import { debezium } from "./debezium.ts";
 import { jsonl } from "./jsonl.ts";
 import { messages } from "./messages.ts";
+import { wal2json } from "./wal2json.ts";
 
-export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, debezium, cloudevents, messages, capture };
+export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, capture, wal2json, debezium, cloudevents };
 
 /** The format named, or a TypeError that lists the known ones. */
 export function formatNamed(name: string): FormatDefinition {
@@ -21,8 +22,15 @@ export function formatNamed(name: string): FormatDefinition {
   return f;
 }
 
-/** `values` checked against `format.options`: a TypeError names an option it does not take, a value of the wrong type or outside its choices, or a combination the format refuses. */
+/**
+ * `values` checked against `format.options`, after the format's own
+ * `check()` (run first: it may refuse an option with a reason, as wal2json
+ * does for what the stream does not carry): a TypeError names an option it
+ * does not take, a value of the wrong type or outside its choices, or a
+ * combination the format refuses.
+ */
 export function formatOptions(format: FormatDefinition, values: FormatOptionValues): FormatOptionValues {
+  format.check?.(values);
   for (const [name, value] of Object.entries(values)) {
     const spec = Object.hasOwn(format.options, name) ? format.options[name] : undefined;
     if (spec === undefined) {
@@ -38,6 +46,5 @@ export function formatOptions(format: FormatDefinition, values: FormatOptionValu
       }
     }
   }
-  format.check?.(values);
   return values;
 }

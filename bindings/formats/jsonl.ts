@@ -22,6 +22,6 @@ export const jsonl: FormatDefinition = {
       tables: (o.tables as readonly string[] | undefined) ?? [],
       pretty: o.pretty === true,
       numbersAsStrings: o["numbers-as-strings"] === true,
-      types: context.decoder.types,
+      decoder: context.decoder,
     }),
 };

@@ -18,14 +18,9 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const HEX = "0123456789abcdef";
 
-/** Whether the decoder's value of this OID is fully determined by these rules (what `writeTextValue` may accept). */
-export function fastTextType(oid: number): boolean {
-  return KIND[oid] !== undefined;
-}
-
 const enum K { Bool, Int, Uint, Int8, Numeric, String, Json, Timestamp, Timestamptz, Float, Bytea, IntArray, Int8Array, StringArray }
 
-/** K → the kernel's column kind (bindings/jsonl-tape.ts): the same rules, in assembly/jsonl.ts. */
+/** K → the kernel's column kind (bindings/jsonl-tape.ts): the same rules, in kernel/json-columns.ts. */
 const KERNEL_KIND: Record<number, number> = {
   [K.Bool]: JK_BOOL, [K.Int]: JK_INT, [K.Uint]: JK_UINT, [K.Int8]: JK_INT8, [K.Numeric]: JK_NUMERIC, [K.String]: JK_STRING,
   [K.Json]: JK_JSON, [K.Timestamp]: JK_TIMESTAMP, [K.Timestamptz]: JK_TIMESTAMPTZ, [K.Float]: JK_FLOAT, [K.Bytea]: JK_BYTEA,

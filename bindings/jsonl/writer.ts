@@ -15,13 +15,15 @@
  * @example
  * ```ts
  * const decoder = await createDecoder({ values: changeValueOptions() });
- * const writer = new JsonLinesWriter({ types: decoder.types });
+ * const writer = new JsonLinesWriter({ decoder });
  * const records = new Records();
  * for (const msg of decoder.push(chunk)) writer.push(msg, records);
  * process.stdout.write(records.bytes.take());
  * ```
  */
+import type { PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
+import { decoderInternals, TapeDecoder } from "../kernel/decoder.ts";
 import type { Relation } from "../relation.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
 import { ChangeLines, type ChangeLineOptions } from "./change-lines.ts";
@@ -31,18 +33,24 @@ import { Records } from "../pipeline/records.ts";
 import type { ByteSink } from "./sink.ts";
 import { sourceOf } from "../values/toast.ts";
 import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
-import type { JsonArea } from "../kernel/json-area.ts";
+import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
 import { kernelKind, writeTextValue } from "./text-values.ts";
 import { FIRST_NORMAL_OID } from "../values/oids.ts";
+import { KIND_NULL as KIND_N, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 
-const KIND_T = 0x74;
-const KIND_U = 0x75;
-const KIND_N = 0x6e;
 const NEWLINE = 0x0a;
 
 export interface JsonLinesOptions extends ChangeLineOptions {
+  /**
+   * The decoder the messages come from: its `types` name user types (for
+   * `types`), and it lays out the memory its kernel writes the columns in
+   * (kernel/json-area.ts) from its next call. Without it, a decoder does
+   * that after the first row this writer reads of it, which is written
+   * through the JS path (the same bytes).
+   */
+  decoder?: Pick<PgoutputDecoder, "types">;
   /**
    * Whether the decoder's kernel writes the columns it can (default true).
    * `false`: every value through the JS path alone, the reference the
@@ -68,9 +76,11 @@ export class JsonLinesWriter implements Format {
   readonly #tables = new WeakMap<Relation, { area: JsonArea; generation: number; knowledge: number; at: number }>();
 
   constructor(options: JsonLinesOptions = {}) {
-    this.#formatter = new ChangeLines(options);
+    const decoder = options.decoder;
+    this.#formatter = new ChangeLines({ ...options, types: options.types ?? decoder?.types });
     this.#strings = options.numbersAsStrings === true;
     this.#kernel = options.kernel !== false;
+    if (this.#kernel && decoder instanceof TapeDecoder) jsonArea(decoderInternals(decoder).memory);
   }
 
   /** Writes the lines one item (in stream order) completes. */
@@ -136,11 +146,11 @@ export class JsonLinesWriter implements Format {
     let first = true;
     let i = 0;
     const n = tuple.length;
-    const area = here?.json;
-    const table = !this.#kernel || area === undefined || rel === undefined || rel.columns.length !== n ? -1 : this.#tableOf(rel, area, here!.values, prefixes);
+    const area = this.#kernel && here?.host !== undefined ? jsonArea(here.host) : undefined;
+    const table = area === undefined || rel === undefined || rel.columns.length !== n ? -1 : this.#tableOf(rel, area, here!.values, prefixes);
     if (table >= 0) {
       const tupleAt = (here!.first - 1) * 4;
-      const oldAt = there === undefined || there.json !== area ? 0 : (there.first - 1) * 4;
+      const oldAt = there === undefined || there.host !== here!.host ? 0 : (there.first - 1) * 4;
       let flags = (keys ? JF_KEYS : 0) | (this.#strings ? JF_NUMBERS_AS_STRINGS : 0);
       while (i < n) {
         const status = area!.columns(tupleAt, oldAt, table, i, flags);

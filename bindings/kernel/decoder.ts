@@ -1,25 +1,27 @@
 /**
  * The decoder both backends share: one binding, two kernels (the wasm
- * instance and its TypeScript port, see exports.ts). Input is copied once
+ * instance and the TS build of its source, see exports.ts). Input is copied once
  * into the kernel's memory; one kernel call walks all of it and writes the
  * tape; a short JS walk over the tape then applies Relation and Type
  * messages to the caches (in order, so each change sees the relation as it
  * was when the change was sent). The kernel checks tuple widths against the
  * relation width table this file keeps in its memory.
  *
- * Memory, from the kernel's heapBase(): [result | input | tape | width
- * table | JSON area]. Only this file grows memory, and only before a decode call.
- * WasmDecoder (wasm/decoder.ts) and BaselineDecoder (baseline/decoder.ts)
- * are this class with their kernel.
+ * Where each region sits in the kernel's memory, and growing it, is
+ * memory-layout.ts's job. WasmDecoder (wasm/decoder.ts) and
+ * BaselineDecoder (baseline/decoder.ts) are this class with their kernel.
+ * The pg-logical-replication drop-in reads tape records without views
+ * (compat/record.ts), through `decoderInternals()`; a decoder used without
+ * it carries nothing for it.
  */
 import type { Batch, DecodeOptions, DecoderOptions, PgoutputDecoder, TypeInfo } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { WalMessage } from "../walsender.ts";
 import {
   FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, XLOGDATA_HEADER, FRAMING_BACKEND, STATUS_TABLE_FULL,
-  TABLE_CAPACITY, TABLE_COUNT, TABLE_HEADER_WORDS, TABLE_HASH, FRAMING_COPYDATA, FRAMING_LENGTH, FRAMING_ONE, HEADER_WORDS, H_LENGTH, H_OFFSET, H_SIZE, R_CONSUMED, R_COUNT, R_STATE, R_TAPE_USED, STATE_IN_STREAM, STATUS_ERROR, STATUS_TAPE_FULL,
+  FRAMING_COPYDATA, FRAMING_LENGTH, FRAMING_ONE, HEADER_WORDS, H_LENGTH, H_OFFSET, H_SIZE, R_CONSUMED, R_COUNT, R_STATE, R_TAPE_USED, STATE_IN_STREAM, STATUS_ERROR, STATUS_TAPE_FULL,
 } from "../tape.ts";
-import { Relation } from "../relation.ts";
+import type { Relation } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
 import { readString } from "../utf8.ts";
 import { kernelError } from "./error.ts";
@@ -28,39 +30,39 @@ import { ValueDecoder } from "../values/decoder.ts";
 import { NOT_PARSED, type KernelExports } from "./exports.ts";
 import { TapeBatch, type Clock, type RelationDefinition } from "../views/batch.ts";
 import { copyBytes } from "../copy-bytes.ts";
-import { ADDRESSABLE, grownTape, layoutEnd, planCapacities, unaddressable } from "./capacity.ts";
+import { grownTape } from "./capacity.ts";
 import { framedCopyLength, WALK_ABOVE } from "../frame-walk.ts";
-import { JSON_AREA_BYTES, JsonArea } from "./json-area.ts";
-
-/** A message's tape record as `decodeRecord` hands it out: word `w` of `t` (see tape.ts), bytes in `u8` / `dv`. */
-export interface TapeRecord {
-  u8: Uint8Array;
-  dv: DataView;
-  t: Int32Array;
-  w: number;
-}
+import { MemoryLayout } from "./memory-layout.ts";
+import { relationAt, stateTag, TAG_RELATION, TAG_STREAM_START, TAG_STREAM_STOP, TAG_TYPE } from "./state-records.ts";
 
 /**
- * The tag of a record whose message changes the decoder's state (Relation,
- * Type, Stream Start, Stream Stop), from its head word; 0 for the others.
- * Keepalives and backend messages touch no cache (and a backend 'E' is no
- * Stream Stop).
+ * What the record path (compat/record.ts) uses of a decoder; not public
+ * API. Made on the first `decoderInternals()` call.
  */
-function stateTag(head: number): number {
-  const tag = head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8) ? 0 : head & 0xff;
-  return tag === TAG_RELATION || tag === TAG_TYPE || tag === TAG_STREAM_START || tag === TAG_STREAM_STOP ? tag : 0;
+export interface DecoderInternals {
+  /**
+   * `decode()` without a batch or a view: the same copy, kernel call,
+   * checks, errors and cache updates. The message's record starts at word
+   * `memory.tape >> 2` of `memory.i32`; returns the Relation it defined,
+   * if it is one. Valid until the decoder's next call.
+   */
+  decodeOne(message: Uint8Array): RelationDefinition | undefined;
+  readonly memory: MemoryLayout;
+  /** The view of the record at word `w`, as `decode()` would return it (`definition`: what decodeOne returned). */
+  view(w: number, length: number, definition: RelationDefinition | undefined): WalMessage;
 }
 
-const PAGE = 65536;
+let internalsOf: (decoder: TapeDecoder) => DecoderInternals;
+
+/** The internals of a tape decoder, for the record path (compat/record.ts). */
+export function decoderInternals(decoder: TapeDecoder): DecoderInternals {
+  return internalsOf(decoder);
+}
+
 /** Above this much memory, a call that needs far less starts a fresh instance so a peak is not kept forever. */
 const SHRINK_ABOVE = 64 << 20;
 
 const EMPTY = new Uint8Array(0);
-
-const TAG_RELATION = 0x52;
-const TAG_TYPE = 0x59;
-const TAG_STREAM_START = 0x53;
-const TAG_STREAM_STOP = 0x45;
 
 export abstract class TapeDecoder implements PgoutputDecoder {
   abstract readonly backend: "wasm" | "baseline";
@@ -74,20 +76,9 @@ export abstract class TapeDecoder implements PgoutputDecoder {
   readonly #newKernel: () => KernelExports;
   readonly #maxMessage: number;
   readonly #clock: Clock = { generation: 0 };
-  /** Where the JSON Lines writer has the kernel write JSON (after the width table). */
-  readonly #json = new JsonArea();
-  #k!: KernelExports;
-  #result = 0; // byte address of the result words
-  #input = 0; // byte address of the input region
-  #inputCapacity = 0;
-  #tape = 0; // byte address of the tape
-  #tapeCapacity = 0; // in words
-  #table = 0; // byte address of the relation width table (after the tape)
-  #tableCapacity = 0; // in entries
-  #buffer: ArrayBufferLike | undefined;
-  #u8!: Uint8Array;
-  #i32!: Int32Array;
-  #dv!: DataView;
+  /** The regions of the kernel's memory, its views, and a region a user asked for (the JSON area). */
+  readonly #m = new MemoryLayout();
+  #internals: DecoderInternals | undefined;
   /** An unfinished frame from push(): bytes [pendingFrom, pendingFrom + pendingLength) of memory. */
   #pendingFrom = 0;
   #pendingLength = 0;
@@ -100,10 +91,11 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     this.values = new ValueDecoder(options.values, {
       // Column bytes live in the kernel's memory: it parses text timestamps in place (wasm: ~3x the JS parser).
       textTimestamp: (bytes, offset, length, withZone) => {
-        // #buffer is the memory's buffer after every call (#views follows every grow and new instance), and
+        // The layout's buffer is the memory's after every call (it follows every grow and new instance), and
         // reading it costs nothing, where WebAssembly.Memory's buffer getter is a native call per value.
-        if (bytes.buffer !== this.#buffer) return undefined;
-        const us = this.#k.textTimestamp(bytes.byteOffset + offset, length, withZone ? 1 : 0);
+        const m = this.#m;
+        if (bytes.buffer !== m.buffer) return undefined;
+        const us = m.k.textTimestamp(bytes.byteOffset + offset, length, withZone ? 1 : 0);
         return us === NOT_PARSED ? undefined : us;
       },
     });
@@ -116,19 +108,18 @@ export abstract class TapeDecoder implements PgoutputDecoder {
   }
 
   decode(message: Uint8Array, options?: DecodeOptions): PgoutputMessage {
-    this.#begin(0);
-    // An oversized message is refused by its length alone: copy only its tag (for the error's kind), not its body.
-    const copied = message.length > this.#maxMessage ? message.subarray(0, 1) : message;
-    this.#reserve(copied.length, 64);
-    this.#u8.set(copied, this.#input);
     const override = options?.inStream;
-    if (override === undefined) return this.#run(FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
+    if (override === undefined) {
+      this.#one(message);
+      return this.#walk(1, message.length).get(0) as PgoutputMessage;
+    }
     // Decode under the caller's state; only a Stream Start or Stop changes the tracked one.
     const before = this.inStream;
     this.inStream = override;
     let decoded = false;
     try {
-      const msg = this.#run(FRAMING_ONE, this.#input, message.length).get(0) as PgoutputMessage;
+      this.#one(message);
+      const msg = this.#walk(1, message.length).get(0) as PgoutputMessage;
       decoded = true;
       return msg;
     } finally {
@@ -137,43 +128,44 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     }
   }
 
+  /** Copies one message into memory and runs the kernel over it (the record is at the tape's start); throws its decode error. */
+  #one(message: Uint8Array): void {
+    this.#begin(0);
+    const m = this.#m;
+    // An oversized message is refused by its length alone: copy only its tag (for the error's kind), not its body.
+    const copied = message.length > this.#maxMessage ? message.subarray(0, 1) : message;
+    // What reserve(n, 64) checks first, without its objects: nearly every message fits what the last one left.
+    const n = copied.length;
+    if (n > m.inputCapacity || (n >> 2) + 1024 > m.tapeCapacity) m.reserve(n, 64);
+    m.u8.set(copied, m.input);
+    if (this.#kernel(FRAMING_ONE, m.input, message.length) === STATUS_ERROR) {
+      const error = kernelError(m.i32, m.result >> 2, m.input, undefined, {
+        memory: m.u8, messageLength: message.length, backendHeaders: false, maxMessageSize: this.#maxMessage,
+      });
+      error.decoded = [];
+      throw error;
+    }
+  }
+
   decodeBatch(messages: readonly Uint8Array[]): Batch {
     this.#begin(0);
     return this.#runList(messages, FRAMING_LENGTH) as Batch;
   }
 
-  /** Copies a list into memory as [uint32 length][bytes]... and decodes it in one call. */
+  /** Decodes a list in one call (an oversized item is refused at its length prefix: its body is not copied). */
   #runList(list: readonly Uint8Array[], framing: number): TapeBatch {
-    // An oversized item is refused at its length prefix: copy the list up to that prefix, not the body.
     const limit = framing === FRAMING_COPYDATA ? this.#maxMessage + 1 + XLOGDATA_HEADER : this.#maxMessage;
-    let total = 0;
-    let count = 0;
-    for (const m of list) {
-      count++;
-      if (m.length > limit) {
-        total += 4;
-        break;
-      }
-      total += 4 + m.length;
-    }
-    this.#reserve(total, 0);
-    let p = this.#input;
-    for (let i = 0; i < count; i++) {
-      const m = list[i]!;
-      this.#dv.setUint32(p, m.length);
-      if (m.length <= limit) this.#u8.set(m, p + 4);
-      p += 4 + m.length;
-    }
-    return this.#run(framing, this.#input, total);
+    return this.#run(framing, this.#m.input, this.#m.copyList(list, limit));
   }
 
   decodeFramed(bytes: Uint8Array): Batch {
     this.#begin(0);
     // A large input is copied only up to the header of a frame the kernel refuses (see frame-walk.ts).
     const n = bytes.length > WALK_ABOVE ? framedCopyLength(EMPTY, bytes, 4, this.#maxMessage) : bytes.length;
-    this.#reserve(n, 0);
-    this.#u8.set(n < bytes.length ? bytes.subarray(0, n) : bytes, this.#input);
-    return this.#run(FRAMING_LENGTH, this.#input, n) as Batch;
+    const m = this.#m;
+    m.reserve(n, 0);
+    m.u8.set(n < bytes.length ? bytes.subarray(0, n) : bytes, m.input);
+    return this.#run(FRAMING_LENGTH, m.input, n) as Batch;
   }
 
   push(chunk: Uint8Array): Batch {
@@ -196,22 +188,23 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     this.#pendingHeader = header;
     // Move the unfinished frame to the start of the input region; the views that pointed there are stale now.
     this.#begin(pending);
-    this.#u8.copyWithin(this.#input, this.#pendingFrom, this.#pendingFrom + pending);
-    this.#pendingFrom = this.#input;
+    const m = this.#m;
+    m.u8.copyWithin(m.input, this.#pendingFrom, this.#pendingFrom + pending);
+    this.#pendingFrom = m.input;
     // A large input is copied only up to the header of a frame the kernel refuses; the walk starts at the
     // unfinished frame's header, which may be split between the pending bytes and the chunk (see frame-walk.ts).
     let n = pending + chunk.length;
     if (n > WALK_ABOVE) {
       const limit = framing === FRAMING_BACKEND ? this.#maxMessage + 1 + XLOGDATA_HEADER : this.#maxMessage;
-      n = Math.max(pending, framedCopyLength(this.#u8.subarray(this.#input, this.#input + pending), chunk, header, limit));
+      n = Math.max(pending, framedCopyLength(m.u8.subarray(m.input, m.input + pending), chunk, header, limit));
     }
-    let end = this.#input + pending;
+    let end = m.input + pending;
     try {
-      this.#reserve(n, 0);
-      this.#u8.set(n - pending < chunk.length ? chunk.subarray(0, n - pending) : chunk, this.#input + pending);
-      end = this.#input + n;
-      const batch = this.#run(framing, this.#input, n);
-      this.#pendingFrom = this.#input + batch.consumed;
+      m.reserve(n, 0);
+      m.u8.set(n - pending < chunk.length ? chunk.subarray(0, n - pending) : chunk, m.input + pending);
+      end = m.input + n;
+      const batch = this.#run(framing, m.input, n);
+      this.#pendingFrom = m.input + batch.consumed;
       return batch;
     } catch (e) {
       // The framing after a bad message cannot be trusted (and an input refused as too large for memory is
@@ -241,117 +234,32 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     this.types.clear();
     this.inStream = false;
     this.#pendingLength = 0;
-    this.#writeTable(this.#tableCapacity, []);
-  }
-
-  /** Starts a decode call: older views go stale; a large idle memory is given back (keeping `keep` pending bytes). */
-  #begin(keep: number): void {
-    this.#clock.generation++;
-    if (this.#buffer!.byteLength > SHRINK_ABOVE && keep < SHRINK_ABOVE >> 2) {
-      const saved = copyBytes(this.#u8, this.#pendingFrom, this.#pendingFrom + keep);
-      this.#start();
-      this.#reserve(keep, 0);
-      this.#u8.set(saved, this.#input);
-      this.#pendingFrom = this.#input;
-    }
-  }
-
-  /** A fresh kernel instance with a small initial layout. */
-  #start(): void {
-    this.#k = this.#newKernel();
-    this.#result = this.#k.heapBase();
-    this.#input = this.#result + 64;
-    this.#inputCapacity = 0;
-    this.#tapeCapacity = 0;
-    this.#tableCapacity = 0;
-    this.#buffer = undefined;
-    this.#views();
-    this.#reserve(PAGE, 4096);
-    // A fresh instance learns the widths of the relations the decoder knows.
-    const widths: number[] = [];
-    for (const rel of this.relations.values()) widths.push(rel.relationId, rel.columnCount);
-    this.#layout(this.#inputCapacity, this.#tapeCapacity, tableCapacityFor(widths.length >> 1), widths);
-  }
-
-  /** Makes room for `bytes` of input and `words` of tape (tape sized from input when 0); OUT_OF_MEMORY beyond what the kernel addresses. */
-  #reserve(bytes: number, words: number): void {
-    const current = { input: this.#inputCapacity, tape: this.#tapeCapacity };
-    const plan = planCapacities(this.#input, bytes, words, current, this.#tableBytes());
-    if (plan !== undefined) this.#layout(plan.input, plan.tape);
-  }
-
-  /** The width table's bytes and the JSON area's behind it (json-area.ts): what the layout holds after the tape. */
-  #tableBytes(capacity = this.#tableCapacity): number {
-    return (TABLE_HEADER_WORDS + 2 * capacity) * 4 + JSON_AREA_BYTES;
+    this.#m.writeTable(this.#m.tableCapacity, []);
   }
 
   /**
-   * Lays out [input | tape | width table | JSON area] for these capacities, growing
-   * memory as needed. The table moves behind the tape, keeping its entries
-   * (or `widths`, pairs of OID and column count, when given).
+   * Starts a decode call: older views go stale; a large idle memory is
+   * given back (keeping `keep` pending bytes); a region asked for since the
+   * last call is laid out.
    */
-  #layout(inputCapacity: number, tapeCapacity: number, tableCapacity = this.#tableCapacity, widths?: number[]): void {
-    const tape = roundUp(this.#input + inputCapacity, 16);
-    const table = tape + tapeCapacity * 4;
-    const needed = layoutEnd(this.#input, { input: inputCapacity, tape: tapeCapacity }, this.#tableBytes(tableCapacity));
-    // Checked before anything changes, so a refused layout leaves the decoder as it was.
-    if (needed > ADDRESSABLE) throw unaddressable(inputCapacity, needed);
-    const entries = widths ?? this.#readTable();
-    const memory = this.#k.memory;
-    if (needed > memory.buffer.byteLength) {
-      try {
-        memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE));
-      } catch (cause) {
-        throw new PgoutputError(`cannot grow kernel memory to ${needed} bytes`, { code: "OUT_OF_MEMORY", offset: 0 });
-      }
+  #begin(keep: number): void {
+    this.#clock.generation++;
+    const m = this.#m;
+    if (m.buffer!.byteLength > SHRINK_ABOVE && keep < SHRINK_ABOVE >> 2) {
+      const saved = copyBytes(m.u8, this.#pendingFrom, this.#pendingFrom + keep);
+      this.#start();
+      m.reserve(keep, 0);
+      m.u8.set(saved, m.input);
+      this.#pendingFrom = m.input;
     }
-    this.#inputCapacity = inputCapacity;
-    this.#tape = tape;
-    this.#tapeCapacity = tapeCapacity;
-    this.#table = table;
-    this.#views();
-    this.#writeTable(tableCapacity, entries);
-    this.#json.moved(this.#k, table + (TABLE_HEADER_WORDS + 2 * tableCapacity) * 4);
+    m.grant();
   }
 
-  /** The width table's entries as pairs of OID and column count. */
-  #readTable(): number[] {
-    const out: number[] = [];
-    if (this.#tableCapacity === 0) return out;
-    const t = this.#i32;
-    const first = (this.#table >> 2) + TABLE_HEADER_WORDS;
-    for (let i = 0; i < this.#tableCapacity; i++) {
-      const width = t[first + 2 * i + 1]!;
-      if (width !== 0) out.push(t[first + 2 * i]!, width - 1);
-    }
-    return out;
-  }
-
-  /** Writes an empty table of `capacity` entries at #table and adds `widths` (hashing as the kernel does). */
-  #writeTable(capacity: number, widths: number[]): void {
-    const t = this.#i32;
-    const at = this.#table >> 2;
-    t.fill(0, at, at + TABLE_HEADER_WORDS + 2 * capacity);
-    t[at + TABLE_CAPACITY] = capacity;
-    t[at + TABLE_COUNT] = widths.length >> 1;
-    this.#tableCapacity = capacity;
-    const mask = capacity - 1;
-    for (let k = 0; k < widths.length; k += 2) {
-      let i = Math.imul(widths[k]!, TABLE_HASH) & mask;
-      while (t[at + TABLE_HEADER_WORDS + 2 * i + 1] !== 0) i = (i + 1) & mask;
-      t[at + TABLE_HEADER_WORDS + 2 * i] = widths[k]!;
-      t[at + TABLE_HEADER_WORDS + 2 * i + 1] = widths[k + 1]! + 1;
-    }
-  }
-
-  /** Re-acquires the typed-array views after memory grew (growth detaches the old buffer). */
-  #views(): void {
-    const buffer = this.#k.memory.buffer;
-    if (buffer === this.#buffer) return;
-    this.#buffer = buffer;
-    this.#u8 = new Uint8Array(buffer);
-    this.#i32 = new Int32Array(buffer);
-    this.#dv = new DataView(buffer);
+  /** A fresh kernel instance, which learns the widths of the relations the decoder knows. */
+  #start(): void {
+    const widths: number[] = [];
+    for (const rel of this.relations.values()) widths.push(rel.relationId, rel.columnCount);
+    this.#m.start(this.#newKernel(), widths);
   }
 
   /**
@@ -361,16 +269,14 @@ export abstract class TapeDecoder implements PgoutputDecoder {
    */
   #run(framing: number, from: number, length: number): TapeBatch {
     const status = this.#kernel(framing, from, length);
-    const res = this.#i32;
-    const r = this.#result >> 2;
+    const m = this.#m;
+    const res = m.i32;
+    const r = m.result >> 2;
     // Apply the good messages to the caches even when a later one is bad.
     const batch = this.#walk(this.#count, res[r + R_CONSUMED]! - from);
     if (status === STATUS_ERROR) {
-      const error = kernelError(res, r, from, framing === FRAMING_ONE ? undefined : this.#count, {
-        memory: this.#u8,
-        messageLength: framing === FRAMING_ONE ? length : undefined,
-        backendHeaders: framing === FRAMING_BACKEND,
-        maxMessageSize: this.#maxMessage,
+      const error = kernelError(res, r, from, this.#count, {
+        memory: m.u8, messageLength: undefined, backendHeaders: framing === FRAMING_BACKEND, maxMessageSize: this.#maxMessage,
       });
       error.decoded = [...batch];
       throw error;
@@ -381,19 +287,18 @@ export abstract class TapeDecoder implements PgoutputDecoder {
   /** Messages the last #kernel call decoded. */
   #count = 0;
 
-  /** The kernel calls of #run: STATUS_OK or STATUS_ERROR, with #count and the result words set. */
+  /** The kernel calls of a decode: STATUS_OK or STATUS_ERROR, with #count and the result words set. */
   #kernel(framing: number, from: number, length: number): number {
     const end = from + length;
-    const r = this.#result >> 2;
+    const m = this.#m;
+    const r = m.result >> 2;
     let state = this.inStream ? STATE_IN_STREAM : 0;
     let at = from;
     let tapeUsed = 0;
     let count = 0;
     for (;;) {
-      const status = this.#k.decode(
-        0, at, end, framing, this.#tape, tapeUsed, this.#tapeCapacity, state, this.#maxMessage, this.#result, this.#table,
-      );
-      const res = this.#i32;
+      const status = m.k.decode(0, at, end, framing, m.tape, tapeUsed, m.tapeCapacity, state, this.#maxMessage, m.result, m.table);
+      const res = m.i32;
       count += res[r + R_COUNT]!;
       if (status === STATUS_TAPE_FULL || status === STATUS_TABLE_FULL) {
         // Keep what was written, make the tape or the table larger, resume at the message that did not fit.
@@ -404,10 +309,9 @@ export abstract class TapeDecoder implements PgoutputDecoder {
           state = res[r + R_STATE]!;
         }
         if (status === STATUS_TAPE_FULL) {
-          const capacities = { input: this.#inputCapacity, tape: this.#tapeCapacity };
-          this.#layout(this.#inputCapacity, grownTape(this.#input, capacities, this.#tableBytes(), length));
-        }
-        else this.#layout(this.#inputCapacity, this.#tapeCapacity, this.#tableCapacity * 2);
+          const capacities = { input: m.inputCapacity, tape: m.tapeCapacity };
+          m.layout(m.inputCapacity, grownTape(m.input, capacities, m.tableBytes(), length));
+        } else m.layout(m.inputCapacity, m.tapeCapacity, m.tableCapacity * 2);
         continue;
       }
       this.#count = count;
@@ -415,53 +319,18 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     }
   }
 
-  /** What decodeRecord() returned last (one object, refilled per call). */
-  readonly #record: TapeRecord = { u8: EMPTY, dv: new DataView(new ArrayBuffer(0)), t: new Int32Array(0), w: 0 };
-  /** The Relation the last decodeRecord() defined, if it decoded one; its message length. */
-  #recordDefinition: RelationDefinition | undefined;
-  #recordLength = 0;
-
-  /**
-   * `decode()` for callers that read the tape themselves (the
-   * pg-logical-replication drop-in, bindings/compat, which turns every
-   * message into plain objects at once): the same copy, kernel call, checks,
-   * errors and cache updates, but no batch and no view — the message's
-   * record is word `w` of `t`. Valid until the decoder's next call.
-   */
-  decodeRecord(message: Uint8Array): TapeRecord {
-    this.#begin(0);
-    const copied = message.length > this.#maxMessage ? message.subarray(0, 1) : message;
-    // What #reserve(n, 64) checks first, without its objects: nearly every message fits what the last one left.
-    const n = copied.length;
-    if (n > this.#inputCapacity || (n >> 2) + 1024 > this.#tapeCapacity) this.#reserve(n, 64);
-    this.#u8.set(copied, this.#input);
-    const status = this.#kernel(FRAMING_ONE, this.#input, message.length);
-    if (status === STATUS_ERROR) {
-      const error = kernelError(this.#i32, this.#result >> 2, this.#input, undefined, {
-        memory: this.#u8, messageLength: message.length, backendHeaders: false, maxMessageSize: this.#maxMessage,
+  static {
+    internalsOf = (d) =>
+      (d.#internals ??= {
+        decodeOne: (message) => {
+          d.#one(message);
+          const w = d.#m.tape >> 2;
+          const tag = stateTag(d.#m.i32[w]!);
+          return tag === 0 ? undefined : d.#apply(w, 0, tag);
+        },
+        memory: d.#m,
+        view: (w, length, definition) => d.#batch(Int32Array.of(w), 1, length, definition === undefined ? [] : [definition]).get(0),
       });
-      error.decoded = [];
-      throw error;
-    }
-    const w = this.#tape >> 2;
-    const tag = stateTag(this.#i32[w]!);
-    this.#recordDefinition = tag === 0 ? undefined : this.#apply(w, 0, tag);
-    this.#recordLength = message.length;
-    const rec = this.#record;
-    rec.u8 = this.#u8;
-    rec.dv = this.#dv;
-    rec.t = this.#i32;
-    rec.w = w;
-    return rec;
-  }
-
-  /** The view of the message the last decodeRecord() decoded (for kinds its caller does not read itself). */
-  recordView(): WalMessage {
-    const def = this.#recordDefinition;
-    const records = Int32Array.of(this.#record.w);
-    return new TapeBatch(
-      this.#clock, this.#u8, this.#dv, this.#i32, records, 1, this.#recordLength, this.values, this.relations, def === undefined ? [] : [def], this.#json,
-    ).get(0);
   }
 
   /**
@@ -472,10 +341,10 @@ export abstract class TapeDecoder implements PgoutputDecoder {
    * view asks (TapeBatch.relationOf).
    */
   #walk(count: number, consumed: number): TapeBatch {
-    const t = this.#i32;
+    const t = this.#m.i32;
     const records = new Int32Array(count);
     const definitions: RelationDefinition[] = [];
-    let w = this.#tape >> 2;
+    let w = this.#m.tape >> 2;
     for (let i = 0; i < count; i++) {
       records[i] = w;
       // stateTag(), inline: a method call per record cost the kernel case 7%, and even this function call 1%
@@ -488,15 +357,18 @@ export abstract class TapeDecoder implements PgoutputDecoder {
       }
       w += t[w + H_SIZE]!;
     }
-    return new TapeBatch(this.#clock, this.#u8, this.#dv, t, records, count, consumed, this.values, this.relations, definitions, this.#json);
+    return this.#batch(records, count, consumed, definitions);
+  }
+
+  #batch(records: Int32Array, count: number, consumed: number, definitions: readonly RelationDefinition[]): TapeBatch {
+    const m = this.#m;
+    return new TapeBatch(this.#clock, m.u8, m.dv, m.i32, records, count, consumed, this.values, this.relations, definitions, m);
   }
 
   /** Applies record `w` (message `index` of its call, `tag` its stateTag()) to the caches and stream state; a Relation's definition is returned. */
   #apply(w: number, index: number, tag: number): RelationDefinition | undefined {
-    const t = this.#i32;
+    const { i32: t, u8, dv } = this.#m;
     const head = t[w]!;
-    const u8 = this.#u8;
-    const dv = this.#dv;
     const off = t[w + H_OFFSET]!;
     const p0 = off + 1 + ((head >> 8) & FLAG_XID ? 4 : 0);
     const body = w + HEADER_WORDS;
@@ -519,37 +391,4 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     }
     return undefined;
   }
-}
-
-/** The number of table entries that keeps `n` relations at most half full (a power of 2, at least 1024). */
-function tableCapacityFor(n: number): number {
-  let capacity = 1024;
-  while (capacity < n * 2) capacity *= 2;
-  return capacity;
-}
-
-/** A Relation cache entry from a validated Relation record: a private copy of the message, offsets rebased to it. */
-function relationAt(u8: Uint8Array, t: Int32Array, off: number, length: number, body: number, relationId: number): Relation {
-  const n = t[body + 4]!;
-  const columns = new Int32Array(2 * n);
-  for (let c = 0; c < n; c++) {
-    columns[2 * c] = t[body + 5 + 2 * c]! - off;
-    columns[2 * c + 1] = t[body + 6 + 2 * c]!;
-  }
-  const nameOffset = t[body + 2]! - off;
-  const nameLength = t[body + 3]!;
-  const bytes = copyBytes(u8, off, off + length);
-  return new Relation(bytes, {
-    relationId,
-    namespaceOffset: t[body]! - off,
-    namespaceLength: t[body + 1]!,
-    nameOffset,
-    nameLength,
-    replicaIdentity: bytes[nameOffset + nameLength + 1]!,
-    columns,
-  });
-}
-
-function roundUp(n: number, to: number): number {
-  return Math.ceil(n / to) * to;
 }

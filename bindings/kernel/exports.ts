@@ -1,8 +1,9 @@
 /**
  * What a tape kernel offers the decoder: the exports of the wasm instance
- * (assembly/index.ts) and, with the same names, arguments and results, of its
- * TypeScript port (bindings/baseline/kernel.ts). The decoder (decoder.ts)
- * is written against this alone, so both backends share one binding.
+ * (assembly/index.ts) and, with the same names, arguments and results, of
+ * the TS build of the same source (bindings/baseline/kernel.ts). The
+ * decoder (decoder.ts) is written against this alone, so both backends
+ * share one binding.
  */
 
 /** A kernel's linear memory: `grow` may replace `buffer` (wasm detaches the old one), so readers compare its identity. */

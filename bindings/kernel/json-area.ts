@@ -1,28 +1,38 @@
 /**
- * The JSON area: a fixed region of kernel memory behind the width table
- * (tape.ts, "Memory") where the JSON Lines writer has the kernel write
+ * The JSON area: a region of kernel memory behind the width table
+ * (memory-layout.ts) where the JSON Lines writer has the kernel write
  * tuples as JSON (`jsonColumns`, spec: bindings/jsonl-tape.ts):
  *   [ result: JR_WORDS words | column tables: TABLES bytes | output: OUTPUT bytes ]
- * Column tables are written once per relation (per writer) and stay until
+ * A decoder has one only once a writer asked for it (`jsonArea()`): the
+ * first tuple a writer sees of a decoder asks, and the area is laid out at
+ * that decoder's next call (memory grows only before a call: a grown wasm
+ * memory detaches the buffer every view of the batch reads); until then the
+ * writer takes its JS path, whose bytes are the same. A decoder no writer
+ * reads carries no area.
+ *   Column tables are written once per relation (per writer) and stay until
  * the decoder lays its memory out again (it moves the area: `generation`
  * changes) or the tables fill up (the area starts over). The output is
  * taken by the writer after every call, so it never grows: a tuple larger
  * than it is written in several calls (JSON_FULL), and a single value
  * larger than it is declined to the writer's JS path.
- *   Why fixed and inside the layout: memory only grows before a decode
- *   call (a grown wasm memory detaches the buffer every view of the batch
- *   reads), and capacity.ts then counts the area with the table, so the
- *   address limit holds.
  */
 import { JC_HEADER_WORDS, JC_WORDS, JR_COLUMN, JR_FLAGS, JR_WORDS, JR_WRITTEN } from "../jsonl-tape.ts";
 import type { KernelExports } from "./exports.ts";
+import type { MemoryRegion, RegionHost } from "./memory-layout.ts";
 
 const TABLES = 64 * 1024;
 const OUTPUT = 448 * 1024;
-/** Bytes the decoder reserves for the area. */
-export const JSON_AREA_BYTES = JR_WORDS * 4 + TABLES + OUTPUT;
 
-export class JsonArea {
+/** The decoder's JSON area, when it has one laid out; else it is asked for (laid out from the decoder's next call) and `undefined`. */
+export function jsonArea(host: RegionHost): JsonArea | undefined {
+  const region = host.region;
+  if (region instanceof JsonArea) return region;
+  if (region === undefined) host.request(new JsonArea());
+  return undefined;
+}
+
+export class JsonArea implements MemoryRegion {
+  readonly bytes = JR_WORDS * 4 + TABLES + OUTPUT;
   /** Bumped whenever the area moves or starts over: column tables written before are gone. */
   generation = 0;
   /** The last call's result words (JR_WRITTEN, JR_COLUMN, JR_FLAGS). */

@@ -6,12 +6,12 @@
  * `@types/pg` does not describe them.
  */
 import type { Client, ClientConfig } from "pg";
-import type { ReplicateOptions } from "./options.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import type { RawSocket } from "./socket.ts";
 import { ConnectionStringError, parseConnectionString } from "./conninfo.ts";
 import { connectionSecrets } from "../redact.ts";
-import { ConnectionGuard, type ConnectionLimits } from "./guard.ts";
+import { ConnectionGuard } from "./guard.ts";
+import type { ConnectionLimits } from "./defaults.ts";
 
 /** What the stream uses of `client.connection` (pg's Connection): its socket, which it takes over (socket.ts). */
 export interface PgConnection {
@@ -29,9 +29,13 @@ export interface PgReplicationClient {
   readonly connection: PgConnection;
 }
 
-type PgModule = { Client: new (config: ClientConfig) => Client };
+/** The `pg` module, as far as the package uses it (`replicate()`'s `pg` option). */
+export type PgModule = { Client: new (config: ClientConfig) => Client };
 
-export async function loadPg(given: ReplicateOptions["pg"]): Promise<PgModule> {
+/** `replicate()`'s `connection` option: a connection string, a pg ClientConfig, or a function returning a new pg.Client. */
+export type ConnectionOption = string | ClientConfig | (() => Client | Promise<Client>);
+
+export async function loadPg(given: PgModule | undefined): Promise<PgModule> {
   if (given) return given;
   try {
     const mod = (await import("pg")) as unknown as { default?: PgModule } & Partial<PgModule>;
@@ -72,7 +76,7 @@ function parsed(text: string, secrets: string[]): ClientConfig {
 }
 
 /** Throws an INVALID_OPTION `ReplicationError` for a connection string that does not parse. */
-export function resolveConnection(connection: ReplicateOptions["connection"]): ResolvedConnection {
+export function resolveConnection(connection: ConnectionOption): ResolvedConnection {
   const secrets: string[] = [];
   if (typeof connection === "function") return { config: undefined, factory: connection, secrets };
   if (typeof connection === "string") return { config: parsed(connection, secrets), factory: undefined, secrets };
@@ -96,7 +100,7 @@ export function resolveConnection(connection: ReplicateOptions["connection"]): R
  * it saw of the startup, when pg's own words say less).
  */
 export async function connectClient(
-  target: ResolvedConnection, pgModule: ReplicateOptions["pg"],
+  target: ResolvedConnection, pgModule: PgModule | undefined,
   how: { replication: boolean; limits: ConnectionLimits; applicationName?: string; created?: (client: Client) => void },
 ): Promise<Client> {
   let client: Client;
@@ -128,7 +132,7 @@ export async function connectClient(
 
 /** Creates and connects the replication client described by `connection` (see `connectClient`). */
 export async function openClient(
-  connection: ResolvedConnection, pgModule: ReplicateOptions["pg"], limits: ConnectionLimits, created?: (client: Client) => void,
+  connection: ResolvedConnection, pgModule: PgModule | undefined, limits: ConnectionLimits, created?: (client: Client) => void,
 ): Promise<PgReplicationClient> {
   let client: Client;
   try {
@@ -142,4 +146,12 @@ export async function openClient(
     throw new ReplicationError("the pg client has no usable `connection` (pg-native is not supported)", { code: "CONNECT_FAILED" });
   }
   return { client, connection: conn };
+}
+
+/** Ends `client` (Terminate), waiting for pg at most a second; then destroys `socket`, if given, should the server not have closed it. */
+export async function endClient(client: Client, socket?: { destroy(): unknown }): Promise<void> {
+  let timeout: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([client.end().catch(() => {}), new Promise<void>((resolve) => (timeout = setTimeout(resolve, 1000)))]);
+  clearTimeout(timeout);
+  socket?.destroy();
 }

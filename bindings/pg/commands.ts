@@ -13,7 +13,6 @@
  *   sends it through the same function.
  */
 import { formatLsn } from "../lsn.ts";
-import type { NormalizedOptions } from "./options.ts";
 import { ReplicationError } from "./errors.ts";
 
 /** A double-quoted identifier (the replication grammar accepts them for slot names). */
@@ -51,8 +50,22 @@ export function createSlotCommand(
   return `${head} ${options.exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT"}${options.twoPhase ? " TWO_PHASE" : ""}`;
 }
 
+/** What `streaming` may be: off, on (protocol 2+), or parallel (protocol 4, PostgreSQL 16+). */
+export type StreamingMode = "off" | "on" | "parallel";
+
+/** The pgoutput settings of a stream (from `replicate()`'s normalized options). */
+export interface PgoutputSettings {
+  protoVersion: 1 | 2 | 3 | 4;
+  publications: readonly string[];
+  streaming: StreamingMode;
+  binary: boolean;
+  messages: boolean;
+  twoPhase: boolean;
+  origin: "any" | "none" | undefined;
+}
+
 /** The pgoutput options of START_REPLICATION, in order, as [name, value]. */
-export function pgoutputOptions(o: Pick<NormalizedOptions, "protoVersion" | "publications" | "streaming" | "binary" | "messages" | "twoPhase" | "origin">): [string, string][] {
+export function pgoutputOptions(o: PgoutputSettings): [string, string][] {
   const out: [string, string][] = [
     ["proto_version", String(o.protoVersion)],
     ["publication_names", o.publications.map(quoteIdent).join(",")],

@@ -36,18 +36,16 @@
  * `connectError()`.
  */
 import type { Client } from "pg";
-import { PgoutputError, type PgoutputErrorCode } from "../errors.ts";
+import { PgoutputError } from "../errors.ts";
 import { ReplicationError } from "./errors.ts";
-import { MAX_MESSAGE_SIZE } from "../limits.ts";
-import { RECEIVE_TIMEOUT_MS } from "./options.ts";
-import { quotedBytes } from "../quoted-bytes.ts";
+import type { ConnectionLimits } from "./defaults.ts";
+import {
+  PG_CONNECT_TIMEOUT, SHOWN, connectTimeoutError, endpointName, frameError, hangUpError, notPostgresError, startupAnswer, type Awaiting,
+} from "./guard-errors.ts";
 
-export interface ConnectionLimits {
-  /** The largest backend message body accepted, in bytes. */
-  maxMessageSize: number;
-  /** Silence allowed while an answer is awaited, in ms; 0 turns the timeout off. */
-  receiveTimeoutMs: number;
-}
+// The CLI's connections made without `replicate()`'s options take these, and it names endpoints so.
+export { DEFAULT_LIMITS } from "./defaults.ts";
+export { endpointName };
 
 /** The socket under pg's Connection, as far as the guard uses it. */
 interface GuardSocket {
@@ -77,73 +75,8 @@ interface GuardedClient {
   queryQueue?: unknown[];
 }
 
-/** The limits of the stream's options (a decoder passed in without `maxMessageSize` keeps its own; its connections get the ceiling). */
-export function connectionLimits(o: { maxMessageSize: number | undefined; receiveTimeoutMs: number }): ConnectionLimits {
-  return { maxMessageSize: o.maxMessageSize ?? MAX_MESSAGE_SIZE, receiveTimeoutMs: o.receiveTimeoutMs };
-}
-
-/** `replicate()`'s defaults, for connections made without its options (the CLI's preflight and `slots`). */
-export const DEFAULT_LIMITS: ConnectionLimits = Object.freeze({ maxMessageSize: MAX_MESSAGE_SIZE, receiveTimeoutMs: RECEIVE_TIMEOUT_MS });
-
 const HEADER = 5;
 const guards = new WeakMap<object, ConnectionGuard>();
-/** How many of the server's first bytes a NOT_POSTGRES error shows. */
-const SHOWN = 24;
-
-/**
- * What the connection waits for while pg connects: the TCP connection, the
- * one-byte answer to SSLRequest, the TLS handshake, the first answer to the
- * startup message, then the rest (authentication, ParameterStatus,
- * BackendKeyData, ReadyForQuery).
- */
-type Awaiting = "tcp" | "sslResponse" | "tls" | "startup" | "rest";
-
-/** What sets the wait of pg's own connect timeout, as a user sets it. */
-const PG_CONNECT_TIMEOUT = "connect_timeout in the connection string (pg's connectionTimeoutMillis)";
-
-/** `host:port` of a connection (`[v6]:port`; a Unix socket by its path), for messages. */
-export function endpointName(host: string, port: string | number): string {
-  if (host.startsWith("/")) return `${host}/.s.PGSQL.${port}`;
-  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
-}
-
-/**
- * Whether `tag` and `length` can begin a PostgreSQL server's answer to the
- * startup message: an authentication request or NegotiateProtocolVersion
- * (8 to 2000 bytes), or an ErrorResponse or NoticeResponse (at most 30000).
- * libpq's bounds (PQconnectPoll): past them it is not PostgreSQL's
- * protocol 3 talking.
- */
-function startupAnswer(tag: number, length: number): boolean {
-  switch (tag) {
-    case 0x52: // R Authentication*
-    case 0x76: // v NegotiateProtocolVersion
-      return length >= 8 && length <= 2000;
-    case 0x45: // E ErrorResponse
-    case 0x4e: // N NoticeResponse
-      return length >= 4 && length <= 30000;
-    default:
-      return false;
-  }
-}
-
-/** What a service's first bytes say it is, when they say it: ", as X does". */
-function serviceOf(bytes: Uint8Array): string {
-  const head = String.fromCharCode(...bytes.subarray(0, 5));
-  if (head === "HTTP/") return ", as an HTTP server does";
-  if (head.startsWith("SSH-")) return ", as an SSH server does";
-  // A TLS record: content type 20-23, then the protocol version's major byte 3.
-  if (bytes.length >= 2 && bytes[0]! >= 0x14 && bytes[0]! <= 0x17 && bytes[1] === 0x03) {
-    return ", as a TLS server does (PostgreSQL has no separate TLS port: it starts TLS on its own port when asked, with sslmode=require)";
-  }
-  return "";
-}
-
-/** The names of the backend messages pg may be asked to buffer, for the error text. */
-const NAMES: Record<string, string> = {
-  D: "DataRow", d: "CopyData", E: "ErrorResponse", N: "NoticeResponse", T: "RowDescription", R: "Authentication",
-  A: "NotificationResponse", S: "ParameterStatus", C: "CommandComplete", W: "CopyBothResponse", H: "CopyOutResponse",
-};
 
 export class ConnectionGuard {
   readonly #client: GuardedClient;
@@ -252,7 +185,7 @@ export class ConnectionGuard {
     this.#lastData = Date.now();
     if (this.#failure !== undefined || chunk.length === 0) return;
     if (chunk[0] === 0x45 || (chunk.length === 1 && (chunk[0] === 0x53 || chunk[0] === 0x4e))) return;
-    this.#fail(this.#notPostgres("the SSLRequest", chunk.subarray(0, SHOWN)));
+    this.#fail(notPostgresError(this.#server, "the SSLRequest", chunk.subarray(0, SHOWN)));
   };
 
   readonly #onData = (chunk: Uint8Array): void => {
@@ -289,11 +222,11 @@ export class ConnectionGuard {
         this.#headLength = 0;
       }
       if (at === 0 && this.#client._connecting === true && !startupAnswer(tag, length)) {
-        this.#fail(this.#notPostgres("the startup message", this.#first.subarray(0, this.#firstLength)));
+        this.#fail(notPostgresError(this.#server, "the startup message", this.#first.subarray(0, this.#firstLength)));
         return;
       }
       if (length < 4 || length - 4 > this.#limits.maxMessageSize) {
-        this.#fail(this.#frameError(tag, length, at));
+        this.#fail(frameError(tag, length, at, this.#limits.maxMessageSize));
         return;
       }
       this.#lastTag = tag;
@@ -316,31 +249,6 @@ export class ConnectionGuard {
     return typeof host === "string" && host !== "" && (typeof port === "number" || typeof port === "string") ? endpointName(host, port) : "the server";
   }
 
-  #notPostgres(question: string, seen: Uint8Array): ReplicationError {
-    return new ReplicationError(
-      `${this.#server} does not speak the PostgreSQL protocol: it answered ${question} with ${quotedBytes(seen)}${serviceOf(seen)}`,
-      { code: "NOT_POSTGRES" },
-    );
-  }
-
-  /**
-   * The error of a connection that got no answer for `ms` ms while
-   * connecting: where it was (the TCP connection, the SSLRequest, the TLS
-   * handshake, the startup message, the rest of the startup), and `setting`,
-   * what sets the wait.
-   */
-  #connectTimeout(ms: number, setting: string): ReplicationError {
-    const server = this.#server;
-    const what = {
-      tcp: `no TCP connection to ${server} within ${ms} ms`,
-      sslResponse: `${server} accepted the connection but did not answer the SSLRequest for ${ms} ms`,
-      tls: `${server} accepted the connection but did not finish the TLS handshake within ${ms} ms`,
-      startup: `${server} accepted the connection but sent nothing for ${ms} ms while connecting (awaiting the answer to the startup message)`,
-      rest: `${server} stopped answering while connecting: nothing for ${ms} ms after ${this.#lastTag < 0 ? "its first bytes" : `its ${this.#kind(this.#lastTag)}`} (awaiting the rest of the startup: authentication, then ReadyForQuery)`,
-    }[this.#awaiting];
-    return new ReplicationError(`${what}; ${setting} sets how long to wait`, { code: "CONNECT_FAILED" });
-  }
-
   /**
    * What `client.connect()` rejected with, said with what the guard saw: its
    * own failure if it failed the connection (pg may report the same event
@@ -352,32 +260,12 @@ export class ConnectionGuard {
     if (this.#failure !== undefined) return this.#failure;
     const message = e instanceof Error ? e.message : undefined;
     const ms = this.#client._connectionTimeoutMillis;
-    if (message === "timeout expired" && typeof ms === "number" && ms > 0) return this.#connectTimeout(ms, PG_CONNECT_TIMEOUT);
+    if (message === "timeout expired" && typeof ms === "number" && ms > 0) return connectTimeoutError(this.#server, this.#awaiting, this.#lastTag, ms, PG_CONNECT_TIMEOUT);
     if (message === "Connection terminated unexpectedly" && (this.#awaiting === "startup" || this.#awaiting === "sslResponse")) {
       const question = this.#awaiting === "startup" ? "the startup message" : "the SSLRequest";
-      return new ReplicationError(
-        `${this.#server} accepted the connection and closed it without answering ${question} (PostgreSQL answers, if only with an error: is this its port? A TLS-only service closes so)`,
-        { code: "CONNECT_FAILED" }, // pg's "Connection terminated unexpectedly" says less: not kept as the cause
-      );
+      return hangUpError(this.#server, question);
     }
     return e;
-  }
-
-  #kind(tag: number): string {
-    const letter = String.fromCharCode(tag);
-    return `${NAMES[letter] ?? "backend"} message (0x${tag.toString(16).padStart(2, "0")})`;
-  }
-
-  #frameError(tag: number, length: number, offset: number): ReplicationError {
-    const kind = this.#kind(tag);
-    const tooLarge = length >= 4;
-    const code: PgoutputErrorCode = tooLarge ? "MESSAGE_TOO_LARGE" : "INVALID_LENGTH";
-    const text = tooLarge
-      ? `the server sent a ${kind} of ${length - 4} bytes, over maxMessageSize (${this.#limits.maxMessageSize}); bytes count from the connection's first`
-      : `the server sent a ${kind} with an invalid length ${length}; bytes count from the connection's first`;
-    // The offset is that of the length field.
-    const cause = new PgoutputError(text, { code, field: "frameLength", offset: offset + 1 });
-    return new ReplicationError(cause.message, { code: "DECODE_ERROR", cause });
   }
 
   #check(): void {
@@ -399,7 +287,7 @@ export class ConnectionGuard {
     const ms = this.#limits.receiveTimeoutMs;
     if (silent < ms) return;
     this.#fail(c._connecting === true
-      ? this.#connectTimeout(silent, `receiveTimeoutMs (${ms})`)
+      ? connectTimeoutError(this.#server, this.#awaiting, this.#lastTag, silent, `receiveTimeoutMs (${ms})`)
       : new ReplicationError(`nothing received from the server for ${silent} ms while waiting for an answer (receiveTimeoutMs ${ms})`, { code: "RECEIVE_TIMEOUT" }));
   }
 

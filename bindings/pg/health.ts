@@ -6,12 +6,15 @@
  * previous sample. Nothing is polled and no side connection is opened
  * unless `health()` is called, `health.intervalMs` or `heartbeat` is set.
  */
-import type { ReplicateOptions, NormalizedOptions } from "./options.ts";
 import type { ReplicationError } from "./errors.ts";
-import { Heartbeat, type HeartbeatStats } from "./heartbeat.ts";
+import { Heartbeat, type HeartbeatOptions, type HeartbeatStats } from "./heartbeat.ts";
 import { lostReason, readSlotState, slotLostError, slotMissingError, type SlotState } from "./slot-state.ts";
 import type { SideConnection } from "./side-connection.ts";
-import type { ReplicationStats } from "./stream.ts";
+
+/** `replicate()`'s `health` option: sample `stream.health()` every `intervalMs` and pass it to `onHealth`. */
+export interface HealthOptions {
+  intervalMs: number;
+}
 
 /** Timestamps the stream records as messages reach the consumer. */
 export interface StreamProgress {
@@ -30,7 +33,8 @@ export interface HealthSource {
   readonly slotName: string;
   readonly lastAckedLsn: bigint;
   readonly lastReceivedLsn: bigint;
-  readonly stats: ReplicationStats;
+  /** The stream's counters (`ReplicationStats`) the samples report. */
+  readonly stats: { readonly bytes: number; readonly payloads: number };
   readonly progress: StreamProgress;
 }
 
@@ -77,7 +81,7 @@ export interface SlotLostEvent {
 export class HealthMonitor {
   readonly #side: SideConnection;
   readonly #serverVersion: number;
-  readonly #onHealth: ReplicateOptions["onHealth"];
+  readonly #onHealth: ((health: ReplicationHealth) => void) | undefined;
   /** Ends the stream (set by bind). */
   #fail: (e: ReplicationError) => void = () => {};
   #source: HealthSource | undefined;
@@ -87,8 +91,9 @@ export class HealthMonitor {
   #closed = false;
 
   constructor(
-    side: SideConnection, serverVersion: number, options: Pick<NormalizedOptions, "health" | "heartbeat">,
-    callbacks: Pick<ReplicateOptions, "onHealth">,
+    side: SideConnection, serverVersion: number,
+    options: { health: HealthOptions | undefined; heartbeat: Required<HeartbeatOptions> | undefined },
+    callbacks: { onHealth?: ((health: ReplicationHealth) => void) | undefined },
   ) {
     this.#side = side;
     this.#serverVersion = serverVersion;

@@ -10,6 +10,14 @@
 import { ReplicationError } from "./errors.ts";
 import type { SideConnection } from "./side-connection.ts";
 
+/** `replicate()`'s `heartbeat` option. */
+export interface HeartbeatOptions {
+  /** Milliseconds between heartbeats. */
+  intervalMs: number;
+  /** SQL run on the side connection. Default `SELECT pg_logical_emit_message(false, 'pgoutput-wasm.heartbeat', now()::text)`. */
+  query?: string;
+}
+
 /** The prefix of the default heartbeat message; LogicalMessages with it are not delivered by default. */
 export const HEARTBEAT_PREFIX = "pgoutput-wasm.heartbeat";
 
@@ -44,7 +52,7 @@ export class Heartbeat {
   readonly #timer: ReturnType<typeof setInterval>;
   #running = false;
 
-  constructor(side: SideConnection, options: { intervalMs: number; query: string }) {
+  constructor(side: SideConnection, options: Required<HeartbeatOptions>) {
     this.#timer = setInterval(() => {
       if (this.#running) return;
       this.#running = true;

@@ -1,5 +1,5 @@
 /**
- * pgoutput-wasm/pg: a logical replication client on `pg` (an optional peer
+ * pgoutput-wasm/pg: a logical replication client on `pg` (the package's one
  * dependency) — `replicate()` streams decoded pgoutput messages or whole
  * transactions from a slot, with backpressure, correct acknowledgements and
  * typed errors.
@@ -16,23 +16,15 @@
 export { replicate } from "./replicate.ts";
 export { ReplicationStream, type ReplicationStats, type StreamItem } from "./stream.ts";
 export type { ReplicateOptions, SlotOptions, StreamingMode } from "./options.ts";
-// Slot health, heartbeats, publication management (issue 14).
-export type { HealthOptions, HeartbeatOptions, PublicationOptions } from "./options.ts";
-export type { ReplicationHealth, SlotLostEvent, StreamProgress } from "./health.ts";
+export type { AckMode } from "../ack.ts";
+// Slot health, heartbeats, publications, reconnects.
+export type { HealthOptions, ReplicationHealth, SlotLostEvent, StreamProgress } from "./health.ts";
 export type { SlotState } from "./slot-state.ts";
-export type { PublicationReport } from "./publication.ts";
-export { HEARTBEAT_PREFIX } from "./heartbeat.ts";
+export type { PublicationOptions, PublicationReport } from "./publication.ts";
+export { HEARTBEAT_PREFIX, type HeartbeatOptions } from "./heartbeat.ts";
 export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
-export {
-  SnapshotReplication,
-  type MaterializedSnapshotRow,
-  type SnapshotComplete,
-  type SnapshotItem,
-  type SnapshotOptions,
-  type SnapshotProgress,
-  type SnapshotReplicateOptions,
-  type SnapshotRow,
-} from "./snapshot.ts";
+export { SnapshotReplication, type MaterializedSnapshotRow, type SnapshotComplete, type SnapshotItem, type SnapshotRow } from "./snapshot.ts";
+export type { SnapshotOptions, SnapshotProgress, SnapshotReplicateOptions } from "./snapshot-options.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {
   TransactionAssembler,
@@ -44,5 +36,3 @@ export {
   type Transaction,
   type TransactionItem,
 } from "./transactions.ts";
-export { createSlotCommand, startReplicationCommand, quoteIdent, quoteLiteral } from "./commands.ts";
-export { AckTracker, type AckMessage, type AckMode, type AckPositions, type AckTrackerOptions } from "../ack.ts";

@@ -2,19 +2,22 @@
  * The options of `replicate()`, and their normalized form: defaults filled
  * in, LSNs parsed, combinations checked before anything touches the network.
  */
-import type { Client, ClientConfig } from "pg";
 import type { BackendChoice } from "../create-decoder.ts";
 import type { StandbyStatus } from "../walsender.ts";
 import type { AckMode } from "../ack.ts";
 import { parseLsn } from "../lsn.ts";
+import { isProtocolVersion, PROTOCOL_SINCE, PROTOCOL_VERSIONS, protocolNeeded, type ProtocolVersion } from "../layout.ts";
 import { checkMaxMessageSize } from "../limits.ts";
 import { ReplicationError } from "./errors.ts";
-import { heartbeatQuery } from "./heartbeat.ts";
-import { publicationSpec } from "./publication.ts";
+import type { ConnectionOption, PgModule } from "./client.ts";
+import type { StreamingMode } from "./commands.ts";
+import { COALESCE_MS, HIGH_WATER_MARK, RECEIVE_TIMEOUT_MS, STATUS_INTERVAL_MS, STOP_TIMEOUT_MS } from "./defaults.ts";
+import type { HealthOptions, ReplicationHealth, SlotLostEvent } from "./health.ts";
+import { heartbeatQuery, type HeartbeatOptions } from "./heartbeat.ts";
+import { publicationSpec, type PublicationOptions, type PublicationReport, type PublicationSpec } from "./publication.ts";
 import { reconnectPolicy, type ReconnectEvent, type ReconnectOptions, type ReconnectPolicy, type ReconnectedEvent } from "./reconnect.ts";
 
-/** The default of `receiveTimeoutMs`, PostgreSQL's `wal_receiver_timeout` default. */
-export const RECEIVE_TIMEOUT_MS = 60_000;
+export type { StreamingMode };
 
 /** A replication slot to stream from. */
 export interface SlotOptions {
@@ -48,32 +51,6 @@ export interface SlotOptions {
   onLost?: "error" | "recreate";
 }
 
-/** `replicate()`'s `health` option: sample `stream.health()` every `intervalMs` and pass it to `onHealth`. */
-export interface HealthOptions {
-  intervalMs: number;
-}
-
-/** `replicate()`'s `heartbeat` option (heartbeat.ts). */
-export interface HeartbeatOptions {
-  /** Milliseconds between heartbeats. */
-  intervalMs: number;
-  /** SQL run on the side connection. Default `SELECT pg_logical_emit_message(false, 'pgoutput-wasm.heartbeat', now()::text)`. */
-  query?: string;
-}
-
-/** `replicate()`'s `publication` option (publication.ts). */
-export interface PublicationOptions {
-  /** Create the publication when it is missing. Default false: only check it. */
-  create?: boolean;
-  /** Tables (`name` or `schema.name`) or `"all"` (FOR ALL TABLES). Default `"all"`. */
-  tables?: readonly string[] | "all";
-  /** Operations published. Default all four. */
-  operations?: readonly ("insert" | "update" | "delete" | "truncate")[];
-}
-
-/** What `streaming` may be: off, on (protocol 2+), or parallel (protocol 4, PostgreSQL 16+). */
-export type StreamingMode = "off" | "on" | "parallel";
-
 export interface ReplicateOptions {
   /**
    * How to connect: a connection string — a URL (`postgres://user:pw@host/db`)
@@ -83,7 +60,7 @@ export interface ReplicateOptions {
    * created with `replication: "database"`. A string that does not parse is
    * an INVALID_OPTION error; no error message shows the password.
    */
-  connection: string | ClientConfig | (() => Client | Promise<Client>);
+  connection: ConnectionOption;
   /** The slot: its name (an existing slot) or `{ name, create, temporary }`. */
   slot: string | SlotOptions;
   /** Publication name(s): pgoutput's `publication_names`. */
@@ -99,7 +76,7 @@ export interface ReplicateOptions {
    * pgoutput protocol version 1-4. Default: the lowest the other options
    * need (1; 2 for streaming, 3 for two-phase, 4 for parallel streaming).
    */
-  protoVersion?: 1 | 2 | 3 | 4;
+  protoVersion?: ProtocolVersion;
   /** Stream large in-progress transactions: `off` (default), `on` / `true`, or `parallel` (protocol 4). */
   streaming?: boolean | StreamingMode;
   /** Column values in binary format (pgoutput `binary`). */
@@ -162,7 +139,7 @@ export interface ReplicateOptions {
   /** Milliseconds `stop()` waits for the server to end the stream before closing the socket. Default 10 000. */
   stopTimeoutMs?: number;
   /** The `pg` module, when it cannot be imported dynamically (e.g. a bundle). */
-  pg?: { Client: new (config: ClientConfig) => Client };
+  pg?: PgModule;
   /** Called once with the error that ended the stream (an error that is reconnected from does not end it: see `onReconnect`). */
   onError?: (error: ReplicationError) => void;
   /** Called after every standby status update sent. */
@@ -170,7 +147,7 @@ export interface ReplicateOptions {
   /** Sample `stream.health()` on an interval (to `onHealth`); without it nothing is polled. */
   health?: HealthOptions;
   /** Called with each health sample of `health.intervalMs`. */
-  onHealth?: (health: import("./health.ts").ReplicationHealth) => void;
+  onHealth?: (health: ReplicationHealth) => void;
   /** Write a heartbeat into the WAL every `intervalMs` from a side connection, so an idle slot still advances. */
   heartbeat?: HeartbeatOptions;
   /** Deliver LogicalMessages with the heartbeat prefix (`pgoutput-wasm.heartbeat`) to the consumer. Default false: filtered. */
@@ -178,9 +155,9 @@ export interface ReplicateOptions {
   /** Create or check the (single) publication named in `publications` before streaming. */
   publication?: PublicationOptions;
   /** Called with what the publication check found (created, or how it differs from what was asked). */
-  onPublication?: (report: import("./publication.ts").PublicationReport) => void;
+  onPublication?: (report: PublicationReport) => void;
   /** Called, loudly, when `slot.onLost: "recreate"` replaced an invalidated slot. */
-  onSlotLost?: (event: import("./health.ts").SlotLostEvent) => void;
+  onSlotLost?: (event: SlotLostEvent) => void;
   /** Called with NoticeResponse fields (e.g. PostgreSQL 18's warning about a missing publication). */
   onNotice?: (notice: { severity?: string; code?: string; message: string }) => void;
   // --- automatic reconnect (reconnect.ts)
@@ -207,7 +184,7 @@ export interface NormalizedOptions {
   slot: { name: string; create: boolean; temporary: boolean; failover: boolean; onLost: "error" | "recreate" };
   publications: string[];
   startLsn: bigint;
-  protoVersion: 1 | 2 | 3 | 4;
+  protoVersion: ProtocolVersion;
   streaming: StreamingMode;
   binary: boolean;
   messages: boolean;
@@ -225,11 +202,9 @@ export interface NormalizedOptions {
   health: HealthOptions | undefined;
   heartbeat: Required<HeartbeatOptions> | undefined;
   deliverHeartbeats: boolean;
-  publication: import("./publication.ts").PublicationSpec | undefined;
+  publication: PublicationSpec | undefined;
   reconnect: ReconnectPolicy | false;
 }
-
-const MIB = 1 << 20;
 
 function invalid(message: string): ReplicationError {
   return new ReplicationError(message, { code: "INVALID_OPTION" });
@@ -296,12 +271,12 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     throw invalid(`streaming must be off, on or parallel, not ${String(o.streaming)}`);
   }
   const twoPhase = o.twoPhase === true;
-  const needed = streaming === "parallel" ? 4 : twoPhase ? 3 : streaming === "on" ? 2 : 1;
-  const protoVersion = o.protoVersion ?? needed;
-  if (![1, 2, 3, 4].includes(protoVersion)) throw invalid(`protoVersion must be 1, 2, 3 or 4, not ${String(protoVersion)}`);
-  if (streaming === "on" && protoVersion < 2) throw invalid("streaming needs protoVersion 2 or later");
-  if (streaming === "parallel" && protoVersion < 4) throw invalid('streaming "parallel" needs protoVersion 4');
-  if (twoPhase && protoVersion < 3) throw invalid("twoPhase needs protoVersion 3 or later");
+  const since = PROTOCOL_SINCE;
+  const protoVersion: unknown = o.protoVersion ?? protocolNeeded(streaming, twoPhase);
+  if (!isProtocolVersion(protoVersion)) throw invalid(`protoVersion must be ${PROTOCOL_VERSIONS.slice(0, -1).join(", ")} or ${PROTOCOL_VERSIONS.at(-1)}, not ${String(protoVersion)}`);
+  if (streaming === "on" && protoVersion < since.streaming) throw invalid(`streaming needs protoVersion ${since.streaming} or later`);
+  if (streaming === "parallel" && protoVersion < since.parallel) throw invalid(`streaming "parallel" needs protoVersion ${since.parallel}`);
+  if (twoPhase && protoVersion < since.twoPhase) throw invalid(`twoPhase needs protoVersion ${since.twoPhase} or later`);
 
   if (o.origin !== undefined && o.origin !== "any" && o.origin !== "none") {
     throw invalid(`origin must be "any" or "none", not ${String(o.origin)}`);
@@ -309,7 +284,7 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
   const ack = o.ack ?? "auto";
   if (ack !== "auto" && ack !== "manual") throw invalid(`ack must be "auto" or "manual", not ${String(o.ack)}`);
 
-  const highWaterMark = positive("highWaterMark", o.highWaterMark, 8 * MIB);
+  const highWaterMark = positive("highWaterMark", o.highWaterMark, HIGH_WATER_MARK);
   const lowWaterMark = o.lowWaterMark === undefined ? highWaterMark / 4 : o.lowWaterMark;
   if (!(Number.isFinite(lowWaterMark) && lowWaterMark >= 0 && lowWaterMark <= highWaterMark)) {
     throw invalid(`lowWaterMark must be between 0 and highWaterMark (${highWaterMark}), not ${String(o.lowWaterMark)}`);
@@ -319,21 +294,21 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     slot,
     publications,
     startLsn,
-    protoVersion: protoVersion as 1 | 2 | 3 | 4,
+    protoVersion,
     streaming,
     binary: o.binary === true,
     messages: o.messages === true,
     twoPhase,
     origin: o.origin,
     ack,
-    statusIntervalMs: positive("statusIntervalMs", o.statusIntervalMs, 10_000),
+    statusIntervalMs: positive("statusIntervalMs", o.statusIntervalMs, STATUS_INTERVAL_MS),
     highWaterMark,
     lowWaterMark,
     keepalives: o.keepalives === true,
     receiveTimeoutMs: o.receiveTimeoutMs === 0 ? 0 : positive("receiveTimeoutMs", o.receiveTimeoutMs, RECEIVE_TIMEOUT_MS),
-    coalesceMs: o.coalesceMs === 0 ? 0 : positive("coalesceMs", o.coalesceMs, 1),
+    coalesceMs: o.coalesceMs === 0 ? 0 : positive("coalesceMs", o.coalesceMs, COALESCE_MS),
     maxMessageSize: o.maxMessageSize === undefined ? undefined : messageLimit(o.maxMessageSize),
-    stopTimeoutMs: positive("stopTimeoutMs", o.stopTimeoutMs, 10_000),
+    stopTimeoutMs: positive("stopTimeoutMs", o.stopTimeoutMs, STOP_TIMEOUT_MS),
     health: o.health === undefined ? undefined : { intervalMs: positive("health.intervalMs", o.health?.intervalMs ?? Number.NaN, 0) },
     heartbeat: o.heartbeat === undefined ? undefined : {
       intervalMs: positive("heartbeat.intervalMs", o.heartbeat?.intervalMs ?? Number.NaN, 0),

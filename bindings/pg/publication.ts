@@ -10,11 +10,20 @@
 import type { Client } from "pg";
 import { quoteIdent, quoteLiteral } from "./commands.ts";
 import { ReplicationError } from "./errors.ts";
-import type { PublicationOptions } from "./options.ts";
 import { patiently } from "./guard.ts";
 
 export type PublishOperation = "insert" | "update" | "delete" | "truncate";
 const OPERATIONS: readonly PublishOperation[] = ["insert", "update", "delete", "truncate"];
+
+/** `replicate()`'s `publication` option. */
+export interface PublicationOptions {
+  /** Create the publication when it is missing. Default false: only check it. */
+  create?: boolean;
+  /** Tables (`name` or `schema.name`) or `"all"` (FOR ALL TABLES). Default `"all"`. */
+  tables?: readonly string[] | "all";
+  /** Operations published. Default all four. */
+  operations?: readonly PublishOperation[];
+}
 
 /** The checked `publication` option. */
 export interface PublicationSpec {

@@ -44,13 +44,16 @@ import { openClient, pgConnection, resolveConnection } from "./client.ts";
 import { createSlotCommand, startReplicationCommand } from "./commands.ts";
 import { HealthMonitor } from "./health.ts";
 import { SideConnection } from "./side-connection.ts";
-import { connectionLimits, patiently } from "./guard.ts";
+import { patiently } from "./guard.ts";
+import { connectionLimits } from "./defaults.ts";
 import { prepareSlot } from "./slot-prepare.ts";
 import { classifySlotError, readSlotState } from "./slot-state.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
 import { normalizeOptions, type ReplicateOptions } from "./options.ts";
-import { ReplicationStream, type StreamConnection } from "./stream.ts";
-import { SnapshotReplication, exportedSnapshot, normalizeSnapshot, type SnapshotOptions, type SnapshotReplicateOptions } from "./snapshot.ts";
+import { ReplicationStream } from "./stream.ts";
+import type { StreamConnection } from "./reconnect.ts";
+import { SnapshotReplication } from "./snapshot.ts";
+import { exportedSnapshot, normalizeSnapshot, type SnapshotOptions, type SnapshotReplicateOptions } from "./snapshot-options.ts";
 import { ensurePublication } from "./publication.ts";
 
 async function makeDecoder(choice: ReplicateOptions["decoder"], maxMessageSize: number | undefined): Promise<PgoutputDecoder> {

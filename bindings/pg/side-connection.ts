@@ -8,18 +8,17 @@
  */
 import type { Client, QueryResultRow } from "pg";
 import { ReplicationError, fromPgError } from "./errors.ts";
-import { connectClient, type ResolvedConnection } from "./client.ts";
-import type { ConnectionLimits } from "./guard.ts";
-import type { ReplicateOptions } from "./options.ts";
+import { connectClient, endClient, type PgModule, type ResolvedConnection } from "./client.ts";
+import type { ConnectionLimits } from "./defaults.ts";
 
 export class SideConnection {
   readonly #target: ResolvedConnection;
-  readonly #pg: ReplicateOptions["pg"];
+  readonly #pg: PgModule | undefined;
   readonly #limits: ConnectionLimits;
   #client: Promise<Client> | undefined;
   #closed = false;
 
-  constructor(target: ResolvedConnection, pg: ReplicateOptions["pg"], limits: ConnectionLimits) {
+  constructor(target: ResolvedConnection, pg: PgModule | undefined, limits: ConnectionLimits) {
     this.#target = target;
     this.#pg = pg;
     this.#limits = limits;
@@ -54,10 +53,7 @@ export class SideConnection {
     this.#client = undefined;
     if (pending === undefined) return;
     try {
-      const client = await pending;
-      let timeout: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([client.end().catch(() => {}), new Promise<void>((r) => (timeout = setTimeout(r, 1000)))]);
-      clearTimeout(timeout);
+      await endClient(await pending);
     } catch {
       /* it never opened */
     }

@@ -12,18 +12,16 @@
  * 2. the replication connection then stays idle (its next command would
  *    end the export) while `parallel` ordinary connections each
  *    `BEGIN ISOLATION LEVEL REPEATABLE READ` and `SET TRANSACTION SNAPSHOT`
- *    to it — all of them before anything else happens.
+ *    to it — all of them before anything else happens (snapshot-copy.ts).
  * 3. they `COPY` every table of the publications (column lists and row
  *    filters applied, as pgoutput applies them to changes), the rows
- *    re-framed as pgoutput Inserts (copy-reframe.ts) and decoded by the
+ *    re-framed as pgoutput Inserts (copy-reframe.ts) and decoded here by the
  *    stream's own decoder against Relation messages built from the
- *    catalogs (snapshot-catalog.ts): the same tuple views and values.
+ *    catalogs (snapshot-catalog.ts): the same tuple views and values. A
+ *    copy connection is paused at `highWaterMark`: memory is bounded
+ *    whatever the table size.
  * 4. after the last row was handed over, `START_REPLICATION` from the
  *    consistent point.
- *
- * Backpressure: a copy connection's socket is paused while the rows copied
- * and not yet handed over reach `highWaterMark`; memory is bounded whatever
- * the table size.
  *
  * A snapshot that fails or is stopped before its end never turns into a
  * stream: the error is SNAPSHOT_INCOMPLETE, and the slot (whose snapshot
@@ -34,61 +32,16 @@ import type { Client } from "pg";
 import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage, Insert } from "../messages.ts";
 import { materializeMessage } from "../materialize.ts";
-import { parseLsn } from "../lsn.ts";
-import { connectClient, pgConnection, type ResolvedConnection } from "./client.ts";
-import { quoteIdent, quoteLiteral } from "./commands.ts";
-import { copyOut } from "./copy-out.ts";
-import { CopyReframer, type CopyFormat } from "./copy-reframe.ts";
+import { quoteIdent } from "./commands.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
-import type { NormalizedOptions, ReplicateOptions } from "./options.ts";
-import { copyCommand, planTasks, readSnapshotTables, type CopyTask, type SnapshotTable } from "./snapshot-catalog.ts";
+import type { CopyTask } from "./snapshot-catalog.ts";
+import { SnapshotCopy, type CopySetup } from "./snapshot-copy.ts";
+import type { ExportedSnapshot, SnapshotProgress } from "./snapshot-options.ts";
 import type { ReplicationStream, StreamItem } from "./stream.ts";
 import type { AssemblerOptions, TransactionItem } from "./transactions.ts";
-import { connectionLimits } from "./guard.ts";
 
-/**
- * `replicate()`'s options with `snapshot`: copy every row the publications
- * hold first, then stream the changes after them, with no gap and no
- * duplicate (README "Initial snapshot"). The slot must not exist yet: it is
- * created with an exported snapshot. `replicate()` then resolves to a
- * `SnapshotReplication` (`snapshot: false` to a `ReplicationStream`).
- */
-export interface SnapshotReplicateOptions extends ReplicateOptions {
-  snapshot: boolean | SnapshotOptions;
-}
-
-/** The `snapshot` option of `replicate()`. */
-export interface SnapshotOptions {
-  /** Only these tables of the publications (`schema.table`, or `table` in public). Default: all. */
-  tables?: readonly string[];
-  /** Copy connections, each copying one table (or ctid range) at a time. Default 2. */
-  parallel?: number;
-  /** Rows decoded per batch at most (each batch is one decoder call). Default 1000. */
-  batchRows?: number;
-  /**
-   * `binary`: COPY binary, values in their binary (send) format, the faster;
-   * `text`: COPY text, values as pgoutput's text. Default: the stream's
-   * format (`binary` option), so that snapshot rows and changes carry every
-   * value in the same form (a type without a binary parser is bytes in one
-   * and text in the other otherwise).
-   */
-  format?: CopyFormat;
-  /** With `parallel > 1`, tables of more heap pages than this are copied in ctid ranges of about this size. Default 16384 (128 MiB). */
-  chunkPages?: number;
-  /** Called as the copy goes on (at most every 100 ms, and when a table is done). */
-  onProgress?: (progress: SnapshotProgress) => void;
-}
-
-export interface SnapshotProgress {
-  tables: number;
-  tablesDone: number;
-  /** Rows copied. */
-  rows: number;
-  /** COPY bytes received. */
-  bytes: number;
-  /** Rows expected, from `pg_class.reltuples` (0 for tables never analyzed). */
-  estimatedRows: number;
-}
+/** The option type with the class that reads it (the CLI imports it from here). */
+export type { SnapshotReplicateOptions } from "./snapshot-options.ts";
 
 export type { SnapshotComplete, SnapshotItem, SnapshotRow } from "../snapshot-items.ts";
 import type { SnapshotComplete, SnapshotItem } from "../snapshot-items.ts";
@@ -98,89 +51,14 @@ export interface MaterializedSnapshotRow extends Record<string, unknown> {
   kind: "SnapshotRow";
 }
 
-interface Normalized {
-  tables: readonly string[] | undefined;
-  parallel: number;
-  batchRows: number;
-  format: CopyFormat;
-  chunkPages: number;
-  onProgress: SnapshotOptions["onProgress"];
-}
-
-function invalid(message: string): ReplicationError {
-  return new ReplicationError(`snapshot: ${message}`, { code: "INVALID_OPTION" });
-}
-
-function count(name: string, v: number | undefined, fallback: number): number {
-  if (v === undefined) return fallback;
-  if (!Number.isInteger(v) || v < 1) throw invalid(`${name} must be a positive integer, not ${String(v)}`);
-  return v;
-}
-
-/** The `snapshot` option checked, or undefined for none. */
-export function normalizeSnapshot(o: SnapshotReplicateOptions["snapshot"] | undefined, streamBinary: boolean): Normalized | undefined {
-  if (o === undefined || o === false) return undefined;
-  const s: SnapshotOptions = o === true ? {} : o;
-  if (s === null || typeof s !== "object") throw invalid("must be true or an options object");
-  if (s.format !== undefined && s.format !== "binary" && s.format !== "text") throw invalid(`format must be binary or text, not ${String(s.format)}`);
-  if (s.tables !== undefined && (!Array.isArray(s.tables) || s.tables.some((t) => typeof t !== "string" || t.length === 0))) {
-    throw invalid("tables must be a list of table names");
-  }
-  return {
-    tables: s.tables,
-    parallel: count("parallel", s.parallel, 2),
-    batchRows: count("batchRows", s.batchRows, 1000),
-    format: s.format ?? (streamBinary ? "binary" : "text"),
-    chunkPages: count("chunkPages", s.chunkPages, 16384),
-    onProgress: s.onProgress,
-  };
-}
-
-/** What the slot creation answered. */
-export interface ExportedSnapshot {
-  consistentPoint: bigint;
-  snapshotName: string;
-}
-
-/** The row `CREATE_REPLICATION_SLOT` returns. */
-export function exportedSnapshot(row: { consistent_point?: string; snapshot_name?: string | null } | undefined): ExportedSnapshot {
-  if (row?.consistent_point === undefined || typeof row.snapshot_name !== "string") {
-    throw new ReplicationError("CREATE_REPLICATION_SLOT returned no exported snapshot", { code: "SERVER_ERROR" });
-  }
-  return { consistentPoint: parseLsn(row.consistent_point), snapshotName: row.snapshot_name };
-}
-
 /** What `replicate()` hands the snapshot. */
-export interface SnapshotSetup {
+export interface SnapshotSetup extends Omit<CopySetup, "snapshotName"> {
   stream: ReplicationStream;
   /** The START_REPLICATION command, sent once the snapshot is complete. */
   startCommand: string;
   /** The replication connection (idle until START_REPLICATION). */
   replicationClient: Client;
   exported: ExportedSnapshot;
-  options: NormalizedOptions;
-  snapshot: Normalized;
-  connection: ResolvedConnection;
-  pg: ReplicateOptions["pg"];
-  serverVersion: number;
-}
-
-/** Frames of one table (or part) copied and not yet decoded. */
-interface Chunk {
-  frames: Uint8Array;
-  /** Set on the last chunk of a task. */
-  taskDone?: CopyTask;
-}
-
-interface Worker {
-  client: Client;
-  paused: boolean;
-}
-
-const PROGRESS_MS = 100;
-
-function openCopyClient(setup: SnapshotSetup): Promise<Client> {
-  return connectClient(setup.connection, setup.pg, { replication: false, limits: connectionLimits(setup.options), applicationName: "pgoutput-wasm snapshot" });
 }
 
 /**
@@ -198,16 +76,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
 
   readonly #setup: SnapshotSetup;
   readonly #decoder: PgoutputDecoder;
-  readonly #highWater: number;
-  readonly #lowWater: number;
-  #workers: Worker[] = [];
-  #tables: SnapshotTable[] = [];
-  #tasks: CopyTask[] = [];
-  #tasksLeft = new Map<number, number>();
-  readonly #queue: Chunk[] = [];
-  #queuedBytes = 0;
-  #queuedHighWater = 0;
-  #running = 0;
+  readonly #copy: SnapshotCopy;
   #batch: Batch | undefined;
   #index = 0;
   #pendingTaskDone: CopyTask | undefined;
@@ -218,8 +87,6 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
   /** Set when the snapshot is being abandoned; resolves once the slot is dropped and the error set. */
   #abortDone: Promise<void> | undefined;
   #stopped = false;
-  #lastProgress = 0;
-  readonly #progress: SnapshotProgress = { tables: 0, tablesDone: 0, rows: 0, bytes: 0, estimatedRows: 0 };
   #delivered = 0;
 
   /** Use `replicate()`. */
@@ -230,107 +97,36 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     this.slotName = setup.options.slot.name;
     this.snapshotName = setup.exported.snapshotName;
     this.consistentPoint = setup.exported.consistentPoint;
-    this.#highWater = setup.options.highWaterMark;
-    this.#lowWater = setup.options.lowWaterMark;
+    this.#copy = new SnapshotCopy({ ...setup, snapshotName: setup.exported.snapshotName }, {
+      copying: () => this.#phase === "copying",
+      abort: (cause) => this.#abort(cause),
+      wakeUp: () => this.#wakeUp(),
+    });
   }
 
   /** Bytes copied and not yet handed over now, and the most ever (what `highWaterMark` bounds). */
   get buffered(): { bytes: number; highWater: number } {
-    return { bytes: this.#queuedBytes, highWater: this.#queuedHighWater };
+    return this.#copy.buffered;
   }
 
   /** Progress so far (a copy). */
   get progress(): SnapshotProgress {
-    return { ...this.#progress };
+    return { ...this.#copy.progress };
   }
 
   /**
    * Opens the copy connections, imports the snapshot on every one of them
    * (before the replication connection may run anything else), reads the
-   * tables and starts copying. Used by `replicate()`.
+   * tables and starts copying (snapshot-copy.ts). Used by `replicate()`.
    */
   async prepare(): Promise<void> {
-    const s = this.#setup;
     try {
-      const n = s.snapshot.parallel;
-      const clients = await Promise.all(Array.from({ length: n }, () => openCopyClient(s).catch((e: unknown) => e)));
-      this.#workers = clients.filter((c): c is Client => !(c instanceof Error) && typeof (c as Client).query === "function").map((client) => ({ client, paused: false }));
-      const failed = clients.find((c) => c instanceof Error);
-      if (failed !== undefined) throw failed;
-      // The output settings of a walsender, so that text COPY prints values as pgoutput does.
-      const importSql = `SET DateStyle = 'ISO, YMD'; SET IntervalStyle = postgres; SET extra_float_digits = 1; SET bytea_output = hex; SET lc_monetary = 'C'; ` +
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT ${quoteLiteral(s.exported.snapshotName)}`;
-      await Promise.all(this.#workers.map((w) => w.client.query(importSql)));
-      this.#tables = await readSnapshotTables(this.#workers[0]!.client, s.options.publications, s.serverVersion, s.snapshot.tables);
-      if (s.snapshot.tables !== undefined) {
-        const found = new Set(this.#tables.flatMap((t) => [`${t.schema}.${t.name}`, t.schema === "public" ? t.name : ""]));
-        const missing = s.snapshot.tables.filter((t) => !found.has(t));
-        if (missing.length > 0) throw invalid(`not tables of the publications: ${missing.join(", ")}`);
-      }
-      this.#tasks = planTasks(this.#tables, n, s.snapshot.chunkPages);
-      for (const t of this.#tasks) this.#tasksLeft.set(t.table.relationId, (this.#tasksLeft.get(t.table.relationId) ?? 0) + 1);
-      this.#progress.tables = this.#tables.length;
-      this.#progress.estimatedRows = this.#tables.reduce((sum, t) => sum + t.estimatedRows, 0);
+      await this.#copy.prepare();
     } catch (e) {
       await this.#abort(e);
       throw this.#error ?? e;
     }
-    this.#running = this.#workers.length;
-    for (const w of this.#workers) void this.#work(w);
-  }
-
-  async #work(w: Worker): Promise<void> {
-    const format = this.#setup.snapshot.format;
-    const batchRows = this.#setup.snapshot.batchRows;
-    // A batch is at most a quarter of the high-water mark, so that backpressure bounds the queue to about it.
-    const batchBytes = Math.max(4096, Math.min(1 << 20, this.#highWater / 4));
-    try {
-      for (let task = this.#tasks.shift(); task !== undefined; task = this.#tasks.shift()) {
-        if (this.#phase !== "copying") return;
-        const table = task.table;
-        const reframer = new CopyReframer({ relationId: table.relationId, columns: table.columns.length, format, maxTupleBytes: this.#setup.options.maxMessageSize });
-        let rowsTaken = 0;
-        this.#enqueue(w, { frames: table.metadata }); // the Relation message precedes the rows it describes
-        const flush = (last: boolean): void => {
-          const frames = reframer.take();
-          this.#progress.rows += reframer.rows - rowsTaken;
-          rowsTaken = reframer.rows;
-          if (frames.length > 0 || last) this.#enqueue(w, last ? { frames, taskDone: task } : { frames });
-        };
-        let seen = 0;
-        const copy = copyOut(w.client, copyCommand(task, format), (payload) => {
-          reframer.push(payload);
-          this.#progress.bytes += payload.length;
-          if (reframer.rows - seen >= batchRows || reframer.pending >= batchBytes) {
-            seen = reframer.rows;
-            flush(false);
-          }
-        });
-        await copy.done;
-        reframer.end();
-        flush(true);
-      }
-      await w.client.query("COMMIT");
-    } catch (e) {
-      await this.#abort(e);
-    } finally {
-      this.#running--;
-      this.#wakeUp();
-    }
-  }
-
-  #enqueue(w: Worker, chunk: Chunk): void {
-    if (this.#phase !== "copying") return;
-    this.#queue.push(chunk);
-    this.#queuedBytes += chunk.frames.length;
-    if (this.#queuedBytes > this.#queuedHighWater) this.#queuedHighWater = this.#queuedBytes;
-    if (this.#queuedBytes >= this.#highWater && !w.paused) {
-      w.paused = true;
-      // The connection's socket, not the copy: a pause outlasts the COPY it began in
-      // (its CommandComplete, the next COPY, the COMMIT are read only once resumed).
-      pgConnection(w.client)?.stream.pause();
-    }
-    this.#wakeUp();
+    this.#copy.start();
   }
 
   #wakeUp(): void {
@@ -339,17 +135,9 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     wake?.();
   }
 
-  #report(force: boolean): void {
-    const cb = this.#setup.snapshot.onProgress;
-    if (cb === undefined) return;
-    const now = Date.now();
-    if (!force && now - this.#lastProgress < PROGRESS_MS) return;
-    this.#lastProgress = now;
-    cb(this.progress);
-  }
-
   /** The next snapshot item, or undefined once the SnapshotComplete item was handed over. */
   async #nextSnapshot(): Promise<SnapshotItem | undefined> {
+    const copy = this.#copy;
     for (;;) {
       if (this.#abortDone !== undefined) await this.#abortDone; // the error is set once the slot is dropped
       if (this.#error !== undefined) throw this.#error;
@@ -363,12 +151,10 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
         return { kind: "SnapshotRow", relation: msg.relation!, tuple: msg.newTuple };
       }
       this.#batch = undefined;
-      if (this.#pendingTaskDone !== undefined) this.#taskDone(this.#pendingTaskDone);
+      if (this.#pendingTaskDone !== undefined) copy.taskDone(this.#pendingTaskDone);
       this.#pendingTaskDone = undefined;
-      const chunk = this.#queue.shift();
+      const chunk = copy.take();
       if (chunk !== undefined) {
-        this.#queuedBytes -= chunk.frames.length;
-        if (this.#queuedBytes <= this.#lowWater) this.#resumeWorkers();
         this.#pendingTaskDone = chunk.taskDone;
         if (chunk.frames.length > 0) {
           try {
@@ -379,49 +165,27 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
           }
           this.#index = 0;
         }
-        this.#report(false);
+        copy.report(false);
         continue;
       }
-      if (this.#running === 0) return this.#complete();
+      if (copy.finished) return this.#complete();
       await new Promise<void>((resolve) => (this.#wake = resolve));
-    }
-  }
-
-  #taskDone(task: CopyTask): void {
-    const id = task.table.relationId;
-    const left = (this.#tasksLeft.get(id) ?? 1) - 1;
-    this.#tasksLeft.set(id, left);
-    if (left === 0) this.#progress.tablesDone++;
-    this.#report(left === 0);
-  }
-
-  #resumeWorkers(): void {
-    for (const w of this.#workers) {
-      if (!w.paused) continue;
-      w.paused = false;
-      pgConnection(w.client)?.stream.resume();
     }
   }
 
   async #complete(): Promise<SnapshotComplete> {
     this.#phase = "complete";
-    await this.#closeWorkers();
-    this.#report(true);
+    await this.#copy.close();
+    this.#copy.report(true);
     return {
       kind: "SnapshotComplete",
       slot: this.slotName,
       snapshotName: this.snapshotName,
       consistentPoint: this.consistentPoint,
-      tables: this.#tables.length,
+      tables: this.#copy.tables,
       rows: this.#delivered,
-      bytes: this.#progress.bytes,
+      bytes: this.#copy.progress.bytes,
     };
-  }
-
-  async #closeWorkers(): Promise<void> {
-    const workers = this.#workers;
-    this.#workers = [];
-    await Promise.all(workers.map((w) => w.client.end().catch(() => {})));
   }
 
   /** Fails the snapshot: copy connections closed, the slot dropped if possible, the replication connection closed. */
@@ -433,9 +197,8 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
     if (this.#phase === "closed") return;
     const slot = this.slotName;
     this.#phase = "closed";
-    this.#queue.length = 0;
+    this.#copy.clear();
     this.#batch = undefined;
-    this.#resumeWorkers(); // a paused socket would never see its connection end
     const dropped = await this.#dropSlot();
     if (this.#stopped) {
       // stop(): the iteration ends without an error.
@@ -454,7 +217,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
 
   async #dropSlot(): Promise<boolean> {
     const s = this.#setup;
-    await this.#closeWorkers();
+    await this.#copy.close();
     let dropped = s.options.slot.temporary; // dropped with its connection
     if (!dropped) {
       try {
@@ -550,7 +313,7 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
       return;
     }
     this.#phase = this.#phase === "complete" ? "closed" : this.#phase;
-    await this.#closeWorkers();
+    await this.#copy.close();
     await this.stream.stop();
   }
 }

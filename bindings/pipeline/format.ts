@@ -55,7 +55,12 @@ export interface FormatDefinition {
   readonly raw?: boolean;
   /** The options it takes; any other is refused (formats/index.ts). */
   readonly options: Readonly<Record<string, FormatOptionSpec>>;
-  /** Refuses (a TypeError that says why) option values that do not go together, before anything starts (formats/index.ts). */
+  /**
+   * Refuses (a TypeError that says why) option values it will not take, before
+   * anything starts: run before the check against `options` (formats/index.ts),
+   * so it may name a reason for an option it does not declare, and so it must
+   * not trust a value's type.
+   */
   check?(options: FormatOptionValues): void;
   /**
    * The decoder's `values` option this format writes values with (`types`:

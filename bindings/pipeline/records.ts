@@ -156,6 +156,16 @@ export class Records {
     return this.bytes.buf.subarray(this.start(i), this.ends[i]);
   }
 
+  /**
+   * Record i's bytes without the newline that ends a line (a view, as
+   * bytesOf): what a message-oriented sink sends as one message.
+   */
+  payloadOf(i: number): Uint8Array {
+    const start = this.start(i);
+    const end = this.ends[i]!;
+    return this.bytes.buf.subarray(start, end > start && this.bytes.buf[end - 1] === 0x0a ? end - 1 : end);
+  }
+
   id(i: number): string {
     return this.txns[i]!.id(this.positions[i]!);
   }

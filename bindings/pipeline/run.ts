@@ -309,7 +309,7 @@ export class Pipeline {
       records: batch.length, bytes: batch.bytes.len, ack: batch.acks[batch.acks.length - 1]?.lsn, done: false, batch,
     };
     this.#inFlight.push(entry);
-    if (batch.length > 0) {
+    if (batch.length > 0 || this.#o.sink.transactionEnds === true) {
       this.#delivered = batch.lastPosition ?? this.#delivered;
       this.#stats.records += entry.records;
       this.#stats.bytes += entry.bytes;

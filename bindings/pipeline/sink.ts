@@ -32,6 +32,12 @@ export interface Sink {
   readonly name: string;
   /** Takes the batch; resolves once it is durable. */
   write(records: Records): Promise<void>;
+  /**
+   * Also hand over batches that hold only transaction ends (no records):
+   * for a sink that gathers a transaction's records, which may come in
+   * several batches, into one message, and must see where it ends.
+   */
+  readonly transactionEnds?: boolean;
   /** The last position the destination holds, when it can tell. */
   delivered?(): Promise<ChangePosition | undefined>;
   /** Waits for the writes in flight, then releases what it holds. */
@@ -53,11 +59,18 @@ export class SinkError extends Error {
   }
 }
 
+/**
+ * Options given beside the target (CLI flags, a library caller's record):
+ * the same names as the target URL's query parameters, which they override
+ * (sinks/options.ts reads both).
+ */
+export type SinkOptionValues = Readonly<Record<string, string | number | boolean | undefined>>;
+
 export interface SinkDefinition {
   readonly name: string;
   /** The destinations it takes: URL schemes (`nats:`), or `-` for stdout. */
   readonly schemes: readonly string[];
   /** One line for the CLI's help. */
   readonly summary: string;
-  create(target: string): Promise<Sink>;
+  create(target: string, options?: SinkOptionValues): Promise<Sink>;
 }

@@ -4,13 +4,14 @@
  * dates 5874897), and the text forms PostgreSQL prints with DateStyle ISO.
  * Years are astronomical here: 1 BC is year 0, 44 BC is year -43.
  */
+import { POSTGRES_EPOCH_US } from "../time.ts";
 
 export const US_PER_DAY = 86_400_000_000;
 export const US_PER_DAY_N = 86_400_000_000n;
-/** Days from 1970-01-01 to 2000-01-01 (PostgreSQL's epoch). */
-export const PG_EPOCH_DAYS = 10_957;
-/** Microseconds from 1970-01-01 to 2000-01-01. */
-export const PG_EPOCH_US = 946_684_800_000_000;
+/** Microseconds from 1970-01-01 to 2000-01-01 (PostgreSQL's epoch, time.ts), as a double (exact). */
+export const PG_EPOCH_US = Number(POSTGRES_EPOCH_US);
+/** Days from 1970-01-01 to 2000-01-01. */
+export const PG_EPOCH_DAYS = PG_EPOCH_US / US_PER_DAY;
 
 /** Days since 1970-01-01 of a civil date (any year, month 1-12, day 1-31). */
 export function daysFromCivil(year: number, month: number, day: number): number {

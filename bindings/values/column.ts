@@ -8,10 +8,7 @@ import type { Relation } from "../relation.ts";
 import { unchangedToast } from "../tuple.ts";
 import type { ValueDecoder } from "./decoder.ts";
 import { inColumn } from "./failure.ts";
-
-const KIND_T = 0x74;
-const KIND_B = 0x62;
-const KIND_U = 0x75;
+import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 
 /** `kind` is the TupleData kind byte; for `t`/`b` the value is bytes[offset, offset + length). */
 export function columnValue(

@@ -123,6 +123,12 @@ export class ValueDecoder {
     return this.textParser(typeId) === fallback.text;
   }
 
+  /** What is known of a non-built-in type: the `types` option's entry, else what a Type message taught. */
+  knownType(typeId: number): TypeKnowledge | undefined {
+    const oid = typeId >>> 0;
+    return this.#types?.[oid] ?? this.#learned.get(oid);
+  }
+
   /** Bumped whenever learnType() changes how an OID parses. */
   get knowledge(): number {
     return this.#knowledge;

@@ -25,9 +25,7 @@ import { PgoutputError } from "../errors.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
 import { columnValue } from "./column.ts";
 import type { ValueDecoder } from "./decoder.ts";
-
-const KIND_T = 0x74;
-const KIND_B = 0x62;
+import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T } from "../tape.ts";
 
 /** Produces the value of column `index` of a tuple: `null`, `unchangedToast`, or the parsed value. */
 export type ColumnReader = (tuple: Tuple, index: number) => unknown;

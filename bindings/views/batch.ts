@@ -11,7 +11,8 @@ import { kindOfTag } from "../messages.ts";
 import { FLAG_BACKEND, FLAG_KEEPALIVE } from "../tape.ts";
 import { PgoutputError } from "../errors.ts";
 import { createView } from "./views.ts";
-import type { JsonArea } from "../kernel/json-area.ts";
+import type { BatchMemory } from "./batch-memory.ts";
+import type { RegionHost } from "../kernel/memory-layout.ts";
 
 /** Shared by a decoder and its batches: bumped on every decode call, so older views know they are stale. */
 export interface Clock {
@@ -25,7 +26,7 @@ export interface RelationDefinition {
   previous: Relation | undefined;
 }
 
-export class TapeBatch implements Batch<WalMessage> {
+export class TapeBatch implements Batch<WalMessage>, BatchMemory {
   readonly length: number;
   readonly consumed: number;
   /** Memory as bytes; tape offsets index it directly. */
@@ -47,8 +48,8 @@ export class TapeBatch implements Batch<WalMessage> {
   constructor(
     clock: Clock, u8: Uint8Array, dv: DataView, t: Int32Array, records: Int32Array, length: number,
     consumed: number, values: ValueDecoder, cache: ReadonlyMap<number, Relation>, definitions: readonly RelationDefinition[],
-    /** The decoder's JSON area, for the JSON Lines writer (kernel/json-area.ts). */
-    readonly json?: JsonArea,
+    /** Where a reader asks the decoder for a region of its memory (the JSON Lines writer's JSON area, kernel/json-area.ts). */
+    readonly host?: RegionHost,
   ) {
     this.values = values;
     this.#cache = cache;

@@ -4,7 +4,6 @@
  * value's Int32 length follows its kind byte, the value follows the length.
  */
 import type { Relation } from "../relation.ts";
-import { resolveColumn } from "../relation.ts";
 import {
   type ColumnKind, type ColumnRef, type MaterializedColumn, type JsonColumn, type Tuple,
   unchangedToast, materializeTuple, tupleToJSON,
@@ -13,24 +12,21 @@ import { PgoutputError } from "../errors.ts";
 import { readString } from "../utf8.ts";
 import { columnValue } from "../values/column.ts";
 import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
-import type { JsonArea } from "../kernel/json-area.ts";
+import type { RegionHost } from "../kernel/memory-layout.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
-import type { TapeBatch } from "./batch.ts";
+import type { BatchMemory } from "./batch-memory.ts";
 import { copyBytes } from "../copy-bytes.ts";
-
-const KIND_T = 0x74;
-const KIND_B = 0x62;
-const KIND_U = 0x75;
+import { KIND_BINARY as KIND_B, KIND_NULL, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 
 export class TapeTuple implements Tuple {
   // Declared, not defined: this object is made per touched row, and on Node
   // 20's V8 class field definitions cost far more than assignments.
   declare readonly relation: Relation | undefined;
   declare readonly length: number;
-  declare private readonly b: TapeBatch;
+  declare private readonly b: BatchMemory;
   declare private readonly w: number;
 
-  constructor(b: TapeBatch, w: number, relation: Relation | undefined) {
+  constructor(b: BatchMemory, w: number, relation: Relation | undefined) {
     this.b = b;
     this.w = w;
     this.relation = relation;
@@ -54,7 +50,7 @@ export class TapeTuple implements Tuple {
   }
 
   isNull(column: ColumnRef): boolean {
-    return this.b.u8[this.#pos(column)] === 0x6e;
+    return this.b.u8[this.#pos(column)] === KIND_NULL;
   }
 
   text(column: ColumnRef): string | null | typeof unchangedToast {
@@ -122,10 +118,10 @@ const readValue = (t: Tuple, i: number): unknown => t.value(i);
  */
 export function tapeColumns(t: Tuple): TapeColumns | undefined {
   if (!(t instanceof TapeTuple)) return undefined;
-  const inner = t as unknown as { b: TapeBatch; w: number };
+  const inner = t as unknown as { b: BatchMemory; w: number };
   const b = inner.b;
   b.live();
-  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1, json: b.json, values: b.values };
+  return { u8: b.u8, dv: b.dv, tape: b.t, first: inner.w + 1, host: b.host, values: b.values };
 }
 
 export interface TapeColumns {
@@ -134,8 +130,8 @@ export interface TapeColumns {
   tape: Int32Array;
   /** Word index of column 0's offset (the TUPLE's ncols word is the one before). */
   first: number;
-  /** The decoder's JSON area (kernel/json-area.ts), for the kernel's jsonColumns. */
-  json: JsonArea | undefined;
+  /** Where the JSON Lines writer asks the decoder for its JSON area (kernel/json-area.ts), for the kernel's jsonColumns. */
+  host: RegionHost | undefined;
   /** The decoder's value parsers. */
   values: ValueDecoder;
 }
@@ -163,7 +159,7 @@ export interface RawTuple {
 
 export function rawTuple(tuple: Tuple, into: RawTuple): boolean {
   if (!(tuple instanceof TapeTuple)) return false;
-  const raw = tuple as unknown as { b: TapeBatch; w: number; length: number };
+  const raw = tuple as unknown as { b: BatchMemory; w: number; length: number };
   const b = raw.b;
   b.live();
   into.u8 = b.u8;
@@ -172,4 +168,24 @@ export function rawTuple(tuple: Tuple, into: RawTuple): boolean {
   into.base = raw.w + 1;
   into.length = raw.length;
   return true;
+}
+
+/** Resolves a column reference against a relation (UNKNOWN_COLUMN when it names none). */
+function resolveColumn(relation: Relation | undefined, length: number, column: number | string): number {
+  if (typeof column === "number") {
+    if (column >= 0 && column < length && Number.isInteger(column)) return column;
+    throw new PgoutputError(`column index ${column} out of range 0..${length - 1}`, { code: "UNKNOWN_COLUMN" });
+  }
+  if (relation === undefined) {
+    throw new PgoutputError(`column "${column}" asked by name, but no Relation message was seen for this row`, {
+      code: "UNKNOWN_COLUMN",
+    });
+  }
+  const i = relation.columnIndex(column);
+  if (i < 0) {
+    throw new PgoutputError(`relation ${relation.namespace}.${relation.name} has no column "${column}"`, {
+      code: "UNKNOWN_COLUMN",
+    });
+  }
+  return i;
 }

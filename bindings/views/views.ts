@@ -22,7 +22,7 @@ import { materializeMessage, messageToJSON } from "../materialize.ts";
 import { fromPostgresTimestamp } from "../time.ts";
 import { readString } from "../utf8.ts";
 import { BackendMessage, PrimaryKeepalive, type WalMessage } from "../walsender.ts";
-import type { TapeBatch } from "./batch.ts";
+import type { BatchMemory } from "./batch-memory.ts";
 import { TapeTuple } from "./tuple.ts";
 import { copyBytes } from "../copy-bytes.ts";
 import { KEEPALIVE, XLOGDATA, STREAMED_XID_SIZE, fieldOffset, fixedSize, offsetTable } from "../layout.ts";
@@ -54,7 +54,7 @@ export class MessageView {
   // `declare`d and assigned in the constructor: on Node 20's V8, class field
   // definitions cost far more than assignments, and a view is made per message.
   declare readonly kind: M.MessageKind;
-  declare private readonly b: TapeBatch;
+  declare private readonly b: BatchMemory;
   /** Index of the message in its batch. */
   declare private readonly i: number;
   /** Word position of the record. */
@@ -68,7 +68,7 @@ export class MessageView {
   /** The change's relation, once looked up (null: unknown). */
   declare private relMemo: Relation | null | undefined;
 
-  constructor(b: TapeBatch, i: number, r: number) {
+  constructor(b: BatchMemory, i: number, r: number) {
     const t = b.t;
     const head = t[r]!;
     const tag = head & 0xff;
@@ -333,7 +333,7 @@ export class MessageView {
 }
 
 /** The view of message `index` of a batch. */
-export function createView(b: TapeBatch, index: number): WalMessage {
+export function createView(b: BatchMemory, index: number): WalMessage {
   const r = b.records[index]!;
   const head = b.t[r]!;
   if (head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8)) return plainMessage(b, r, head);
@@ -341,7 +341,7 @@ export function createView(b: TapeBatch, index: number): WalMessage {
 }
 
 /** Keepalives and backend messages are rare: they are read out at once, not viewed. */
-function plainMessage(b: TapeBatch, r: number, head: number): WalMessage {
+function plainMessage(b: BatchMemory, r: number, head: number): WalMessage {
   const o = b.t[r + H_OFFSET]!;
   if (head & (FLAG_KEEPALIVE << 8)) {
     return new PrimaryKeepalive(b.dv.getBigUint64(o + K_WAL_END), fromPostgresTimestamp(b.dv.getBigInt64(o + K_SEND_TIME)), b.u8[o + K_REPLY] !== 0); // any non-zero byte asks, as walreceiver.c reads it

@@ -1,6 +1,6 @@
 /**
  * The wasm backend: the shared tape decoder (kernel/decoder.ts) driving an
- * instance of the AssemblyScript kernel (assembly/index.ts, inlined as
+ * instance of the wasm kernel (assembly/index.ts, inlined as
  * base64 by the build; module.ts compiles it).
  */
 import type { DecoderOptions } from "../decoder.ts";

@@ -7,6 +7,7 @@ import { startBroker, type Broker } from "./tied.ts";
 
 export const NATS_SERVER = "nats-server";
 
-export function startNats(): Promise<Broker> {
-  return startBroker("nats", NATS_SERVER, (port, dir) => ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", `${dir}/js`]);
+/** `extra`: more nats-server arguments (e.g. `--user a --pass b`). */
+export function startNats(extra: readonly string[] = []): Promise<Broker> {
+  return startBroker("nats", NATS_SERVER, (port, dir) => ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", `${dir}/js`, ...extra]);
 }

@@ -7,9 +7,11 @@ import { startBroker, type Broker } from "./tied.ts";
 
 export const REDIS_SERVER = "redis-server";
 
-export function startRedis(): Promise<Broker> {
+/** `extra`: more settings (`["--requirepass", "pw"]`), after the defaults, which they override. */
+export function startRedis(extra: readonly string[] = []): Promise<Broker> {
   return startBroker("redis", REDIS_SERVER, (port, dir) => [
     "--bind", "127.0.0.1", "--port", String(port), "--dir", dir,
     "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "no", "--daemonize", "no",
+    ...extra,
   ]);
 }

@@ -16,19 +16,22 @@ import * as path from "node:path";
 /**
  * sh: start the command, and kill it (and remove the folder) once stdin ends; exit with the command's
  * status. (An asynchronous list's stdin is /dev/null in a non-interactive shell: the reader takes the
- * pipe on fd 3.)
+ * pipe on fd 3.) The reader inherits the ignored TERM, so when the server exits (halt()) it is ended with
+ * KILL: otherwise it would outlive the shell and, once the pipe closes, remove the folder halt() keeps.
+ * Its cleanup runs in a process of its own, started before it kills the server, so that this KILL,
+ * which the server's end sets off, cannot cut the cleanup short.
  */
 const WATCHDOG = `
 trap '' TERM INT HUP QUIT
 exec 3<&0
 "$@" 3<&- >> "$LOG" 2>&1 &
 child=$!
-( read -r _ <&3 ; kill -KILL "$child" 2>/dev/null ; sleep 0.2 ; rm -rf "$DIR" ) &
+( read -r _ <&3 ; ( sleep 0.2 ; rm -rf "$DIR" ) & kill -KILL "$child" 2>/dev/null ) &
 reader=$!
 exec 3<&-
 wait "$child"
 status=$?
-kill "$reader" 2>/dev/null
+kill -KILL "$reader" 2>/dev/null
 exit "$status"
 `;
 

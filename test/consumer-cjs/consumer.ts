@@ -3,7 +3,7 @@
 // becomes a require(), so the types must be the CommonJS build's) and node10 (no `exports`: the
 // `types` field and typesVersions). Strict, skipLibCheck off; @types/pg installed, as by any user of pg's types.
 import { BaselineDecoder, PgoutputError, createDecoder, formatLsn, isPgoutputError, type PgoutputMessage } from "pgoutput-wasm";
-import { PgoutputPlugin, type AnyMessage, type Pgoutput } from "pgoutput-wasm/pg-logical-replication";
+import { PgoutputPlugin, type Pgoutput } from "pgoutput-wasm/pg-logical-replication";
 import { ReplicationError, TransactionAssembler, replicate, type ReplicateOptions, type TransactionItem } from "pgoutput-wasm/pg";
 
 async function main(): Promise<void> {
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   }
 
   const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: ["pub"] });
-  const parsed: AnyMessage = plugin.parse(new Uint8Array([0x42]));
+  const parsed: Pgoutput.AnyMessage = plugin.parse(new Uint8Array([0x42]));
   if (parsed.tag === "insert") {
     const row: Pgoutput.MessageInsert = parsed;
     console.log(row.relation.name, row.new);

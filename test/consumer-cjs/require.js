@@ -10,6 +10,7 @@ const { messages, EXPECTED, summarize } = require("../consumer/wire.cjs");
 const core = require("pgoutput-wasm");
 const compat = require("pgoutput-wasm/pg-logical-replication");
 const pg = require("pgoutput-wasm/pg");
+const pipeline = require("pgoutput-wasm/pipeline");
 
 /** pg-logical-replication's shape of the wire.cjs messages, from a plugin. */
 function parseAll(plugin) {
@@ -37,6 +38,12 @@ async function main() {
   assert.equal(items[0].xid, 742);
   assert.deepEqual(items[0].messages.map((m) => m.kind), ["Relation", "Insert"]);
   done.push(`pgoutput-wasm/pg: a ${items[0].kind} of ${items[0].messages.length} messages`);
+
+  const jsonl = new core.BaselineDecoder({ values: pipeline.changeValueOptions() });
+  const lines = new TextDecoder().decode(pipeline.changesToJsonLines(jsonl.decodeBatch(messages), new pipeline.JsonLinesWriter({ decoder: jsonl })));
+  const line = JSON.parse(lines);
+  assert.deepEqual([line.action, line.table, line.columns.map((c) => c.value)], ["I", "users", [42, "Zoë"]]);
+  done.push(`pgoutput-wasm/pipeline: ${line.action} ${line.table}`);
 
   // The ES build, beside the CommonJS one: a second copy of every module.
   const esm = await import("pgoutput-wasm");

@@ -10,10 +10,12 @@
  * import list, and createDecoder()'s choice of backend and its fallback.
  */
 import {
-  BaselineDecoder, INVALID_LSN, MessageTag, POSTGRES_EPOCH_US, WasmDecoder, compareLsn, createDecoder, formatLsn,
-  fromPostgresTimestamp, isPgoutputError, parseLsn, timestampToDate, timestampToISO, toPostgresTimestamp, unchangedToast,
-  wasmSupport, type DecoderOptions, type MessageKind, type PgoutputDecoder, type PgoutputError, type PgoutputMessage,
+  BaselineDecoder, WasmDecoder, compareLsn, createDecoder, formatLsn, isPgoutputError, parseLsn, timestampToDate, timestampToISO,
+  unchangedToast, wasmSupport, type DecoderOptions, type MessageKind, type PgoutputDecoder, type PgoutputError, type PgoutputMessage,
 } from "../../bindings/index.ts";
+import { INVALID_LSN } from "../../bindings/lsn.ts";
+import { MessageTag } from "../../bindings/messages.ts";
+import { POSTGRES_EPOCH_US, fromPostgresTimestamp, toPostgresTimestamp } from "../../bindings/time.ts";
 import { kernelModule } from "../../bindings/wasm/module.ts";
 import { wasmBase64 } from "../../bindings/wasm-inline.ts";
 import {

@@ -20,13 +20,17 @@
 import pg from "pg";
 import type { ClientConfig } from "pg";
 import { replicate } from "../../bindings/pg/replicate.ts";
+import type { ReplicateOptions } from "../../bindings/pg/options.ts";
 import type { ReplicationStream } from "../../bindings/pg/stream.ts";
 import { jsonl } from "../../bindings/formats/jsonl.ts";
-import { Pipeline } from "../../bindings/pipeline/run.ts";
+import { Pipeline, type PipelineResult } from "../../bindings/pipeline/run.ts";
+import type { Sink } from "../../bindings/pipeline/sink.ts";
 import { streamSource } from "../../bindings/pipeline/sources.ts";
 import type { RecordKind } from "../../bindings/pipeline/records.ts";
 import { createDecoder } from "../../bindings/create-decoder.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../../bindings/values/catalog.ts";
+import { startCluster, type Cluster, type PgMajor } from "../../devkit/cluster/cluster.ts";
+import { parseLsn } from "../../bindings/lsn.ts";
 import { CASES, SETUP_SQL } from "./values-cases.ts";
 
 export interface Workload {
@@ -75,7 +79,7 @@ export async function setupWorkload(client: pg.Client, schema: string): Promise<
 }
 
 /** A small deterministic generator (xorshift32). */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let x = seed | 0 || 1;
   return () => {
     x ^= x << 13;
@@ -93,6 +97,8 @@ export async function runWorkload(client: pg.Client, w: Workload, o: { transacti
   const major = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num) / 10000;
   const cols = typeColumns(Math.floor(major));
   const s = w.schema;
+  // The values' SQL names the schema's types unqualified (ARRAY[...]::values_mood[]): on any client, this schema's.
+  await client.query(`SET search_path = ${s}, public`);
   const random = rng(o.seed ?? 42);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const qualify = (t: string) => t.replace(/\bvalues_/g, `${s}.values_`);
@@ -153,19 +159,35 @@ export async function createSlots(client: pg.Client, names: readonly string[]): 
   for (const n of names) await client.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [n]);
 }
 
-/** The server's current end of WAL. */
+/**
+ * The server's current end of WAL: the insert position, past the end of every
+ * commit made so far (with synchronous_commit off, the write position
+ * pg_current_wal_lsn() may still be inside the last commits, and a run cut
+ * there misses them).
+ */
 export async function walEnd(client: pg.Client): Promise<bigint> {
-  const { rows } = await client.query("SELECT pg_current_wal_lsn()::text AS lsn");
+  const { rows } = await client.query("SELECT pg_current_wal_insert_lsn()::text AS lsn");
   const [hi, lo] = (rows[0].lsn as string).split("/");
   return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`);
 }
 
+/** What `streamInto()` takes beyond the slot and the sink. */
+export interface StreamIntoOptions {
+  binary?: boolean;
+  /** The pipeline's in-flight window. */
+  window?: { records?: number; bytes?: number };
+  /** Called with the pipeline once it runs (a test may stop it, read its stats). */
+  started?: (pipeline: Pipeline, stream: ReplicationStream) => void;
+  /** Replication options beyond the slot's (statusIntervalMs: how closely confirmed_flush_lsn follows the acks; highWaterMark, ...). */
+  replicate?: Omit<Partial<ReplicateOptions>, "connection" | "slot" | "publications" | "ack" | "decoder">;
+}
+
 /**
- * Every record of the JSON Lines format from `slot` up to the WAL end `until`
- * (read, then the slot dropped): what a sink fed from a slot made at the same
- * point must hold. `binary` as the sink under test streams.
+ * Streams `slot` through the JSON Lines format into `sink` until the WAL end
+ * `until` has been received and handed over (or the pipeline fails: its
+ * error is thrown), then stops: what a sink under test is fed.
  */
-export async function expectedRecords(config: ClientConfig, w: Workload, slot: string, until: bigint, o: { binary?: boolean } = {}): Promise<ExpectedRecord[]> {
+export async function streamInto(config: ClientConfig, w: Workload, slot: string, sink: Sink, until: bigint, o: StreamIntoOptions = {}): Promise<PipelineResult> {
   const client = new pg.Client(config);
   await client.connect();
   let types: ReturnType<typeof typesFromCatalog>;
@@ -177,38 +199,49 @@ export async function expectedRecords(config: ClientConfig, w: Workload, slot: s
   const values = jsonl.values(types);
   const decoder = await createDecoder({ values });
   const stream: ReplicationStream = await replicate({
-    connection: config, slot, publications: [w.publication], ack: "manual", decoder, binary: o.binary === true, reconnect: false,
+    connection: config, slot, publications: [w.publication], ack: "manual", decoder, binary: o.binary === true, reconnect: false, ...o.replicate,
   });
-  const out: ExpectedRecord[] = [];
   const pipeline = new Pipeline({
     source: streamSource(stream),
     format: jsonl.create({ decoder }, {}),
     replayDecoder: await createDecoder({ values }),
-    sink: {
-      name: "reference",
-      write: async (r) => {
-        const text = new TextDecoder();
-        for (let i = 0; i < r.length; i++) {
-          const rel = r.relations[i];
-          out.push({ id: r.id(i), kind: r.kinds[i]!, schema: rel?.namespace, table: rel?.name, line: text.decode(r.bytesOf(i)).replace(/\n$/, "") });
-        }
-      },
-      close: async () => {},
-    },
+    sink,
+    window: o.window,
     onAck: (lsn) => {
       if (lsn >= until) pipeline.stop();
     },
   });
+  o.started?.(pipeline, stream);
   // The workload's last commit may not be the last WAL record: stop once nothing came for a while after `until`.
   const idle = setInterval(() => {
     if (stream.lastReceivedLsn >= until && !stream.ready) pipeline.stop();
   }, 500);
   try {
-    await pipeline.run();
+    return await pipeline.run();
   } finally {
     clearInterval(idle);
     await stream.stop();
   }
+}
+
+/**
+ * Every record of the JSON Lines format from `slot` up to the WAL end `until`
+ * (read, then the slot dropped): what a sink fed from a slot made at the same
+ * point must hold. `binary` as the sink under test streams.
+ */
+export async function expectedRecords(config: ClientConfig, w: Workload, slot: string, until: bigint, o: { binary?: boolean } = {}): Promise<ExpectedRecord[]> {
+  const out: ExpectedRecord[] = [];
+  const text = new TextDecoder();
+  await streamInto(config, w, slot, {
+    name: "reference",
+    write: async (r) => {
+      for (let i = 0; i < r.length; i++) {
+        const rel = r.relations[i];
+        out.push({ id: r.id(i), kind: r.kinds[i]!, schema: rel?.namespace, table: rel?.name, line: text.decode(r.payloadOf(i)) });
+      }
+    },
+    close: async () => {},
+  }, until, o);
   const admin = new pg.Client(config);
   await admin.connect();
   try {
@@ -217,4 +250,43 @@ export async function expectedRecords(config: ClientConfig, w: Workload, slot: s
     await admin.end();
   }
   return out;
+}
+
+/** A PostgreSQL server for a sink test, with a connected client for the workload's SQL. */
+export interface WorkloadServer {
+  readonly cluster: Cluster;
+  readonly config: ClientConfig;
+  readonly admin: pg.Client;
+}
+
+/** Starts one server per major version (in parallel); `stop()` ends them all, also after a failed start. */
+export async function startWorkloadServers(majors: readonly PgMajor[]): Promise<{ get(major: PgMajor): WorkloadServer; stop(): Promise<void> }> {
+  const servers = new Map<PgMajor, WorkloadServer>();
+  const stop = async () => {
+    for (const s of servers.values()) {
+      await s.admin.end().catch(() => {});
+      await s.cluster.stop();
+    }
+  };
+  const started = await Promise.allSettled(majors.map((m) => startCluster(m)));
+  for (const r of started) {
+    if (r.status !== "fulfilled") continue;
+    const cluster = r.value;
+    const config: ClientConfig = { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database };
+    const admin = new pg.Client(config);
+    servers.set(cluster.major, { cluster, config, admin });
+    await admin.connect();
+  }
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  return { get: (major) => servers.get(major)!, stop };
+}
+
+/** The slot's confirmed_flush_lsn (0 when it has none). */
+export async function confirmedFlush(s: WorkloadServer, slot: string): Promise<bigint> {
+  const { rows } = await s.admin.query("SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+  return rows[0]?.lsn ? parseLsn(rows[0].lsn as string) : 0n;
 }

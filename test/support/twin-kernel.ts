@@ -7,7 +7,7 @@
  * status, result words and output bytes). A TapeDecoder
  * driving it goes through every path the real decoders take (framings, push
  * with pending frames, tape and table growth and resume), so a test or fuzz
- * run with it checks the TS port against the kernel on every call it makes.
+ * run with it checks the TS build against the wasm one on every call it makes.
  *
  * The wasm instance is scratch, shared by every twin in the process (each
  * call overwrites what it reads, and decode() resets the kernel's globals):

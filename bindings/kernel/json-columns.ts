@@ -1,7 +1,7 @@
 // jsonColumns: a tuple's columns as JSON bytes, straight from the tape
 // (spec: bindings/jsonl-tape.ts). The value rules are those of
 // bindings/jsonl/text-values.ts, which the writer runs for what this
-// declines; bindings/baseline/jsonl.ts is this file line by line in TS.
+// declines. Built twice from this source, as decode.ts is (portable.ts).
 // Reads only what decode() bounds-checked (tape offsets, value lengths) and
 // the binding's column table; writes only [out, out + outCapacity).
 import {
@@ -9,7 +9,8 @@ import {
   JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY,
-} from "../bindings/jsonl-tape";
+} from "../jsonl-tape.ts";
+import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, memoryBytes, gtU32 } from "./portable.ts";
 
 const QUOTE: i32 = 0x22;
 const BACKSLASH: i32 = 0x5c;
@@ -17,31 +18,31 @@ const BACKSLASH: i32 = 0x5c;
 // The output cursor of the call.
 let o: usize = 0;
 
-@inline function u8at(p: i32): i32 {
-  return <i32>load<u8>(<usize>p);
+function u8at(p: i32): i32 {
+  return loadU8(<usize>p);
 }
 
-@inline function put(c: i32): void {
-  store<u8>(o++, <u8>c);
+function put(c: i32): void {
+  storeU8(o++, c);
 }
 
-@inline function copy(p: i32, n: i32): void {
-  memory.copy(o, <usize>p, <usize>n);
+function copy(p: i32, n: i32): void {
+  memoryCopy(o, <usize>p, <usize>n);
   o += <usize>n;
 }
 
-@inline function hexDigit(d: i32): i32 {
+function hexDigit(d: i32): i32 {
   return d < 10 ? 0x30 + d : 0x57 + d;
 }
 
 /** Writes tuple columns [from, ncols) as JSON (bindings/jsonl-tape.ts); returns a JSON_* status. */
 export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32, flags: i32, out: usize, outCapacity: i32, result: usize): i32 {
-  const size = <u64>memory.size() << 16;
+  const size = memoryBytes();
   if (outCapacity < 0 || <u64>out + <u64>outCapacity > size || <u64>columns + 4 > size || <u64>tuple + 4 > size || <u64>old + 4 > size) return refuse(result, from, flags);
-  const n = load<i32>(columns);
-  if (n < 0 || load<i32>(tuple) != n || from < 0 || from > n || <u64>columns + (<u64>JC_HEADER_WORDS + <u64>JC_WORDS * <u64>n) * 4 > size) return refuse(result, from, flags);
+  const n = loadI32(columns);
+  if (n < 0 || loadI32(tuple) != n || from < 0 || from > n || <u64>columns + (<u64>JC_HEADER_WORDS + <u64>JC_WORDS * <u64>n) * 4 > size) return refuse(result, from, flags);
   if (<u64>tuple + <u64>(1 + n) * 4 > size) return refuse(result, from, flags);
-  const oldN = old != 0 ? load<i32>(old) : 0;
+  const oldN = old != 0 ? loadI32(old) : 0;
   if (oldN < 0 || <u64>old + <u64>(1 + oldN) * 4 > size) return refuse(result, from, flags);
   const end = out + <usize>outCapacity;
   o = out;
@@ -51,22 +52,22 @@ export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32,
   let i = from;
   for (; i < n; i++) {
     const c = columns + (<usize>(JC_HEADER_WORDS + JC_WORDS * i) << 2);
-    const kindKey = load<i32>(c + (JC_KIND << 2));
+    const kindKey = loadI32(c + (JC_KIND << 2));
     if ((flags & JF_KEYS) != 0 && (kindKey >> 8) == 0) continue;
-    let at = load<i32>(tuple + (<usize>(1 + i) << 2));
+    let at = loadI32(tuple + (<usize>(1 + i) << 2));
     // Offsets come from decode(), which checked them; checked again so that no argument can make this trap.
     if (at < 0 || <u64>at + 5 > size) { status = JSON_DECLINED; break; }
     let kind = u8at(at);
     // Unchanged TOAST: the old tuple's value, where it has one.
     if (kind == 0x75 && i < oldN) {
-      const oldAt = load<i32>(old + (<usize>(1 + i) << 2));
+      const oldAt = loadI32(old + (<usize>(1 + i) << 2));
       const k = oldAt >= 0 && <u64>oldAt + 5 <= size ? u8at(oldAt) : 0;
       if (k == 0x74 || k == 0x62) { at = oldAt; kind = k; }
     }
     if (kind != 0x74 && kind != 0x6e) { status = JSON_DECLINED; break; }
-    const len = kind == 0x74 ? bswap<i32>(load<i32>(<usize>(at + 1))) : 0;
-    const prefix = load<i32>(c + (JC_PREFIX << 2));
-    const prefixLength = load<i32>(c + (JC_PREFIX_LENGTH << 2));
+    const len = kind == 0x74 ? loadI32BE(<usize>(at + 1)) : 0;
+    const prefix = loadI32(c + (JC_PREFIX << 2));
+    const prefixLength = loadI32(c + (JC_PREFIX_LENGTH << 2));
     if (len < 0 || <u64>at + 5 + <u64>len > size || prefix < 0 || prefixLength < 0 || <u64>prefix + <u64>prefixLength > size) { status = JSON_DECLINED; break; }
     let need = <u64>prefixLength + <u64>len * 6 + JSON_SLACK;
     // A large value: what it takes exactly (escapes counted), before giving up on it.
@@ -89,16 +90,16 @@ export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32,
     put(0x7d);
     comma = true;
   }
-  store<i32>(result + (JR_WRITTEN << 2), <i32>(o - out));
-  store<i32>(result + (JR_COLUMN << 2), i);
-  store<i32>(result + (JR_FLAGS << 2), comma ? flags | JF_COMMA : flags & ~JF_COMMA);
+  storeI32(result + (JR_WRITTEN << 2), <i32>(o - out));
+  storeI32(result + (JR_COLUMN << 2), i);
+  storeI32(result + (JR_FLAGS << 2), comma ? flags | JF_COMMA : flags & ~JF_COMMA);
   return status;
 }
 
 function refuse(result: usize, from: i32, flags: i32): i32 {
-  store<i32>(result + (JR_WRITTEN << 2), 0);
-  store<i32>(result + (JR_COLUMN << 2), from);
-  store<i32>(result + (JR_FLAGS << 2), flags);
+  storeI32(result + (JR_WRITTEN << 2), 0);
+  storeI32(result + (JR_COLUMN << 2), from);
+  storeI32(result + (JR_FLAGS << 2), flags);
   return JSON_REFUSED;
 }
 
@@ -225,8 +226,8 @@ function quotedIf(p: i32, n: i32, quoted: bool): void {
   if (quoted) put(QUOTE);
 }
 
-@inline function isDigit(c: i32): bool {
-  return <u32>(c - 0x30) <= 9;
+function isDigit(c: i32): bool {
+  return !gtU32(c - 0x30, 9);
 }
 
 /** PostgreSQL's ISO timestamp text (and `+00` for timestamptz) as timestampISO() prints it; else false. */
@@ -254,7 +255,7 @@ function writeTimestamp(p: i32, n: i32, zone: bool): bool {
   return true;
 }
 
-@inline function two(i: i32): i32 {
+function two(i: i32): i32 {
   return (u8at(i) - 0x30) * 10 + u8at(i + 1) - 0x30;
 }
 
@@ -391,7 +392,7 @@ function writeJson(p: i32, n: i32): bool {
   return true;
 }
 
-@inline function cont(j: i32, end: i32, lo: i32, hi: i32): bool {
+function cont(j: i32, end: i32, lo: i32, hi: i32): bool {
   return j < end && u8at(j) >= lo && u8at(j) <= hi;
 }
 

@@ -1,0 +1,25 @@
+/**
+ * What tsc needs to check the kernel source that asc also compiles
+ * (portable.ts, decode.ts, json-columns.ts): AssemblyScript's types, all JS
+ * numbers in the TS build, and the asc builtins of portable.ts's wasm
+ * branches, which the TS build never runs (they do not exist in JS). Global
+ * to every program that imports the kernel (portable.ts references this
+ * file): nothing outside those wasm branches may call the builtins.
+ */
+type i16 = number;
+type i32 = number;
+type u8 = number;
+type u16 = number;
+type u32 = number;
+type u64 = number;
+type usize = number;
+type bool = boolean;
+
+declare function load<T>(ptr: usize, immOffset?: usize): T;
+declare function store<T>(ptr: usize, value: T, immOffset?: usize): void;
+declare function bswap<T>(value: T): T;
+declare namespace memory {
+  function size(): i32;
+  function copy(dst: usize, src: usize, n: usize): void;
+}
+declare const __heap_base: usize;

@@ -1,0 +1,108 @@
+/// <reference path="./asc.d.ts" />
+/**
+ * What the kernel (decode.ts, json-columns.ts) reads and writes memory with,
+ * and the integer operations whose meaning differs between its two builds:
+ * asc compiles the kernel to wasm over linear memory (assembly/index.ts),
+ * tsc to the pure-TS backend over a LinearMemory's typed arrays
+ * (bindings/baseline/kernel.ts), from the same source. Each function has
+ * one body per build behind `if (<i32>0.5 == 0)`: asc converts the cast (0,
+ * so true) and drops the other branch before checking it; tsc erases the
+ * cast, and V8 folds `0.5 == 0` to false. It is spelled out in each function
+ * because V8 loads a module constant on every call instead (that cost the
+ * TS build 5% of its kernel and JSON Lines speed).
+ *
+ * The kernel source keeps to what means the same in both: i32 arithmetic
+ * that cannot overflow (it compares by subtraction where a sum could), no
+ * cast that changes a value (tsc erases casts), and memory only through
+ * here. For tsc the types (i32, usize, ...) are number and asc's builtins
+ * are declared (asc.d.ts).
+ */
+
+// The TS build's memory: views of the calling kernel's LinearMemory, set by
+// useMemory before each call. No initializer: asc would compile it into the
+// wasm (a start function that allocates).
+let bytes!: Uint8Array;
+let words!: Int32Array;
+let view!: DataView;
+
+/** The TS build: the memory the next kernel call reads and writes. Not in the wasm build. */
+export function useMemory(u8: Uint8Array, i32: Int32Array, dv: DataView): void {
+  bytes = u8;
+  words = i32;
+  view = dv;
+}
+
+export function loadU8(addr: usize): i32 {
+  if (<i32>0.5 == 0) return <i32>load<u8>(addr);
+  return bytes[addr]!;
+}
+
+export function storeU8(addr: usize, v: i32): void {
+  if (<i32>0.5 == 0) store<u8>(addr, <u8>v);
+  else bytes[addr] = v;
+}
+
+/** A big-endian Int16 (the protocol's byte order), sign-extended. */
+export function loadI16BE(addr: usize): i32 {
+  if (<i32>0.5 == 0) return <i32><i16>bswap<u16>(load<u16>(addr));
+  return view.getInt16(addr);
+}
+
+/** A big-endian Int32 (the protocol's byte order). */
+export function loadI32BE(addr: usize): i32 {
+  if (<i32>0.5 == 0) return <i32>bswap<u32>(load<u32>(addr));
+  return view.getInt32(addr);
+}
+
+/** A little-endian i32 word at any address (the binding's tables, the result words). */
+export function loadI32(addr: usize): i32 {
+  if (<i32>0.5 == 0) return load<i32>(addr);
+  return view.getInt32(addr, true);
+}
+
+export function storeI32(addr: usize, v: i32): void {
+  if (<i32>0.5 == 0) store<i32>(addr, v);
+  else view.setInt32(addr, v, true);
+}
+
+/** An i32 word at a 4-aligned address (the tape, the width table): the TS build reads it as an Int32Array element. */
+export function loadWord(addr: usize): i32 {
+  if (<i32>0.5 == 0) return load<i32>(addr);
+  return words[addr >>> 2]!;
+}
+
+export function storeWord(addr: usize, v: i32): void {
+  if (<i32>0.5 == 0) store<i32>(addr, v);
+  else words[addr >>> 2] = v;
+}
+
+/** memory[dst, dst + n) = memory[src, src + n). In TS a loop below 16 bytes, where copyWithin's call costs more. */
+export function memoryCopy(dst: usize, src: usize, n: usize): void {
+  if (<i32>0.5 == 0) memory.copy(dst, src, n);
+  else if (n < 16) for (let k: usize = 0; k < n; k++) bytes[dst + k] = bytes[src + k]!;
+  else bytes.copyWithin(dst, src, src + n);
+}
+
+/** The memory's size in bytes. */
+export function memoryBytes(): u64 {
+  if (<i32>0.5 == 0) return <u64>memory.size() << 16;
+  return bytes.length;
+}
+
+/** Where the binding may lay out memory: 16-aligned, above the wasm build's statics and above address 0 (0 is "no table"). */
+export function heapBase(): usize {
+  if (<i32>0.5 == 0) return (__heap_base + 15) & ~15;
+  return 16;
+}
+
+/** a * b modulo 2^32. */
+export function imul(a: i32, b: i32): i32 {
+  if (<i32>0.5 == 0) return a * b;
+  return Math.imul(a, b);
+}
+
+/** a > b, both taken as unsigned 32-bit. */
+export function gtU32(a: i32, b: i32): bool {
+  if (<i32>0.5 == 0) return <u32>a > <u32>b;
+  return a >>> 0 > b >>> 0;
+}

@@ -1,0 +1,250 @@
+/**
+ * The two iterations of a replication stream — messages (views) or whole
+ * transactions (materialized) — and the acknowledgements iterating makes:
+ * each `next()` tells the ack tracker the consumer is back (in `auto` mode,
+ * what it was handed is confirmed), and each item handed over is observed
+ * by it. A stream is iterated once, one way.
+ *
+ * Views: a message yielded by the message iteration is a view into the
+ * decoder's memory, valid until the consumer asks for the next item (the
+ * next decode happens only then). `transactions()` yields materialized
+ * objects instead.
+ *
+ * What the socket delivered is read in stream order: keepalives (their
+ * end of WAL counts as received, and is confirmed when idle; a reply is
+ * sent when one is asked for), backend messages (an error is thrown once
+ * everything before it was delivered, or reconnected from), the heartbeat
+ * messages filtered out, the commit and keepalive times noted for
+ * `progress`.
+ *
+ * Pulls run one after another (concurrent `next()` calls must not
+ * interleave). When nothing is in flight and the item is already decoded,
+ * a pull is one resolved promise: no async function and no chaining, which
+ * is what each message costs while the consumer keeps up.
+ */
+import type { AckTracker } from "../ack.ts";
+import type { PgoutputMessage } from "../messages.ts";
+import type { PrimaryKeepalive, WalMessage } from "../walsender.ts";
+import type { ReplicationError } from "./errors.ts";
+import type { StreamProgress } from "./health.ts";
+import { HEARTBEAT_PREFIX } from "./heartbeat.ts";
+import type { Liveness } from "./liveness.ts";
+import type { Reconnector } from "./reconnect.ts";
+import type { Redelivery } from "./redelivery.ts";
+import type { SocketReader } from "./socket-reader.ts";
+import type { StreamState } from "./stream-state.ts";
+import { backendMessageError, type OnNotice } from "./copy-both.ts";
+import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
+
+/** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
+export type StreamItem = PgoutputMessage | PrimaryKeepalive;
+
+/** A pull step's answer when nothing is buffered yet. */
+export const WAIT = Symbol("wait");
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/** The stream's parts the iteration reads from, and what it asks of the stream. */
+export interface IterationParts {
+  state: StreamState;
+  tracker: AckTracker;
+  reader: SocketReader;
+  liveness: Liveness;
+  reconnector: Reconnector;
+  redelivery: Redelivery;
+  /** Deliver the heartbeat messages (heartbeat.ts) instead of filtering them out. */
+  deliverHeartbeats: boolean;
+  onNotice: OnNotice;
+  /** Ends the stream; returns the stream's error, for throwing. */
+  fail: (error: ReplicationError) => ReplicationError;
+  /** Breaking out of a loop stops the stream. */
+  stop: () => Promise<void>;
+}
+
+export class Iteration {
+  readonly #state: StreamState;
+  readonly #tracker: AckTracker;
+  readonly #reader: SocketReader;
+  readonly #liveness: Liveness;
+  readonly #reconnector: Reconnector;
+  readonly #redelivery: Redelivery;
+  readonly #deliverHeartbeats: boolean;
+  readonly #onNotice: OnNotice;
+  readonly #fail: (error: ReplicationError) => ReplicationError;
+  readonly #stop: () => Promise<void>;
+  readonly #progress: StreamProgress = {
+    lastCommitTime: undefined, lastCommitAt: undefined, lastKeepaliveTime: undefined, lastKeepaliveAt: undefined, heartbeatsFiltered: 0,
+  };
+  #claimed: string | undefined;
+  /** The transaction iteration's assembler: what it holds is partial, forgotten on a new connection. */
+  #assembler: TransactionAssembler | undefined;
+  #chain: Promise<unknown> = Promise.resolve();
+  /** Pulls (next() calls) not settled yet. */
+  #inFlight = 0;
+
+  constructor(parts: IterationParts) {
+    this.#state = parts.state;
+    this.#tracker = parts.tracker;
+    this.#reader = parts.reader;
+    this.#liveness = parts.liveness;
+    this.#reconnector = parts.reconnector;
+    this.#redelivery = parts.redelivery;
+    this.#deliverHeartbeats = parts.deliverHeartbeats;
+    this.#onNotice = parts.onNotice;
+    this.#fail = parts.fail;
+    this.#stop = parts.stop;
+  }
+
+  /** Timestamps of the last commit and keepalive reached, and the heartbeat messages filtered out (a copy). */
+  get progress(): StreamProgress {
+    return { ...this.#progress };
+  }
+
+  /** A new connection starts over from what was confirmed: partial transactions are dropped (they come again whole). */
+  restart(): void {
+    this.#assembler?.reset();
+  }
+
+  /** Messages (views valid until the next `next()`), and keepalives when `keepalives`. */
+  messages(keepalives: boolean): AsyncIterator<StreamItem> {
+    this.#claim("messages");
+    return {
+      next: () => this.#pull((): IteratorResult<StreamItem> | typeof WAIT => {
+        const item = this.#poll(keepalives);
+        if (item === WAIT) return WAIT;
+        if (item === undefined) return DONE;
+        if (item.kind !== "PrimaryKeepalive") {
+          this.#tracker.observe(item, true);
+          this.#redelivery.mark(item);
+        }
+        return { done: false, value: item };
+      }),
+      return: async (): Promise<IteratorResult<StreamItem>> => {
+        await this.#stop();
+        return { done: true, value: undefined };
+      },
+    };
+  }
+
+  /** Whole transactions, materialized (see `ReplicationStream.transactions`). */
+  transactions(options: AssemblerOptions): AsyncIterableIterator<TransactionItem> {
+    this.#claim("transactions");
+    const assembler = (this.#assembler = new TransactionAssembler(options));
+    const iterator: AsyncIterableIterator<TransactionItem> = {
+      next: () => this.#pull((): IteratorResult<TransactionItem> | typeof WAIT => {
+        for (;;) {
+          const msg = this.#poll(false);
+          if (msg === WAIT) return WAIT; // the assembler keeps what it holds until the pull goes on
+          if (msg === undefined) return DONE;
+          if (msg.kind === "PrimaryKeepalive") continue;
+          const item = assembler.push(msg);
+          this.#tracker.observe(msg, item !== undefined);
+          if (item === undefined) continue;
+          if ("redelivered" in item && this.#redelivery.redelivered(item.endLsn)) (item as { redelivered: boolean }).redelivered = true;
+          return { done: false, value: item };
+        }
+      }),
+      return: async (): Promise<IteratorResult<TransactionItem>> => {
+        await this.#stop();
+        return { done: true, value: undefined };
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  /**
+   * The next pgoutput message in stream order (or keepalive, when
+   * `keepalives`); `undefined` once stopped; WAIT when nothing is buffered.
+   * Throws the stream's error after everything received before it was delivered.
+   */
+  #poll(keepalives: boolean): StreamItem | undefined | typeof WAIT {
+    const state = this.#state;
+    const reader = this.#reader;
+    for (;;) {
+      if (state.stopRequested) return undefined;
+      if (this.#reconnector.running !== undefined) return WAIT;
+      reader.resumeBelowLowWater();
+      let item: WalMessage | undefined;
+      try {
+        item = reader.take();
+      } catch (e) {
+        throw this.#fail(e as ReplicationError);
+      }
+      if (item !== undefined) {
+        if (item.kind === "PrimaryKeepalive") {
+          // In stream order: everything before it has been handed over.
+          this.#tracker.keepalive(item.walEnd);
+          this.#progress.lastKeepaliveTime = item.sendTime;
+          this.#progress.lastKeepaliveAt = Date.now();
+          this.#liveness.reached(item);
+          if (keepalives) return item;
+          continue;
+        }
+        if (item.kind === "BackendMessage") {
+          const error = backendMessageError(item, this.#onNotice);
+          if (error !== undefined) {
+            if (this.#reconnector.retry(error)) return WAIT;
+            throw this.#fail(error);
+          }
+          continue;
+        }
+        if (item.kind === "Commit" || item.kind === "StreamCommit" || item.kind === "CommitPrepared") {
+          this.#progress.lastCommitTime = item.commitTime;
+          this.#progress.lastCommitAt = Date.now();
+        } else if (item.kind === "Message" && !this.#deliverHeartbeats && item.prefix === HEARTBEAT_PREFIX) {
+          this.#progress.heartbeatsFiltered++; // heartbeat.ts: a non-transactional message, nothing to acknowledge
+          continue;
+        }
+        return item;
+      }
+      if (state.error !== undefined) throw state.error;
+      if (state.lost !== undefined) {
+        if (this.#reconnector.retry(state.lost)) return WAIT;
+        throw this.#fail(state.lost);
+      }
+      return WAIT;
+    }
+  }
+
+  #claim(how: string): void {
+    if (this.#claimed !== undefined) throw new TypeError(`this replication stream is already iterated (${this.#claimed}); iterate it once`);
+    this.#claimed = how;
+  }
+
+  /** One `next()`: the consumer is back, then `step` until it gives a result, waiting for the socket between tries. */
+  #pull<T>(step: () => T | typeof WAIT): Promise<T> {
+    if (this.#inFlight === 0) {
+      this.#tracker.next();
+      let r: T | typeof WAIT;
+      try {
+        r = step();
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      if (r !== WAIT) return Promise.resolve(r);
+      return this.#track(this.#waitFor(step));
+    }
+    return this.#track(this.#chain.then(() => {
+      this.#tracker.next();
+      return this.#waitFor(step);
+    }));
+  }
+
+  async #waitFor<T>(step: () => T | typeof WAIT): Promise<T> {
+    for (;;) {
+      const r = step();
+      if (r !== WAIT) return r;
+      await this.#reader.wait();
+    }
+  }
+
+  /** Counts a pull in flight until it settles; later pulls chain after it. */
+  #track<T>(p: Promise<T>): Promise<T> {
+    this.#inFlight++;
+    const settled = () => {
+      this.#inFlight--;
+    };
+    this.#chain = p.then(settled, settled);
+    return p;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Redelivery marks. After a reconnect the server streams again from
+ * `lastAckedLsn`, so what was handed over and not acknowledged before the
+ * failure comes a second time. The stream marks it: `redelivering` for the
+ * message iteration (while the consumer is inside a transaction whose Begin
+ * / BeginPrepare was handed over before the latest reconnect, whole or
+ * after a partial first delivery), `Transaction.redelivered` for the
+ * transaction iteration (its end was handed over before).
+ */
+import type { PgoutputMessage } from "../messages.ts";
+
+export class Redelivery {
+  /** The highest end handed over before the latest reconnect: a transaction ending at or before it is redelivered. */
+  #end = 0n;
+  /** The highest Begin finalLsn / BeginPrepare prepareLsn handed over, and its value at the latest reconnect. */
+  #beginSeen = 0n;
+  #begin = 0n;
+  #redelivering = false;
+  /** The Commit / Prepare ending a redelivered span was handed over: the next message is outside it. */
+  #spanEnded = false;
+
+  /** Whether the transaction the consumer is in was handed over (begun) before the latest reconnect. */
+  get redelivering(): boolean {
+    return this.#redelivering;
+  }
+
+  /** A reconnect begins: `handedOver` is the end of the last transaction handed over. */
+  outage(handedOver: bigint): void {
+    this.#end = handedOver;
+    this.#begin = this.#beginSeen;
+  }
+
+  /** Message iteration: `m` is handed over; keeps `redelivering` for the transaction the consumer is in. */
+  mark(m: PgoutputMessage): void {
+    if (this.#spanEnded) {
+      this.#spanEnded = false;
+      this.#redelivering = false;
+    }
+    const kind = m.kind;
+    if (kind === "Begin" || kind === "BeginPrepare") {
+      const lsn = kind === "Begin" ? m.finalLsn : m.prepareLsn;
+      this.#redelivering = lsn <= this.#begin;
+      if (lsn > this.#beginSeen) this.#beginSeen = lsn;
+    } else if (kind === "Commit" || kind === "Prepare") this.#spanEnded = this.#redelivering;
+  }
+
+  /** Transaction iteration: whether a transaction ending at `endLsn` was handed over before the latest reconnect. */
+  redelivered(endLsn: bigint): boolean {
+    return endLsn <= this.#end;
+  }
+}
