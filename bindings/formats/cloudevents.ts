@@ -36,6 +36,9 @@ const TYPES: Readonly<Record<RecordKind, string>> = {
   commitPrepared: "transaction.commit_prepared", rollbackPrepared: "transaction.rollback_prepared",
 };
 
+/** The JSON event format's media types (CloudEvents JSON Event Format §3, §4). */
+const STRUCTURED = { record: "application/cloudevents+json", array: "application/cloudevents-batch+json" } as const;
+
 /** Options of the inner formats that make no sense inside an event: indented JSON is not one event per line. */
 const NOT_INSIDE = new Set(["pretty"]);
 
@@ -96,7 +99,10 @@ export class CloudEvents implements Format {
     const from = out.length;
     this.#inner.push(item, out);
     if (this.#binary) out.headers = this.#headers;
-    else if (out.length > from) out.rewrite(from, (i, body) => this.#envelope(out, i, body));
+    else {
+      out.mediaType = STRUCTURED;
+      if (out.length > from) out.rewrite(from, (i, body) => this.#envelope(out, i, body));
+    }
   }
 
   reset(): void {

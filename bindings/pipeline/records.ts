@@ -106,6 +106,13 @@ export class Records {
    * binary mode). Kept across `clear()`.
    */
   headers: ((records: Records, i: number) => Readonly<Record<string, string>>) | undefined;
+  /**
+   * The media type of each record and of a JSON array of them, for sinks
+   * whose protocol names it (HTTP's content-type, a NATS Content-Type
+   * header): set by a format whose records are of a type of their own
+   * (CloudEvents structured mode). Kept across `clear()`.
+   */
+  mediaType: { readonly record: string; readonly array: string } | undefined;
   /** Keys and the records' own headers, from the first a format writes on. */
   #extras: Extras | undefined;
 

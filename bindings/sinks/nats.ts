@@ -3,7 +3,10 @@
  * (or, with `mode=transaction`, each transaction) is one message on its
  * table's subject, with the change id as `Nats-Msg-Id` and the
  * transaction's facts as `Pg-*` headers; a batch is durable once the
- * stream confirmed every message of it (its PubAck).
+ * stream confirmed every message of it (its PubAck). A record's own
+ * headers (records.ts: CloudEvents binary mode's `ce-*` attributes) follow
+ * them, and records of a media type of their own (CloudEvents structured
+ * mode) say it in `Content-Type`: the CloudEvents NATS binding.
  *
  * Exactly once in the stream, in commit order, beyond the duplicate window
  * (nats-publisher.ts): publishes are chained by expected last sequence, so
@@ -203,7 +206,8 @@ class MessageMaker {
       const kind = r.kinds[i]!;
       const txn = r.txns[i]!;
       if (last === undefined || last.txn !== txn || last.kind !== kind || last.rel !== rel) {
-        const txnHeaders = this.#transactionHeaders(txn);
+        const media = r.mediaType === undefined ? "" : `Content-Type: ${r.mediaType.record}\r\n`;
+        const txnHeaders = this.#transactionHeaders(txn) + media;
         if (rel !== undefined) {
           const t = this.#table(rel);
           last = { txn, kind, rel, subject: t.subject, headers: `${txnHeaders}Pg-Operation: ${kind}\r\n${t.header}` };
@@ -211,7 +215,8 @@ class MessageMaker {
           last = { txn, kind, rel, subject: kind === "message" ? this.#messageSubject : this.#transactionSubject, headers: `${txnHeaders}Pg-Operation: ${kind}\r\n` };
         }
       }
-      out.push({ subject: last.subject, payload: r.payloadOf(i), id: r.id(i), headers: last.headers });
+      const own = r.headersOf(i);
+      out.push({ subject: last.subject, payload: r.payloadOf(i), id: r.id(i), headers: own === undefined ? last.headers : last.headers + headerLines(own, r.id(i)) });
     }
     return out;
   }
@@ -225,6 +230,11 @@ class MessageMaker {
   #transactions(r: Records): OutMessage[] {
     const out: OutMessage[] = [];
     const n = r.length;
+    if (r.headers !== undefined || (n > 0 && r.headersOf(0) !== undefined)) {
+      throw new SinkError("nats: mode=transaction sends a transaction as one message, which has no place for each record's own headers (CloudEvents binary mode)", {
+        sink: "nats", target: describeTarget(this.#o), hint: "use mode=change (the default), or a format whose records have no headers of their own",
+      });
+    }
     const lastEnd = r.acks.length > 0 ? r.acks[r.acks.length - 1]!.after : -1;
     const carry = this.#carry;
     this.#carry = undefined;
@@ -273,6 +283,16 @@ class MessageMaker {
       sink: "nats", target: this.#transactionSubject, hint: "use mode=change (one message per change), or raise max_payload in nats-server's configuration (at most 64 MB)",
     });
   }
+}
+
+/** A record's own headers (records.ts: CloudEvents binary mode's `ce-*`, Debezium's key-change headers) as header lines. */
+function headerLines(headers: Readonly<Record<string, string>>, id: string): string {
+  let text = "";
+  for (const [name, value] of Object.entries(headers)) {
+    if (/[\r\n]/.test(name + value) || !/^[!-9;-~]+$/.test(name)) throw new SinkError(`nats: record ${id}'s header ${JSON.stringify(name)} cannot be a NATS header (a line break, or a name with ':' or spaces)`, { sink: "nats" });
+    text += `${name}: ${value}\r\n`;
+  }
+  return text;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
