@@ -4,7 +4,8 @@
  * already there come first), then `workload` runs on its own connection,
  * and the records are gathered until the slot is confirmed past the WAL
  * end the workload left. Each record with what a sink sees of it: id,
- * kind, bytes, key and headers.
+ * kind, bytes, key and headers; a real sink (`sink`) is given every batch
+ * too. Decoders of the run's backend (test/support/backends.ts).
  */
 import pg from "pg";
 import { createDecoder } from "../../bindings/create-decoder.ts";
@@ -15,7 +16,9 @@ import type { RecordKind } from "../../bindings/pipeline/records.ts";
 import { snapshotSource, streamSource } from "../../bindings/pipeline/sources.ts";
 import { replicate } from "../../bindings/pg/replicate.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../../bindings/values/catalog.ts";
+import type { Sink } from "../../bindings/pipeline/sink.ts";
 import type { Cluster } from "../../devkit/cluster/cluster.ts";
+import { backend } from "./backends.ts";
 import { walEnd } from "./sink-workload.ts";
 
 export interface StreamedRecord {
@@ -42,6 +45,8 @@ export interface FormatStreamOptions {
   /** The database name the format is told (FormatContext.database). */
   database?: string;
   workload: (client: pg.Client) => Promise<void>;
+  /** A sink each batch is also written to (the caller closes it). */
+  sink?: Sink;
 }
 
 const text = new TextDecoder();
@@ -52,7 +57,7 @@ export async function streamFormat(cluster: Cluster, o: FormatStreamOptions): Pr
   try {
     const types = typesFromCatalog((await admin.query<CatalogTypeRow>(TYPES_QUERY)).rows);
     const values = o.format.values(types, options);
-    const decoder = await createDecoder({ values });
+    const decoder = await createDecoder({ backend: backend.name, values });
     const common = {
       connection: cluster.connectionString, slot: { name: o.slot, create: true }, publications: [o.publication], ack: "manual" as const,
       decoder, binary: o.binary === true, messages: o.messages === true, reconnect: false as const,
@@ -64,11 +69,12 @@ export async function streamFormat(cluster: Cluster, o: FormatStreamOptions): Pr
     const pipeline = new Pipeline({
       source: run !== undefined ? snapshotSource(run) : streamSource(stream),
       format: o.format.create({ decoder, database: o.database, slot: o.slot }, options),
-      replayDecoder: o.format.raw ? undefined : await createDecoder({ values }),
+      replayDecoder: o.format.raw ? undefined : await createDecoder({ backend: backend.name, values }),
       raw: o.format.raw,
       sink: {
         name: "test",
         write: async (r) => {
+          await o.sink?.write(r);
           for (let i = 0; i < r.length; i++) {
             const rel = r.relations[i];
             const key = r.keyOf(i);
