@@ -52,6 +52,21 @@ function timeMicros(text: string): bigint {
   return ((BigInt(m[1]!) * 60n + BigInt(m[2]!)) * 60n + BigInt(m[3]!)) * 1_000_000n + BigInt((m[4] ?? "").padEnd(6, "0"));
 }
 
+/** io.debezium.time.Interval: PnYnMnDTnHnMnS, every field, the seconds exact; ±infinity by name. */
+function intervalIso(iv: { months: number; days: number; microseconds: bigint }): string {
+  if (iv.microseconds === INF && iv.months === 2147483647) return "infinity";
+  if (iv.microseconds === NINF && iv.months === -2147483648) return "-infinity";
+  const us = iv.microseconds;
+  const sign = us < 0n ? "-" : "";
+  const abs = us < 0n ? -us : us;
+  const sec = abs % 60_000_000n;
+  const frac = (sec % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "");
+  const h = abs / 3_600_000_000n;
+  const m = (abs % 3_600_000_000n) / 60_000_000n;
+  const signed = (n: bigint) => (n === 0n ? "0" : `${sign}${n}`);
+  return `P${Math.trunc(iv.months / 12)}Y${iv.months % 12 || 0}M${iv.days}DT${signed(h)}H${signed(m)}M${sec === 0n ? "0" : `${sign}${sec / 1_000_000n}${frac === "" ? "" : `.${frac}`}`}S`;
+}
+
 /** Debezium's MicroDuration from PGInterval's fields: months of 365.25/12 days, in doubles. */
 function intervalMicros(iv: { months: number; days: number; microseconds: bigint }): bigint {
   const us = iv.microseconds;
@@ -118,7 +133,7 @@ function expectedOf(c: ValueCase, days: Map<string, bigint>): Expect {
       case "timestamptz":
         return ZONED[String(v)]!;
       case "interval":
-        return intervalMicros(v as { months: number; days: number; microseconds: bigint });
+        return intervalIso(v as { months: number; days: number; microseconds: bigint });
       case "bit":
       case "varbit":
         return bits(v as string);
@@ -303,7 +318,7 @@ for (const major of [15, 18] as const) {
 
     it("transaction metadata, tombstones, truncate, precise decimals, key-columns", async () => {
       const records = await events({
-        "transaction-metadata": true, tombstones: true, "skipped-operations": ["none"], "decimal-handling": "precise", "key-columns": "dbz\\.full_t:id",
+        "transaction-metadata": true, tombstones: true, "skipped-operations": ["none"], "decimal-handling": "precise", "key-columns": "dbz\\.full_t:id", "interval-handling": "numeric",
       });
       // Every event of a transaction between its BEGIN and END, which count them (per table too); the ids are xid:LSN.
       let open: { id: string; count: number; tables: Map<string, number> } | undefined;
@@ -359,6 +374,11 @@ for (const major of [15, 18] as const) {
       expect(at("numeric", "'0.000001000'")).toEqual({ scale: 6, value: b64([0x01]) });
       expect(at("numeric", "'0'")).toEqual({ scale: 0, value: b64([0x00]) });
       expect(at("numeric", "'NaN'")).toBe("NAN");
+      // interval-handling numeric: Debezium's MicroDuration (approximate: a month of 30.4375 days).
+      for (const sql of ["'1 year 2 mons 3 days 04:05:06.789'", "'-1 year -2 mons 3 days -4:05:06.000001'"]) {
+        const c = cases.find((x) => x.type === "interval" && x.sql === sql)!;
+        expect(at("interval", sql)).toBe(Number(intervalMicros(c.expected as { months: number; days: number; microseconds: bigint })));
+      }
       expect(at("money", "'1234.56'")).toBe(b64([0x01, 0xe2, 0x40])); // 123456
       expect(at("money", "'-92233720368547758.08'")).toBe(b64([0x80, 0, 0, 0, 0, 0, 0, 0]));
     }, 120_000);

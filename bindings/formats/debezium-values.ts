@@ -3,11 +3,12 @@
  * JSON converter (`schemas.enable=false`), from the JS values of a decoder
  * made with `debeziumValueOptions()` (docs/cli-output.md, "debezium", has
  * the table). Debezium's defaults where they are exact — `time.precision.mode`
- * `adaptive`, `binary.handling.mode` `bytes` (base64 in JSON),
- * `interval.handling.mode` `numeric` — and a documented choice where they
- * are not: `decimal.handling.mode` `string` by default (its `precise`, the
- * Kafka Connect Decimal's base64 bytes, is an option), int8 as exact JSON
- * numbers (as json-text.ts writes them for every JSON format).
+ * `adaptive`, `binary.handling.mode` `bytes` (base64 in JSON) — and a
+ * documented choice where they are not: `decimal.handling.mode` `string`
+ * by default (its `precise`, the Kafka Connect Decimal's base64 bytes, and
+ * `double` are options), `interval.handling.mode` `string` (ISO 8601; its
+ * default `numeric`, µs with a month of 30.4375 days, is an option), int8
+ * as exact JSON numbers (as json-text.ts writes them for every JSON format).
  *
  * A value Debezium cannot represent either (a numeric NaN in `precise`
  * mode), or one it leaves out (types it does not know), gets this file's
@@ -23,12 +24,14 @@ import type { TypeKnowledge, ValueOptions } from "../values/options.ts";
 export type DecimalHandling = "string" | "double" | "precise";
 export type BinaryHandling = "base64" | "base64-url-safe" | "hex";
 export type TimePrecision = "adaptive" | "adaptive_time_microseconds" | "microseconds";
+export type IntervalHandling = "string" | "numeric";
 
 /** The options that change how values are written (Debezium's `*.handling.mode`, `time.precision.mode`). */
 export interface ValueModes {
   decimal: DecimalHandling;
   binary: BinaryHandling;
   time: TimePrecision;
+  interval: IntervalHandling;
 }
 
 /** A column value (as the decoder gives it; never null) → its JSON text. */
@@ -125,7 +128,7 @@ export function valueText(typeId: number, typmod: number, modes: ValueModes): Va
       return (v) => (typeof v === "bigint" ? zonedTimestampText(v, width) : fallbackText(v, modes));
     }
     case Oid.interval:
-      return intervalText;
+      return modes.interval === "numeric" ? intervalText : intervalIsoText;
     case Oid.bit:
     case Oid.varbit:
       return typmod === 1 ? (v) => (typeof v === "string" ? (/1/.test(v) ? "true" : "false") : fallbackText(v, modes)) : (v) => (typeof v === "string" ? bitsText(v, modes.binary) : fallbackText(v, modes));
@@ -343,6 +346,30 @@ function intervalText(v: unknown): string {
   const total = ((days * 24 + Number(hours)) * 60 + Number(minutes)) * 60 + seconds;
   const micros = BigInt(Math.trunc(total * 1e6));
   return (micros > INT64_MAX ? INT64_MAX : micros < INT64_MIN ? INT64_MIN : micros).toString();
+}
+
+/**
+ * interval (`interval.handling.mode` string, io.debezium.time.Interval):
+ * `P<y>Y<m>M<d>DT<h>H<min>M<s>S`, every field written, as Debezium's
+ * Interval.toIsoString() prints PGInterval's fields (years and months from
+ * the months, hours, minutes and seconds from the µs, each with the sign
+ * of its part); the seconds exact, without trailing zeros. PostgreSQL
+ * 17's ±infinity (every field at its extreme), which has no such form, is
+ * `"infinity"` / `"-infinity"`, as for timestamptz.
+ */
+function intervalIsoText(v: unknown): string {
+  const iv = v as { months?: unknown; days?: unknown; microseconds?: unknown };
+  if (typeof iv !== "object" || iv === null || typeof iv.months !== "number" || typeof iv.days !== "number" || typeof iv.microseconds !== "bigint") return jsonText(v);
+  const us = iv.microseconds;
+  if (us === INT64_MAX && iv.months === 0x7fff_ffff && iv.days === 0x7fff_ffff) return '"infinity"';
+  if (us === INT64_MIN && iv.months === -0x8000_0000 && iv.days === -0x8000_0000) return '"-infinity"';
+  const hours = us / 3_600_000_000n;
+  const minutes = (us % 3_600_000_000n) / 60_000_000n;
+  const rest = us % 60_000_000n;
+  const abs = (rest < 0n ? -rest : rest).toString().padStart(7, "0");
+  const frac = abs.slice(-6).replace(/0+$/, "");
+  const seconds = `${rest < 0n ? "-" : ""}${abs.slice(0, -6)}${frac === "" ? "" : `.${frac}`}`;
+  return `"P${Math.trunc(iv.months / 12)}Y${iv.months % 12}M${iv.days}DT${hours}H${minutes}M${seconds}S"`;
 }
 
 /** point (io.debezium.data.geometry.Point): `{x, y, wkb, srid}`, the WKB a little-endian OGC point. */

@@ -28,21 +28,14 @@ import type { TypeInfo } from "../decoder.ts";
 import type { Message, PgoutputMessage } from "../messages.ts";
 import type { Relation } from "../relation.ts";
 import type { SnapshotRow } from "../snapshot-items.ts";
-import { unchangedToast, type Tuple } from "../tuple.ts";
+import type { Tuple } from "../tuple.ts";
 import { toBase64 } from "../utf8.ts";
-import { sourceOf } from "../values/toast.ts";
-import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
-import { writeString, writeTextValue } from "../jsonl/text-values.ts";
 import { ByteSink } from "../jsonl/sink.ts";
 import type { Format, FormatContext, FormatDefinition, FormatItem, FormatOptionValues } from "../pipeline/format.ts";
 import type { RecordKind, Records } from "../pipeline/records.ts";
-import { tableFilter } from "./tables.ts";
-import {
-  debeziumValueOptions, placeholderText, UNAVAILABLE, representedType, valueText,
-  type BinaryHandling, type DecimalHandling, type TimePrecision, type ValueModes, type ValueText,
-} from "./debezium-values.ts";
+import { DebeziumRows, parseKeyColumns, type Plan, type Row } from "./debezium-rows.ts";
+import { debeziumValueOptions, type BinaryHandling, type DecimalHandling, type IntervalHandling, type TimePrecision } from "./debezium-values.ts";
 
-const KIND_T = 0x74;
 const NEWLINE = 0x0a;
 
 /** Debezium's operations, as `skipped.operations` names them. */
@@ -66,39 +59,9 @@ export interface DebeziumOptions {
   decimalHandling?: DecimalHandling;
   binaryHandling?: BinaryHandling;
   timePrecision?: TimePrecision;
+  intervalHandling?: IntervalHandling;
   /** Types named by Type messages (the decoder's `types`): a domain is written as its base type. */
   types?: ReadonlyMap<number, TypeInfo>;
-}
-
-/** A column as this format writes it: `"name":` and how its value becomes JSON. */
-interface Column {
-  readonly member: Uint8Array;
-  readonly identity: boolean;
-  readonly text: ValueText;
-  /** Writes a text value straight from its bytes (false: the JS path must). */
-  readonly fast: ((out: ByteSink, u8: Uint8Array, p: number, n: number) => boolean) | undefined;
-  readonly placeholder: string;
-}
-
-/** Per relation, made once. */
-interface Plan {
-  readonly wanted: boolean;
-  readonly columns: readonly Column[];
-  /** The message key's columns; `undefined`: the record has no key. */
-  readonly key: readonly number[] | undefined;
-  /** The replica identity's columns (what a `K` old tuple carries). */
-  readonly identity: readonly number[];
-  /** `,"schema":…,"table":…` of `source`. */
-  readonly names: string;
-  /** `schema.table`, for the transaction's per-table counts. */
-  readonly collection: string;
-}
-
-/** A row to write as a struct: a tuple, the old tuple its unchanged TOAST comes from, the columns (`undefined`: all). */
-interface Row {
-  readonly tuple: Tuple;
-  readonly old: Tuple | undefined;
-  readonly only: readonly number[] | undefined;
 }
 
 interface OpenTxn {
@@ -114,48 +77,13 @@ interface OpenTxn {
   perTable: Map<string, number>;
 }
 
-/** Text values whose JSON is the JSON Lines' (jsonl/text-values.ts): integers, booleans, strings, float8 and their arrays. */
-const SAME_AS_JSONL = new Set([16, 21, 23, 20, 26, 28, 29, 25, 1043, 1042, 19, 18, 2950, 142, 1790, 705, 701, 1005, 1007, 1016, 1009, 1015, 1014, 1003]);
-
-function fastWriter(oid: number, decimal: DecimalHandling): Column["fast"] {
-  if (SAME_AS_JSONL.has(oid)) return (out, u8, p, n) => writeTextValue(out, oid, u8, p, n, false);
-  // json, jsonb: their text as a string.
-  if (oid === 114 || oid === 3802) return writeString;
-  // numeric in `string` mode: a number's text as a string (NaN and Infinity get Debezium's names on the JS path).
-  if (oid === 1700 && decimal === "string") return (out, u8, p, n) => n > 0 && (u8[p] !== 0x2d || n > 1) && isDigit(u8[u8[p] === 0x2d ? p + 1 : p]!) && writeString(out, u8, p, n);
-  return undefined;
-}
-
-const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
-
-/** `message.key.columns`: entries `table-regex:column,column` separated by `;`. */
-function parseKeyColumns(text: string | undefined): { table: RegExp; columns: string[] }[] {
-  if (text === undefined || text.trim() === "") return [];
-  return text.split(";").map((entry) => {
-    const colon = entry.lastIndexOf(":");
-    const columns = colon < 0 ? [] : entry.slice(colon + 1).split(",").map((c) => c.trim()).filter((c) => c !== "");
-    if (colon <= 0 || columns.length === 0) throw new TypeError(`key-columns: ${JSON.stringify(entry)} is not schema.table:column[,column] (entries separated by ;)`);
-    let table: RegExp;
-    try {
-      table = new RegExp(`^(?:${entry.slice(0, colon).trim()})$`);
-    } catch (e) {
-      throw new TypeError(`key-columns: ${JSON.stringify(entry.slice(0, colon))} is not a regular expression: ${(e as Error).message}`);
-    }
-    return { table, columns };
-  });
-}
-
 const ms = (us: bigint): bigint => (us >= 0n || us % 1000n === 0n ? us / 1000n : us / 1000n - 1n);
 
 export class DebeziumEvents implements Format {
   readonly #txMetadata: boolean;
   readonly #tombstones: boolean;
   readonly #skipped: Set<string>;
-  readonly #keyColumns: { table: RegExp; columns: string[] }[];
-  readonly #wanted: ((rel: Relation | undefined) => boolean) | undefined;
-  readonly #modes: ValueModes;
-  readonly #types: ReadonlyMap<number, TypeInfo> | undefined;
-  readonly #plans = new WeakMap<Relation, Plan>();
+  readonly #rows: DebeziumRows;
   /** `{"version":…,"connector":"postgresql","name":…,"ts_ms":` */
   readonly #sourceHead: string;
   /** `,"db":…` */
@@ -174,10 +102,13 @@ export class DebeziumEvents implements Format {
     this.#tombstones = options.tombstones === true;
     const skipped = options.skippedOperations ?? ["t"];
     this.#skipped = new Set(skipped.includes("none") ? [] : skipped);
-    this.#keyColumns = parseKeyColumns(options.keyColumns);
-    this.#wanted = tableFilter(options.tables);
-    this.#modes = { decimal: options.decimalHandling ?? "string", binary: options.binaryHandling ?? "base64", time: options.timePrecision ?? "adaptive" };
-    this.#types = options.types;
+    this.#rows = new DebeziumRows({
+      keyColumns: options.keyColumns, tables: options.tables, types: options.types,
+      modes: {
+        decimal: options.decimalHandling ?? "string", binary: options.binaryHandling ?? "base64",
+        time: options.timePrecision ?? "adaptive", interval: options.intervalHandling ?? "string",
+      },
+    });
     const name = options.serverName ?? options.database ?? "postgres";
     this.#sourceHead = `{"version":"pgoutput-wasm","connector":"postgresql","name":${JSON.stringify(name)},"ts_ms":`;
     this.#db = `,"db":${JSON.stringify(options.database ?? "")}`;
@@ -213,27 +144,27 @@ export class DebeziumEvents implements Format {
         this.#end(out, msg.endLsn);
         return;
       case "Insert": {
-        const plan = this.#plan(msg.relation);
+        const plan = this.#rows.plan(msg.relation);
         if (!plan.wanted || this.#skipped.has("c")) return;
         const row: Row = { tuple: msg.newTuple, old: undefined, only: undefined };
-        this.#change(out, msg.relation, plan, "c", "insert", lsnOf(msg), undefined, row, this.#key(this.#newKey, { ...row, only: plan.key }, plan));
+        this.#change(out, msg.relation, plan, "c", "insert", lsnOf(msg), undefined, row, this.#rows.key(this.#newKey, { ...row, only: plan.key }, plan));
         return;
       }
       case "Update":
         this.#update(msg, out);
         return;
       case "Delete": {
-        const plan = this.#plan(msg.relation);
+        const plan = this.#rows.plan(msg.relation);
         if (!plan.wanted || this.#skipped.has("d")) return;
-        const key = this.#key(this.#oldKey, { tuple: msg.oldTuple, old: undefined, only: plan.key }, plan);
-        this.#change(out, msg.relation, plan, "d", "delete", lsnOf(msg), this.#oldRow(msg.oldTuple, msg.oldTupleType, plan), undefined, key);
+        const key = this.#rows.key(this.#oldKey, { tuple: msg.oldTuple, old: undefined, only: plan.key }, plan);
+        this.#change(out, msg.relation, plan, "d", "delete", lsnOf(msg), this.#rows.oldRow(msg.oldTuple, msg.oldTupleType, plan), undefined, key);
         this.#tombstone(out, msg.relation, key);
         return;
       }
       case "Truncate": {
         if (this.#skipped.has("t")) return;
         for (const rel of msg.relations) {
-          const plan = this.#plan(rel);
+          const plan = this.#rows.plan(rel);
           if (plan.wanted) this.#change(out, rel, plan, "t", "truncate", lsnOf(msg), undefined, undefined, undefined);
         }
         return;
@@ -273,13 +204,13 @@ export class DebeziumEvents implements Format {
   }
 
   #update(msg: PgoutputMessage & { kind: "Update" }, out: Records): void {
-    const plan = this.#plan(msg.relation);
+    const plan = this.#rows.plan(msg.relation);
     if (!plan.wanted || this.#skipped.has("u")) return;
     const old = msg.oldTuple ?? undefined;
-    const newKey = this.#key(this.#newKey, { tuple: msg.newTuple, old, only: plan.key }, plan);
-    const oldKey = old === undefined ? undefined : this.#key(this.#oldKey, { tuple: old, old: undefined, only: plan.key }, plan);
+    const newKey = this.#rows.key(this.#newKey, { tuple: msg.newTuple, old, only: plan.key }, plan);
+    const oldKey = old === undefined ? undefined : this.#rows.key(this.#oldKey, { tuple: old, old: undefined, only: plan.key }, plan);
     const after: Row = { tuple: msg.newTuple, old, only: undefined };
-    const before = old === undefined ? undefined : this.#oldRow(old, msg.oldTupleType!, plan);
+    const before = old === undefined ? undefined : this.#rows.oldRow(old, msg.oldTupleType!, plan);
     const lsn = lsnOf(msg);
     if (oldKey === undefined || (newKey !== undefined && sameBytes(oldKey, newKey))) {
       this.#change(out, msg.relation, plan, "u", "update", lsn, before, after, newKey);
@@ -300,14 +231,14 @@ export class DebeziumEvents implements Format {
 
   /** A snapshot row: `op` `r`, `source.snapshot` "true", `lsn` the slot's consistent point, no transaction. */
   #snapshotRow(row: SnapshotRow, out: Records): void {
-    const plan = this.#plan(row.relation);
+    const plan = this.#rows.plan(row.relation);
     if (!plan.wanted) return;
     const lsn = out.txn.lsn;
-    const key = this.#key(this.#newKey, { tuple: row.tuple, old: undefined, only: plan.key }, plan);
+    const key = this.#rows.key(this.#newKey, { tuple: row.tuple, old: undefined, only: plan.key }, plan);
     if (key !== undefined) out.keys.bytes(key);
     const bytes = out.bytes;
     bytes.str(`{"before":null,"after":`);
-    this.#struct(bytes, { tuple: row.tuple, old: undefined, only: undefined }, plan);
+    this.#rows.struct(bytes, { tuple: row.tuple, old: undefined, only: undefined }, plan);
     const now = BigInt(Date.now());
     bytes.str(`,"source":${this.#sourceHead}${now},"snapshot":"true"${this.#db},"sequence":${JSON.stringify(JSON.stringify([null, String(lsn)]))},"ts_us":${now * 1000n},"ts_ns":${now * 1_000_000n}${plan.names},"txId":null,"lsn":${lsn},"xmin":null},"op":"r",${this.#now},"transaction":null}\n`);
     out.end("snapshot", row.relation);
@@ -335,10 +266,10 @@ export class DebeziumEvents implements Format {
     const bytes = out.bytes;
     bytes.str(`{"before":`);
     if (before === undefined) bytes.str("null");
-    else this.#struct(bytes, before, plan);
+    else this.#rows.struct(bytes, before, plan);
     bytes.str(`,"after":`);
     if (after === undefined) bytes.str("null");
-    else this.#struct(bytes, after, plan);
+    else this.#rows.struct(bytes, after, plan);
     bytes.str(`,"source":`);
     bytes.str(this.#sourceText(plan.names, lsn));
     bytes.str(`,"op":"${op}",${this.#now},"transaction":${transaction}}\n`);
@@ -366,108 +297,9 @@ export class DebeziumEvents implements Format {
     out.end("message");
   }
 
-  #plan(rel: Relation | undefined): Plan {
-    if (rel === undefined) return { wanted: this.#wanted === undefined, columns: [], key: undefined, identity: [], names: `,"schema":"","table":""`, collection: "" };
-    let plan = this.#plans.get(rel);
-    if (plan !== undefined) return plan;
-    const schema = rel.namespace === "" ? "pg_catalog" : rel.namespace;
-    const collection = `${schema}.${rel.name}`;
-    const columns = rel.columns.map((c): Column => {
-      const oid = representedType(c.typeId, this.#types);
-      return {
-        member: encoder.encode(`${JSON.stringify(c.name)}:`), identity: c.isKey, text: valueText(oid, c.typeModifier, this.#modes),
-        fast: fastWriter(oid, this.#modes.decimal), placeholder: placeholderText(oid, this.#modes),
-      };
-    });
-    plan = {
-      wanted: this.#wanted?.(rel) ?? true, columns, key: this.#keyOf(rel, collection),
-      identity: rel.columns.flatMap((c, i) => (c.isKey ? [i] : [])),
-      names: `,"schema":${JSON.stringify(schema)},"table":${JSON.stringify(rel.name)}`, collection,
-    };
-    this.#plans.set(rel, plan);
-    return plan;
-  }
-
-  /**
-   * The key's columns: `key-columns`' for the table, else the replica
-   * identity's (the primary key, or the USING INDEX index). REPLICA
-   * IDENTITY FULL flags every column, which says nothing of the table's
-   * key: no key then, unless `key-columns` names one.
-   */
-  #keyOf(rel: Relation, collection: string): number[] | undefined {
-    const names = rel.columns.map((c) => c.name);
-    for (const entry of this.#keyColumns) {
-      if (!entry.table.test(collection)) continue;
-      const key = entry.columns.map((c) => names.indexOf(c)).filter((i) => i >= 0);
-      if (key.length > 0) return key;
-    }
-    if (rel.replicaIdentity === "f" || rel.replicaIdentity === "n") return undefined;
-    const key = rel.columns.flatMap((c, i) => (c.isKey ? [i] : []));
-    return key.length > 0 ? key : undefined;
-  }
-
-  /** The key struct of a row, written into `sink` (emptied first); `undefined` when the table has no key. */
-  #key(sink: ByteSink, row: Row, plan: Plan): Uint8Array | undefined {
-    if (plan.key === undefined) return undefined;
-    sink.len = 0;
-    this.#struct(sink, row, plan);
-    return sink.buf.subarray(0, sink.len);
-  }
-
-  /** `before`: the whole old row (REPLICA IDENTITY FULL), or the replica identity's columns of a `K` tuple. */
-  #oldRow(old: Tuple, type: "K" | "O", plan: Plan): Row {
-    return { tuple: old, old: undefined, only: type === "O" ? undefined : plan.identity };
-  }
-
-  /** `{"column":value,…}` of a row (`only`: these columns); unchanged TOAST from `old` where it has the value, else the placeholder. */
-  #struct(out: ByteSink, row: Row, plan: Plan): void {
-    const { tuple, old, only } = row;
-    const here = tapeColumns(tuple);
-    const there = old === undefined ? undefined : tapeColumns(old);
-    out.byte(0x7b);
-    const n = only === undefined ? tuple.length : only.length;
-    let first = true;
-    for (let k = 0; k < n; k++) {
-      const i = only === undefined ? k : only[k]!;
-      if (i >= tuple.length) continue;
-      const col = plan.columns[i];
-      if (!first) out.byte(0x2c);
-      first = false;
-      if (col === undefined) out.str(`${JSON.stringify(String(i))}:`);
-      else out.bytes(col.member);
-      const src = sourceOf(tuple, i, old);
-      this.#value(out, src, i, src === tuple ? here : there, col);
-    }
-    out.byte(0x7d);
-  }
-
-  /** Writes column i's JSON. */
-  #value(out: ByteSink, src: Tuple, i: number, tape: TapeColumns | undefined, col: Column | undefined): void {
-    const kind = src.kind(i);
-    if (kind === "null") {
-      out.str("null");
-      return;
-    }
-    if (kind === "text" && col?.fast !== undefined && tape !== undefined) {
-      const at = tape.tape[tape.first + i]!;
-      if (tape.u8[at] === KIND_T && col.fast(out, tape.u8, at + 5, tape.dv.getInt32(at + 1))) return;
-    }
-    let value: unknown;
-    try {
-      value = kind === "unchanged" ? unchangedToast : src.value(i);
-    } catch {
-      // As the JSON Lines: a value that does not parse is written as its text (or its bytes, base64).
-      out.str(kind === "text" ? JSON.stringify(src.text(i)) : JSON.stringify(toBase64(src.bytes(i) as Uint8Array)));
-      return;
-    }
-    if (value === null) out.str("null");
-    else if (value === unchangedToast) out.str(col?.placeholder ?? JSON.stringify(UNAVAILABLE));
-    else out.str(col === undefined ? JSON.stringify(String(value)) : col.text(value));
-  }
 }
 
 const utf8 = new TextDecoder();
-const encoder = new TextEncoder();
 
 /** A change's WAL position (its XLogData), when the stream has positions (a capture has none). */
 function lsnOf(msg: { walStart?: bigint }): bigint | undefined {
@@ -489,6 +321,7 @@ export const debezium: FormatDefinition = {
     "decimal-handling": { type: "string", choices: ["string", "double", "precise"], description: "numeric and money: string (default), double, precise (Connect Decimal bytes)" },
     "binary-handling": { type: "string", choices: ["base64", "base64-url-safe", "hex"], description: "bytea: base64 (default, Debezium's bytes in JSON), base64-url-safe, hex" },
     "time-precision": { type: "string", choices: ["adaptive", "adaptive_time_microseconds", "microseconds"], description: "time and timestamp: adaptive (default), adaptive_time_microseconds, microseconds" },
+    "interval-handling": { type: "string", choices: ["string", "numeric"], description: "interval: string (default, ISO 8601, exact), numeric (approximate µs, Debezium's default)" },
     tombstones: { type: "boolean", description: "a null-value record with the key after each delete (tombstones.on.delete)" },
     "skipped-operations": { type: "list", choices: ["c", "u", "d", "t", "none"], description: "operations left out: c, u, d, t, or none (default t)" },
     "key-columns": { type: "string", description: "message key columns, schema.table:col,col;regex:col (message.key.columns)" },
@@ -517,6 +350,7 @@ export function debeziumOptions(context: FormatContext, o: FormatOptionValues): 
     decimalHandling: o["decimal-handling"] as DecimalHandling | undefined,
     binaryHandling: o["binary-handling"] as BinaryHandling | undefined,
     timePrecision: o["time-precision"] as TimePrecision | undefined,
+    intervalHandling: o["interval-handling"] as IntervalHandling | undefined,
     types: context.decoder.types,
   };
 }
