@@ -6,7 +6,7 @@
  */
 import type { Writable } from "node:stream";
 import type { Records } from "../pipeline/records.ts";
-import { SinkError, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
+import { SinkError, headersRefused, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
 
 export interface WritableSinkOptions {
   /** Called before each write (the CLI clears its status line when both share a terminal). */
@@ -26,6 +26,8 @@ export function writableSink(out: Writable, options: WritableSinkOptions = {}): 
     name,
     write(records: Records): Promise<void> {
       if (failed !== undefined) return Promise.reject(fail(failed));
+      const refused = headersRefused(records, name);
+      if (refused !== undefined) return Promise.reject(refused);
       options.beforeWrite?.();
       return new Promise((resolve, reject) => {
         out.write(records.bytes.buf.subarray(0, records.bytes.len), (e) => (e ? reject(fail(e)) : resolve()));
