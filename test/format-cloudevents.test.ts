@@ -18,6 +18,8 @@ import type { Broker } from "../devkit/brokers/tied.ts";
 import { cloudevents } from "../bindings/formats/cloudevents.ts";
 import { formatOptions } from "../bindings/formats/index.ts";
 import { httpSink } from "../bindings/sinks/http.ts";
+import { writableSink } from "../bindings/sinks/stdout.ts";
+import { PassThrough } from "node:stream";
 import { natsOptions, natsSink } from "../bindings/sinks/nats.ts";
 import type { FormatOptionValues } from "../bindings/pipeline/format.ts";
 import type { Sink } from "../bindings/pipeline/sink.ts";
@@ -183,6 +185,12 @@ for (const major of [15, 18] as const) {
             }
           });
         }
+        // A sink with no place for headers refuses binary events rather than write their data alone.
+        const out = new PassThrough();
+        const written: Buffer[] = [];
+        out.on("data", (b: Buffer) => written.push(b));
+        await expect(events({ mode: "binary" }, writableSink(out))).rejects.toThrow(/stdout: the records carry their attributes in headers \(cloudevents mode=binary\), which stdout has no place for/);
+        expect(written).toEqual([]);
         const refused = await natsSink(natsOptions(`${nats.url}?stream=CE_BIN&prefix=CE_BIN&mode=transaction`));
         await expect(events({ mode: "binary" }, refused)).rejects.toThrow(/mode=transaction sends a transaction as one message, which has no place for each record's own headers/);
         await refused.close();

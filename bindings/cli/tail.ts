@@ -57,7 +57,7 @@ Errors: one line with a hint, exit code 1 (2 for bad options).`,
     const settings = sourceSettings(values);
     const { format, options } = chosenFormat(values, flagsOf(sections));
     const target = values.sink as string;
-    checkSink(target);
+    checkSink(target, format, options);
     const sinkFlags = sinkOptions(target, values);
     return streamCommand({
       label: "tail", settings, format, formatOptions: options, target, writtenUnit: "lines",

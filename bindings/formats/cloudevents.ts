@@ -172,6 +172,7 @@ export const cloudevents: FormatDefinition = {
     if (typeof o.source === "string" && o.source.trim() === "") throw new TypeError("format cloudevents: source must not be empty (a URI-reference: /postgresql/app/slot)");
   },
   values: (types, options) => innerOf(options ?? {}).values(types),
+  headers: (o) => o.mode === "binary",
   create: (context, o) =>
     new CloudEvents({
       inner: innerOf(o).create(context, innerOptions(o)),

@@ -63,6 +63,14 @@ export interface FormatDefinition {
    */
   check?(options: FormatOptionValues): void;
   /**
+   * Whether, with these options, its records carry headers without which
+   * they lose what they say (CloudEvents binary mode): only a sink whose
+   * definition has `headers` takes them (the CLI refuses the others before
+   * anything starts; sinks refuse them at the first batch, sink.ts
+   * headersRefused).
+   */
+  headers?(options: FormatOptionValues): boolean;
+  /**
    * The decoder's `values` option this format writes values with (`types`:
    * the server's catalog knowledge of enums and domains; `options`: the
    * format's, for a format whose values depend on one, such as CloudEvents'

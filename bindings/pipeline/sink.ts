@@ -85,5 +85,7 @@ export interface SinkDefinition {
   readonly schemes: readonly string[];
   /** One line for the CLI's help. */
   readonly summary: string;
+  /** It carries each record's headers (Records.headersOf): a format whose records need them may write to it. */
+  readonly headers?: boolean;
   create(target: string, options?: SinkOptionValues): Promise<Sink>;
 }

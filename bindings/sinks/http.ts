@@ -368,6 +368,7 @@ export async function httpSink(target: string, options?: SinkOptionValues, hooks
 export const http: SinkDefinition = {
   name: "http",
   schemes: ["http:", "https:"],
+  headers: true,
   summary: "a webhook: POSTs batches as JSON Lines (or ?format=array), Idempotency-Key and Change-Ids headers, retried on 5xx/429",
   create: (target, options) => httpSink(target, options),
 };

@@ -376,6 +376,7 @@ export async function natsSink(o: NatsSinkOptions, secrets: string[] = []): Prom
 export const nats: SinkDefinition = {
   name: "nats",
   schemes: ["nats:"],
+  headers: true,
   summary: "NATS JetStream, exactly once per change id, in commit order (nats://host:4222?stream=NAME&subject=cdc.{schema}.{table})",
   create: (target, options) => natsSink(natsOptions(target, options)),
 };
