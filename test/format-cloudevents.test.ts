@@ -19,6 +19,7 @@ import { cloudevents } from "../bindings/formats/cloudevents.ts";
 import { formatOptions } from "../bindings/formats/index.ts";
 import { httpSink } from "../bindings/sinks/http.ts";
 import { writableSink } from "../bindings/sinks/stdout.ts";
+import { Records, RecordTransaction } from "../bindings/pipeline/records.ts";
 import { PassThrough } from "node:stream";
 import { natsOptions, natsSink } from "../bindings/sinks/nats.ts";
 import type { FormatOptionValues } from "../bindings/pipeline/format.ts";
@@ -200,6 +201,36 @@ for (const major of [15, 18] as const) {
     }, 120_000);
   });
 }
+
+describe("the HTTP sink and headers only some records have", () => {
+  it("batched as usual (Debezium's key-change headers have no place in a batch); headers on every record: one request each", async () => {
+    const hook = await startWebhook();
+    try {
+      const make = (every: boolean) => {
+        const r = new Records();
+        r.txn = new RecordTransaction(7, 0x1000n, 0n);
+        if (every) r.headers = (_, i) => ({ "ce-id": String(i), "content-type": "application/json" });
+        for (const [i, line] of ['{"a":1}', '{"b":2}'].entries()) {
+          r.bytes.str(`${line}\n`);
+          if (i === 0) r.header("__debezium.newkey", '{"id":2}');
+          r.end("insert");
+        }
+        return r;
+      };
+      const sink = await httpSink(hook.url);
+      await sink.write(make(false));
+      expect(hook.accepted.map((q) => [q.body.toString(), q.headers["content-type"], q.headers["__debezium.newkey"]])).toEqual([['{"a":1}\n{"b":2}\n', "application/x-ndjson", undefined]]);
+      hook.accepted.length = 0;
+      await sink.write(make(true));
+      expect(hook.accepted.map((q) => [q.body.toString(), q.headers["content-type"], q.headers["ce-id"], q.headers["__debezium.newkey"]])).toEqual([
+        ['{"a":1}', "application/json", "0", '{"id":2}'], ['{"b":2}', "application/json", "1", undefined],
+      ]);
+      await sink.close();
+    } finally {
+      await hook.close();
+    }
+  });
+});
 
 describe("cloudevents options", () => {
   const check = (o: FormatOptionValues) => () => formatOptions(cloudevents, o);

@@ -21,10 +21,11 @@
  * the start of the body. Requests hold at most `batchRecords` records and
  * `batchBytes` bytes (one record larger than that goes alone).
  *
- * A record with headers of its own (records.ts: CloudEvents binary mode's
- * `ce-*` attributes and its `content-type`) goes alone, its payload the
- * body and its headers the request's: the CloudEvents HTTP binding's binary
- * mode. Records of a media type of their own (`Records.mediaType`,
+ * Records with headers on every one (records.ts `headers`: CloudEvents
+ * binary mode's `ce-*` attributes and `content-type`) go one per request,
+ * the payload the body and its headers the request's: the CloudEvents HTTP
+ * binding's binary mode. Headers only some records have (Debezium's
+ * key-change headers) have no place in a batch and are not sent. Records of a media type of their own (`Records.mediaType`,
  * CloudEvents structured mode) are sent as that type when one goes alone
  * (`application/cloudevents+json`) and as its array type with
  * `format=array` (`application/cloudevents-batch+json`, the batched mode).
@@ -181,8 +182,8 @@ export class HttpSink implements Sink {
       let run: { txn: unknown; first: number; last: number; idLength: number } | undefined;
       let own: Readonly<Record<string, string>> | undefined;
       while (to < records.length && to - from < this.#maxRecords) {
-        // A record with headers of its own goes alone.
-        own = records.headersOf(to);
+        // With headers on every record (binary mode: the body is the data), a record goes alone.
+        own = records.headers === undefined ? undefined : records.headersOf(to);
         if (own !== undefined) {
           if (to === from) to++;
           break;
