@@ -179,6 +179,7 @@ for (const major of [15, 18] as const) {
             if (name === "CE_BIN") {
               const e = HTTP.toEvent({ headers, body }) as CloudEventV1<unknown>;
               checkAttributes(e, records[i]!, slot, headers);
+              expect(headers["pg-key"]).toBe(records[i]!.key); // Debezium's key struct
               expect(e.data).toEqual(JSON.parse(records[i]!.text));
             } else {
               expect(headers["content-type"]).toBe("application/cloudevents+json");

@@ -216,7 +216,10 @@ class MessageMaker {
         }
       }
       const own = r.headersOf(i);
-      out.push({ subject: last.subject, payload: r.payloadOf(i), id: r.id(i), headers: own === undefined ? last.headers : last.headers + headerLines(own, r.id(i)) });
+      const key = r.keyOf(i);
+      let headers = own === undefined ? last.headers : last.headers + headerLines(own, r.id(i));
+      if (key !== undefined) headers += keyLine(key, r.id(i));
+      out.push({ subject: last.subject, payload: r.payloadOf(i), id: r.id(i), headers });
     }
     return out;
   }
@@ -293,6 +296,15 @@ function headerLines(headers: Readonly<Record<string, string>>, id: string): str
     text += `${name}: ${value}\r\n`;
   }
   return text;
+}
+
+const utf8 = new TextDecoder();
+
+/** A record's key (records.ts `keyOf`: Debezium's key struct) as the `Pg-Key` header. */
+function keyLine(key: Uint8Array, id: string): string {
+  const text = utf8.decode(key);
+  if (/[\r\n]/.test(text)) throw new SinkError(`nats: record ${id}'s key has a line break, which a NATS header cannot hold`, { sink: "nats" });
+  return `Pg-Key: ${text}\r\n`;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
