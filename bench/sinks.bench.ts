@@ -92,7 +92,7 @@ const CASES: SinkCase[] = [
     start: async () => {
       const receiver = await startReceiver();
       return {
-        open: () => httpSink(`${receiver.url}?batchRecords=1000`),
+        open: () => httpSink(`${receiver.url}?batch_records=1000`),
         stop: receiver.stop,
         note: () => `JSON Lines, 1,000 records per POST, one request at a time, a receiver that reads the body and answers 204 (its own process); receiver CPU ${receiver.cpu().toFixed(1)} s`,
       };

@@ -76,7 +76,7 @@ describe("--format, -o and --sink: the registries' entries", () => {
     for (const f of Object.values(FORMATS)) {
       expect(FORMAT.description).toMatch(new RegExp(`^  ${f.name} +${f.summary.replace(/[().*+?[\]|\\]/g, "\\$&")}$`, "m"));
     }
-    for (const s of SINKS) for (const scheme of s.schemes) expect(SINK.description).toContain(`  ${scheme}`);
+    for (const s of SINKS) for (const scheme of s.schemes) expect(SINK.description).toContain(scheme === "-" ? "  -" : `${scheme}...`);
     const option = commandUsage(commandNamed("tail")!);
     for (const f of Object.values(FORMATS)) {
       if (Object.keys(f.options).length > 0) expect(option).toMatch(new RegExp(`^ +${f.name} +${Object.keys(f.options).join(", ")}$`, "m"));

@@ -20,6 +20,7 @@ import { deepEqual, hex } from "../devkit/encoder/encoder.ts";
 import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "../devkit/fuzz/random.ts";
 import { backend, backendStream, wal, type BackendEncoded, type WalEncoded } from "../devkit/encoder/walsender-encoder.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
+import { corrupt, type Corruption } from "../devkit/fuzz/corrupt.ts";
 
 const SEEDS = [11, 12, 0xfeedface, 31337, 20250101];
 const MESSAGES = 1500;
@@ -54,49 +55,13 @@ function rawSession(seed: number, payloads: readonly WalEncoded[]): BackendEncod
   return frames;
 }
 
-/** Corrupts a copy of `bytes`; returns it and a description for failure messages. */
-function corrupt(r: Random, bytes: Uint8Array): { bytes: Uint8Array; how: string } {
-  const roll = r.float();
-  const b = bytes.slice();
-  if (b.length === 0) return { bytes: r.bytes(r.int(1, 8)), how: "garbage" };
-  if (roll < 0.25) {
-    const flips: number[] = [];
-    for (let i = r.int(1, 3); i > 0; i--) {
-      const bit = r.int(0, b.length * 8 - 1);
-      b[bit >> 3]! ^= 1 << (bit & 7);
-      flips.push(bit);
-    }
-    return { bytes: b, how: `bit flips ${flips.join(",")}` };
-  }
-  if (roll < 0.45) {
-    const n = r.int(0, b.length - 1);
-    return { bytes: b.slice(0, n), how: `truncated to ${n}` };
-  }
-  if (roll < 0.55) {
-    const extra = r.bytes(r.int(1, 20));
-    const out = new Uint8Array(b.length + extra.length);
-    out.set(b);
-    out.set(extra, b.length);
-    return { bytes: out, how: `${extra.length} garbage bytes appended` };
-  }
-  if (roll < 0.7) {
-    const at = r.int(0, b.length - 1);
-    const n = Math.min(b.length - at, r.int(1, 8));
-    b.set(r.bytes(n), at);
-    return { bytes: b, how: `${n} garbage bytes at ${at}` };
-  }
-  if (roll < 0.85 && b.length >= 4) {
-    // a forged 32-bit length or count at a random place
-    const at = r.int(0, b.length - 4);
-    const v = r.pick([0xffffffff, 0x80000000, 0x7fffffff, 0x00010000, 0x0000ffff, 0, 3, 4, 5, r.u32()]);
-    new DataView(b.buffer).setUint32(at, v);
-    return { bytes: b, how: `u32 0x${v.toString(16)} at ${at}` };
-  }
-  // a tag byte: the payload's, or the pgoutput message's (after a 25-byte XLogData header)
-  const at = b.length > 25 && r.chance(0.5) ? 25 : 0;
-  b[at] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
-  return { bytes: b, how: `byte ${at} set to ${String.fromCharCode(b[at]!)}` };
-}
+/** How this suite corrupts a payload (devkit/fuzz/corrupt.ts): a tag byte is the payload's, or the pgoutput message's after a 25-byte XLogData header. */
+const CORRUPTION: Corruption = {
+  odds: [0.25, 0.45, 0.55, 0.7, 0.85],
+  forged: [0xffffffff, 0x80000000, 0x7fffffff, 0x00010000, 0x0000ffff, 0, 3, 4, 5],
+  tags: TAGS,
+  tagAt: (r, b) => (b.length > 25 && r.chance(0.5) ? 25 : 0),
+};
 
 const wasmBackend = backends.find((b) => b.name === "wasm")!;
 const baselineBackend = backends.find((b) => b.name === "baseline")!;
@@ -210,7 +175,7 @@ describe("wasm and baseline agree on walsender streams", () => {
         for (let i = 0; i < payloads.length; i++) {
           const p = payloads[i]!;
           if (r.chance(0.3)) {
-            const c = corrupt(r, p.bytes);
+            const c = corrupt(r, p.bytes, CORRUPTION);
             corrupted++;
             // alone, or after a good keepalive (offsets and index shift)
             const list = r.chance(0.5) ? [c.bytes] : [wal.keepalive({ walEnd: 1n, sendTime: 2n, replyRequested: false }).bytes, c.bytes];
@@ -240,14 +205,14 @@ describe("wasm and baseline agree on walsender streams", () => {
           // one payload of a list corrupted
           const list = window.map((p) => p.bytes);
           const k = r.int(0, list.length - 1);
-          const ck = corrupt(r, list[k]!);
+          const ck = corrupt(r, list[k]!, CORRUPTION);
           list[k] = ck.bytes;
           prime(payloads, start);
           const [bw, bb] = both(copyData(list));
           diffs.check(`${where}, decodeCopyData, payload ${k} ${ck.how}: ${hex(ck.bytes)}`, bw, bb);
           // the window's raw backend bytes corrupted, pushed in random chunks to the end (errors included)
           const raw = backendStream(rawSession(seed + round, window));
-          const c = corrupt(r, raw);
+          const c = corrupt(r, raw, CORRUPTION);
           const cuts = randomSplits(r, c.bytes.length);
           prime(payloads, start);
           let p = 0;

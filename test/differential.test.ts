@@ -16,6 +16,7 @@ import { Differences, outcome, type Outcome } from "./support/differences.ts";
 import { deepEqual, frame, hex, type Encoded } from "../devkit/encoder/encoder.ts";
 import { Random, randomSplits, randomStream } from "../devkit/fuzz/random.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
+import { corrupt, type Corruption } from "../devkit/fuzz/corrupt.ts";
 
 /** toEqual, with a fast check first (big arrays of messages). */
 function expectSame(got: unknown, want: unknown, label?: string): void {
@@ -27,48 +28,8 @@ const MESSAGES = 3000;
 const TAGS = "BCOMRYIUDTSEcAbPKrp";
 
 
-/** Corrupts a copy of `bytes`; returns it and a description for failure messages. */
-function corrupt(r: Random, bytes: Uint8Array): { bytes: Uint8Array; how: string } {
-  const roll = r.float();
-  const b = bytes.slice();
-  if (b.length === 0) return { bytes: r.bytes(r.int(1, 8)), how: "garbage" };
-  if (roll < 0.3) {
-    const flips: number[] = [];
-    for (let i = r.int(1, 3); i > 0; i--) {
-      const bit = r.int(0, b.length * 8 - 1);
-      b[bit >> 3]! ^= 1 << (bit & 7);
-      flips.push(bit);
-    }
-    return { bytes: b, how: `bit flips ${flips.join(",")}` };
-  }
-  if (roll < 0.5) {
-    const n = r.int(0, b.length - 1);
-    return { bytes: b.slice(0, n), how: `truncated to ${n}` };
-  }
-  if (roll < 0.62) {
-    const extra = r.bytes(r.int(1, 20));
-    const out = new Uint8Array(b.length + extra.length);
-    out.set(b);
-    out.set(extra, b.length);
-    return { bytes: out, how: `${extra.length} garbage bytes appended` };
-  }
-  if (roll < 0.77) {
-    const at = r.int(0, b.length - 1);
-    const n = Math.min(b.length - at, r.int(1, 8));
-    b.set(r.bytes(n), at);
-    return { bytes: b, how: `${n} garbage bytes at ${at}` };
-  }
-  if (roll < 0.92 && b.length >= 4) {
-    // a forged 32- or 16-bit count/length at a random place
-    const at = r.int(0, b.length - 4);
-    const v = r.pick([0xffffffff, 0x80000000, 0x7fffffff, 0x00010000, 0x0000ffff, 0x00008000, r.u32()]);
-    new DataView(b.buffer).setUint32(at, v);
-    return { bytes: b, how: `u32 0x${v.toString(16)} at ${at}` };
-  }
-  // another tag on the same body
-  b[0] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
-  return { bytes: b, how: `tag set to ${String.fromCharCode(b[0]!)}` };
-}
+/** How this suite corrupts a pgoutput message (devkit/fuzz/corrupt.ts). */
+const CORRUPTION: Corruption = { odds: [0.3, 0.5, 0.62, 0.77, 0.92], forged: [0xffffffff, 0x80000000, 0x7fffffff, 0x00010000, 0x0000ffff, 0x00008000], tags: TAGS };
 
 const wasmBackend = backends.find((b) => b.name === "wasm")!;
 const baselineBackend = backends.find((b) => b.name === "baseline")!;
@@ -147,7 +108,7 @@ describe("wasm and baseline agree", () => {
         for (let i = 0; i < stream.length; i++) {
           const m = stream[i]!;
           if (r.chance(0.3)) {
-            const c = corrupt(r, m.bytes);
+            const c = corrupt(r, m.bytes, CORRUPTION);
             corrupted++;
             const [w, b] = both((d) => d.decode(c.bytes).materialize());
             diffs.check(`message ${i} (${m.kind}) ${c.how}: ${hex(c.bytes)}`, w, b);
@@ -172,7 +133,7 @@ describe("wasm and baseline agree", () => {
           const start = r.int(0, Math.min(stream.length, 600) - 1); // the prefix is replayed each round
           const window = stream.slice(start, start + r.int(1, 40));
           const framed = frame(window);
-          const c = corrupt(r, framed);
+          const c = corrupt(r, framed, CORRUPTION);
           const prefix = stream.slice(0, start).map((m) => m.bytes);
           const prime = (d: PgoutputDecoder) => {
             d.reset();
@@ -188,7 +149,7 @@ describe("wasm and baseline agree", () => {
           // one message of a decodeBatch list corrupted
           const list = window.map((m) => m.bytes);
           const k = r.int(0, list.length - 1);
-          const ck = corrupt(r, list[k]!);
+          const ck = corrupt(r, list[k]!, CORRUPTION);
           list[k] = ck.bytes;
           const [bw, bb] = both((d) => {
             prime(d);

@@ -122,7 +122,7 @@ for (const major of [15, 18] as const) {
     it("through the HTTP sink: binary mode one event per request; structured alone, and batched with format=array", async () => {
       const hook = await startWebhook();
       try {
-        const binary = await httpSink(`${hook.url}?batchRecords=100`);
+        const binary = await httpSink(`${hook.url}?batch_records=100`);
         const { records, slot } = await events({ mode: "binary", data: "debezium" }, binary);
         await binary.close();
         expect(hook.accepted).toHaveLength(records.length);
@@ -134,7 +134,7 @@ for (const major of [15, 18] as const) {
         });
 
         hook.accepted.length = 0;
-        const alone = await httpSink(`${hook.url}?batchRecords=1`);
+        const alone = await httpSink(`${hook.url}?batch_records=1`);
         const structured = await events({}, alone);
         await alone.close();
         expect(hook.accepted.map((req) => req.headers["content-type"])).toEqual(KINDS.map(() => "application/cloudevents+json"));

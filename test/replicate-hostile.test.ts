@@ -105,6 +105,9 @@ describe("a hostile or stalled walsender", () => {
     expect(pings[0]!.at - t0).toBeGreaterThanOrEqual(350);
     expect(await s.closed).toBe(error);
     expect(liveBytes() - before).toBeLessThan(48 * MIB);
+    // Counted, and so in the metrics (docs/metrics.md); a stream that ended reads nothing on the server for them.
+    expect(s.stats.receiveTimeouts).toBe(1);
+    expect(await s.metrics()).toMatch(/^pgoutput_wasm_receive_timeouts_total\{slot="[^"]*",publication="[^"]*"\} 1$/m);
   });
 
   once("a server that answers the ping keeps the stream alive through several receive timeouts", async () => {

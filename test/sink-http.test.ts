@@ -56,7 +56,7 @@ describe("http sink, no PostgreSQL", () => {
     expect(changeIds("0/100:0-2,0/200:0,snapshot:0/300:4")).toEqual(["0/100:0", "0/100:1", "0/100:2", "0/200:0", "snapshot:0/300:4"]);
     const hook = await webhook((req) => (req.headers.authorization === `Basic ${Buffer.from("hook:s3cr3t-pw").toString("base64")}` ? { status: 204 } : { status: 401 }));
     const url = new URL(hook.url);
-    const sink = await httpSink(`http://hook:s3cr3t-pw@${url.host}${url.pathname}?token=t0k3n-xyz&batchRecords=4&batchBytes=1000`);
+    const sink = await httpSink(`http://hook:s3cr3t-pw@${url.host}${url.pathname}?token=t0k3n-xyz&batch_records=4&batch_bytes=1000`);
     await sink.write(r);
     expect(hook.accepted.map((a) => a.headers["change-ids"])).toEqual(["0/100:0-2,0/200:0", "0/300:0-1"]);
     expect(hook.accepted.map((a) => a.headers["change-count"])).toEqual(["4", "2"]);
@@ -121,7 +121,7 @@ for (const major of MAJORS) {
       await runWorkload(s.admin, w, { transactions: 300, seed: 300 + major });
       const expected = await expectedRecords(s.config, w, ref, await walEnd(s.admin));
       const hook = await webhook();
-      const { error } = await deliver(s, w, slot, `${hook.url}?batchRecords=500${major === 18 ? "&format=array" : ""}`, lastCommitOf(expected));
+      const { error } = await deliver(s, w, slot, `${hook.url}?batch_records=500${major === 18 ? "&format=array" : ""}`, lastCommitOf(expected));
       expect(error).toBeUndefined();
       expectReceived(hook, expected);
       expect(hook.mostAtOnce).toBe(1);
@@ -143,7 +143,7 @@ for (const major of MAJORS) {
         () => ({ status: 500, body: "oops" }),
       ];
       const hook = await webhook((_, n) => plan[n]?.() ?? { status: 200 });
-      const { error } = await deliver(s, w, slot, `${hook.url}?batchRecords=50`, lastCommitOf(expected));
+      const { error } = await deliver(s, w, slot, `${hook.url}?batch_records=50`, lastCommitOf(expected));
       expect(error).toBeUndefined();
       expectReceived(hook, expected);
       const first = hook.requests.slice(0, 6);
@@ -161,15 +161,19 @@ for (const major of MAJORS) {
       const hook = await webhook(() => ({ status: 200, delayMs: 200 }));
       const before = liveBytes();
       let most = 0;
-      const sampler = setInterval(() => (most = Math.max(most, liveBytes() - before)), 250);
+      // The receiver runs in this process and keeps every body: what it holds is not the client's.
+      const received = () => hook.requests.reduce((n, r) => n + r.body.length, 0);
+      const sampler = setInterval(() => (most = Math.max(most, liveBytes() - before - received())), 250);
       try {
-        const { error } = await deliver(s, w, slot, `${hook.url}?batchRecords=200`, undefined, { window: { records: 2000, bytes: 1 << 20 }, highWaterMark: 1 << 20, ms: 5000 });
-        expect(error).toBeUndefined();
+        // Until ten requests were answered (at least 2 s): how long that takes under load is the machine's, not the sink's.
+        const sink = await httpSink(`${hook.url}?batch_records=200`);
+        const run = streamUntil(s.config, w, slot, sink, () => (hook.accepted.length >= 10 ? 0n : undefined), 40_000, { window: { records: 2000, bytes: 1 << 20 }, replicate: { highWaterMark: 1 << 20 } });
+        expect(await run.done.then(() => undefined, (e: unknown) => e)).toBeUndefined();
       } finally {
         clearInterval(sampler);
       }
       const got = hook.accepted.flatMap(recordsOf);
-      expect(got.length, "at least a few requests went through").toBeGreaterThanOrEqual(400);
+      expect(hook.accepted.length, "ten requests went through").toBeGreaterThanOrEqual(10);
       expect(got.length, "it had not drained the backlog").toBeLessThan(30000);
       expect(hook.mostAtOnce).toBe(1);
       console.info(`slow receiver: live memory grew by ${(most / 2 ** 20).toFixed(1)} MiB at most`);
@@ -188,7 +192,7 @@ for (const major of MAJORS) {
         const e = error as SinkError;
         expect(e.message).toMatch(new RegExp(`answered ${status} .*refused by the test receiver`));
         expect(e.message.length).toBeLessThan(400);
-        expect(e.hint).toMatch(status === 413 ? /lower batchBytes/ : /refused the records/);
+        expect(e.hint).toMatch(status === 413 ? /lower batch_bytes/ : /refused the records/);
         expect(hook.requests.length, "not retried").toBe(1);
         await sleep(300);
         expect(await confirmedFlush(s, slot)).toBe(before);

@@ -5,8 +5,9 @@
  * showing a credential.
  */
 import { describe, expect, it } from "vitest";
-import { describeTarget, natsOptions, parseDuration, subjectMatches, subjectPatterns, subjectToken, tableSubject } from "../bindings/sinks/nats-options.ts";
+import { describeTarget, natsOptions, subjectMatches, subjectPatterns, subjectToken, tableSubject } from "../bindings/sinks/nats-options.ts";
 import { SinkError } from "../bindings/pipeline/sink.ts";
+import { durationMs } from "../bindings/sinks/options.ts";
 import { sinkFor } from "../bindings/sinks/index.ts";
 
 function refusal(f: () => unknown): SinkError {
@@ -41,8 +42,9 @@ describe("nats:// targets", () => {
       duplicateWindowMs: 600_000, ackTimeoutMs: 750, connectTimeoutMs: 2000, name: "me",
     });
     expect(natsOptions("nats://h?subject=a.{table}", { subject: "b.{table}", create: true, stream: undefined })).toMatchObject({ subject: "b.{table}", create: true });
-    expect(parseDuration("1.5", "x", "t")).toBe(1500);
-    expect(parseDuration("2h", "x", "t")).toBe(7_200_000);
+    expect(durationMs("1.5")).toBe(1500);
+    expect(durationMs("2h")).toBe(7_200_000);
+    expect(durationMs("soon")).toBeUndefined();
   });
 
   it("refuses what it does not know, naming the option and the remedy, never the password", () => {

@@ -359,6 +359,11 @@ describe.each(MAJORS)("NATS JetStream sink, PostgreSQL %i", (major) => {
       expect(ackless.from).toBeLessThan(Infinity);
       expect(sink.resyncs).toBeGreaterThanOrEqual(2);
       expect(sink.recovered).toBeGreaterThan(0);
+      // Its metrics (docs/metrics.md): a resynchronization round is a retry; all acknowledged in the end.
+      const metrics = await sink.metrics!();
+      expect(metrics).toContain(`pgoutput_wasm_sink_retries_total{sink="nats"} ${sink.resyncs}\n`);
+      expect(metrics).toContain('pgoutput_wasm_sink_in_flight_records{sink="nats"} 0\n');
+      expect(metrics).toContain('pgoutput_wasm_sink_errors_total{sink="nats"} 0\n');
       expectExactly(await readStream(broker.url, "CDC"), expected);
     } finally {
       await proxy.close();

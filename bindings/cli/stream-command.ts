@@ -27,6 +27,8 @@ import { CliError, explain } from "./errors.ts";
 import type { SourceSettings } from "./settings.ts";
 import { Interrupted, openSource, type Source } from "./source.ts";
 import { StatusLine } from "./status.ts";
+import { serveMetrics, type MetricsAddress, type MetricsServer } from "./metrics-server.ts";
+import { metricsText, type MetricsSource } from "../metrics/exposition.ts";
 
 export interface StreamPlan {
   /** The command: the status line's label and the notes' prefix. */
@@ -44,6 +46,8 @@ export interface StreamPlan {
   seconds?: number;
   /** The summary's last words, from the pipeline's figures. */
   summary?: (stats: PipelineStats) => string;
+  /** Serve the run's metrics there (`--metrics`), from the start to the end of the run. */
+  metrics?: MetricsAddress;
 }
 
 /** How long a stop waits for what is in flight to the sink (then acknowledges what it confirmed). */
@@ -89,7 +93,19 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
   process.on("SIGTERM", onSignal);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let sink: Sink | undefined;
+  let metricsServer: MetricsServer | undefined;
   try {
+    if (plan.metrics !== undefined) {
+      // Listening before the source opens: a port that cannot be bound fails the command at once; until then a scrape gets an empty answer.
+      metricsServer = await serveMetrics(plan.metrics, () => {
+        const sources: MetricsSource[] = [];
+        const from = source?.snapshot ?? source?.stream;
+        if (from !== undefined) sources.push(from);
+        if (pipeline !== undefined) sources.push(pipeline);
+        return metricsText(...sources);
+      });
+      status.note(`${label}: metrics at ${metricsServer.url}`);
+    }
     try {
       source = await openSource(settings, {
         stopped: () => stopRequested,
@@ -187,6 +203,7 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
     status.stop();
     await sink?.close().catch(() => {});
     await source?.close();
+    await metricsServer?.close();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
@@ -206,6 +223,8 @@ function clearingFirst(sink: Sink, status: StatusLine): Sink {
     },
     delivered: sink.delivered?.bind(sink),
     close: () => sink.close(),
+    metrics: sink.metrics?.bind(sink),
+    collectMetrics: sink.collectMetrics?.bind(sink),
   };
 }
 

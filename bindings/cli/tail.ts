@@ -11,10 +11,11 @@ import { openSink } from "../sinks/index.ts";
 import { FORMAT, OPTION, SINK, SUBJECT, checkSink, chosenFormat, sinkOptions } from "./output.ts";
 import { sourceSettings } from "./settings.ts";
 import { streamCommand } from "./stream-command.ts";
+import { METRICS, parseMetricsAddress } from "./metrics-server.ts";
 
 const sections = [
   { title: "connection", flags: [...SOURCE_FLAGS, NO_RECONNECT] },
-  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT] },
+  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT, METRICS] },
 ];
 
 export const tail: Command = {
@@ -59,9 +60,10 @@ Errors: one line with a hint, exit code 1 (2 for bad options).`,
     const target = values.sink as string;
     checkSink(target, format, options);
     const sinkFlags = sinkOptions(target, values);
+    const metrics = typeof values.metrics === "string" ? parseMetricsAddress(values.metrics) : undefined;
     return streamCommand({
       label: "tail", settings, format, formatOptions: options, target, writtenUnit: "lines",
-      openSink: () => openSink(target, sinkFlags),
+      openSink: () => openSink(target, sinkFlags), metrics,
     });
   },
 };

@@ -28,6 +28,11 @@ export interface StreamProgress {
   heartbeatsFiltered: number;
 }
 
+/** When the last commit reached the consumer, how long after it committed (ms); `undefined` before the first. */
+export function commitLagMs(p: StreamProgress): number | undefined {
+  return p.lastCommitTime === undefined || p.lastCommitAt === undefined ? undefined : Math.max(0, p.lastCommitAt - Number(p.lastCommitTime / 1000n));
+}
+
 /** What the monitor reads of the stream. */
 export interface HealthSource {
   readonly slotName: string;
@@ -112,6 +117,16 @@ export class HealthMonitor {
     this.#fail = fail;
   }
 
+  /** The heartbeats' counters so far, when heartbeats are on (a copy). */
+  get heartbeats(): HeartbeatStats | undefined {
+    return this.#heartbeat === undefined ? undefined : { ...this.#heartbeat.stats };
+  }
+
+  /** Whether the side connection was closed (the stream ended): a sample would open it again. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /** Whether the side connection was opened (for tests). */
   get sideOpened(): boolean {
     return this.#side.opened;
@@ -122,7 +137,7 @@ export class HealthMonitor {
    * slot is a sample with `lost` set (the interval sampler also ends the
    * stream with SLOT_LOST then).
    */
-  async health(): Promise<ReplicationHealth> {
+  async health(o: { rates?: boolean } = {}): Promise<ReplicationHealth> {
     const source = this.#source;
     if (source === undefined) throw new Error("health() before the stream started");
     const slot = await readSlotState((sql) => this.#side.query(sql), this.#serverVersion, source.slotName);
@@ -137,7 +152,7 @@ export class HealthMonitor {
       receiveLagBytes: slot.currentWalLsn > source.lastReceivedLsn ? slot.currentWalLsn - source.lastReceivedLsn : 0n,
       lastAckedLsn: source.lastAckedLsn,
       lastReceivedLsn: source.lastReceivedLsn,
-      commitLagMs: p.lastCommitTime === undefined || p.lastCommitAt === undefined ? undefined : Math.max(0, p.lastCommitAt - Number(p.lastCommitTime / 1000n)),
+      commitLagMs: commitLagMs(p),
       sinceKeepaliveMs: p.lastKeepaliveTime === undefined ? undefined : Math.max(0, now - Number(p.lastKeepaliveTime / 1000n)),
       lost: lostReason(slot),
       bytes: stats.bytes,
@@ -146,7 +161,8 @@ export class HealthMonitor {
       bytesPerSecond: (stats.bytes - this.#previous.bytes) / seconds,
       heartbeats: this.#heartbeat === undefined ? undefined : { ...this.#heartbeat.stats, filtered: p.heartbeatsFiltered },
     };
-    this.#previous = { at: now, bytes: stats.bytes, messages: stats.payloads };
+    // A metrics collection (`rates: false`) does not restart the rates of the samples `onHealth` gets.
+    if (o.rates !== false) this.#previous = { at: now, bytes: stats.bytes, messages: stats.payloads };
     return h;
   }
 

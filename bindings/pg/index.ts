@@ -14,6 +14,12 @@
  * ```
  */
 export { replicate } from "./replicate.ts";
+// Metrics in the Prometheus text exposition format (docs/metrics.md).
+export {
+  METRICS_CONTENT_TYPE, formatExposition, metricsText,
+  type MetricFamily, type MetricLabels, type MetricSample, type MetricsSource,
+} from "../metrics/exposition.ts";
+export type { StreamMetricsOptions } from "./stream-metrics.ts";
 export { ReplicationStream, type ReplicationStats, type StreamItem } from "./stream.ts";
 export type { ReplicateOptions, SlotOptions, StreamingMode } from "./options.ts";
 export type { AckMode } from "../ack.ts";

@@ -32,7 +32,7 @@ import type { Liveness } from "./liveness.ts";
 import type { Reconnector } from "./reconnect.ts";
 import type { Redelivery } from "./redelivery.ts";
 import type { SocketReader } from "./socket-reader.ts";
-import type { StreamState } from "./stream-state.ts";
+import type { StreamCounters, StreamState } from "./stream-state.ts";
 import { backendMessageError, type OnNotice } from "./copy-both.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
 
@@ -46,6 +46,8 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
 /** The stream's parts the iteration reads from, and what it asks of the stream. */
 export interface IterationParts {
   state: StreamState;
+  /** Where the transactions and changes reached are counted. */
+  stats: StreamCounters;
   tracker: AckTracker;
   reader: SocketReader;
   liveness: Liveness;
@@ -62,6 +64,7 @@ export interface IterationParts {
 
 export class Iteration {
   readonly #state: StreamState;
+  readonly #stats: StreamCounters;
   readonly #tracker: AckTracker;
   readonly #reader: SocketReader;
   readonly #liveness: Liveness;
@@ -83,6 +86,7 @@ export class Iteration {
 
   constructor(parts: IterationParts) {
     this.#state = parts.state;
+    this.#stats = parts.stats;
     this.#tracker = parts.tracker;
     this.#reader = parts.reader;
     this.#liveness = parts.liveness;
@@ -191,7 +195,12 @@ export class Iteration {
         if (item.kind === "Commit" || item.kind === "StreamCommit" || item.kind === "CommitPrepared") {
           this.#progress.lastCommitTime = item.commitTime;
           this.#progress.lastCommitAt = Date.now();
-        } else if (item.kind === "Message" && !this.#deliverHeartbeats && item.prefix === HEARTBEAT_PREFIX) {
+          this.#stats.transactions++;
+        } else if (item.kind === "Insert") this.#stats.inserts++;
+        else if (item.kind === "Update") this.#stats.updates++;
+        else if (item.kind === "Delete") this.#stats.deletes++;
+        else if (item.kind === "Truncate") this.#stats.truncates++;
+        else if (item.kind === "Message" && !this.#deliverHeartbeats && item.prefix === HEARTBEAT_PREFIX) {
           this.#progress.heartbeatsFiltered++; // heartbeat.ts: a non-transactional message, nothing to acknowledge
           continue;
         }

@@ -33,7 +33,7 @@ import { Liveness } from "./liveness.ts";
 import { Redelivery } from "./redelivery.ts";
 import { Iteration } from "./iteration.ts";
 import { startAnswer, stopAnswered } from "./copy-both.ts";
-import type { StreamCounters, StreamState } from "./stream-state.ts";
+import { newCounters, type StreamCounters, type StreamState } from "./stream-state.ts";
 
 /** What `replicate()` hands the stream. */
 export interface StreamSetup {
@@ -57,7 +57,7 @@ export interface StreamSetup {
 
 export class Lifecycle {
   readonly state: StreamState = { phase: "starting", stopRequested: false, lost: undefined, error: undefined };
-  readonly stats: StreamCounters = { payloads: 0, bytes: 0, batches: 0, pauses: 0, statusUpdates: 0, reconnects: 0 };
+  readonly stats: StreamCounters = newCounters();
   readonly decoder: PgoutputDecoder;
   readonly tracker: AckTracker;
   readonly reader: SocketReader;
@@ -104,7 +104,7 @@ export class Lifecycle {
       onReconnected: setup.callbacks.onReconnected,
     });
     this.iteration = new Iteration({
-      state, tracker, reader, liveness: this.liveness, reconnector: this.reconnector, redelivery: this.redelivery,
+      state, stats, tracker, reader, liveness: this.liveness, reconnector: this.reconnector, redelivery: this.redelivery,
       deliverHeartbeats: o.deliverHeartbeats, onNotice: setup.callbacks.onNotice, fail: (e) => this.#fail(e), stop: () => this.stop(),
     });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));

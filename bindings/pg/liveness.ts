@@ -57,7 +57,7 @@ export class Liveness {
   readonly #host: LivenessHost;
   readonly #statusIntervalMs: number;
   readonly #receiveTimeoutMs: number;
-  readonly #stats: Pick<StreamCounters, "statusUpdates">;
+  readonly #stats: Pick<StreamCounters, "statusUpdates" | "receiveTimeouts">;
   /** The receive timeout (and reading on after a gathering pause that outlasted a tick). */
   #timer: ReturnType<typeof setInterval> | undefined;
   /** The next periodic status update: `statusIntervalMs` after the last one sent, whatever sent it. */
@@ -159,6 +159,7 @@ export class Liveness {
     if (timeout > 0 && !reader.resting && state.lost === undefined) {
       const silent = now - reader.lastData;
       if (silent >= timeout) {
+        this.#stats.receiveTimeouts++;
         this.#host.lose(new ReplicationError(`nothing received from the server for ${silent} ms (receiveTimeoutMs ${timeout})`, { code: "RECEIVE_TIMEOUT" }));
         return;
       }

@@ -37,6 +37,8 @@ import { ReplicationError, fromPgError } from "./errors.ts";
 import type { CopyTask } from "./snapshot-catalog.ts";
 import { SnapshotCopy, type CopySetup } from "./snapshot-copy.ts";
 import type { ExportedSnapshot, SnapshotProgress } from "./snapshot-options.ts";
+import { metricsText, type MetricFamily } from "../metrics/exposition.ts";
+import { snapshotFamilies, streamLabels, type StreamMetricsOptions } from "./stream-metrics.ts";
 import type { ReplicationStream, StreamItem } from "./stream.ts";
 import type { AssemblerOptions, TransactionItem } from "./transactions.ts";
 
@@ -107,6 +109,16 @@ export class SnapshotReplication implements AsyncIterable<SnapshotItem | StreamI
   /** Bytes copied and not yet handed over now, and the most ever (what `highWaterMark` bounds). */
   get buffered(): { bytes: number; highWater: number } {
     return this.#copy.buffered;
+  }
+
+  /** The snapshot's metrics (rows, tables) and its stream's, in the Prometheus text exposition format (docs/metrics.md). */
+  metrics(options: StreamMetricsOptions = {}): Promise<string> {
+    return metricsText({ collectMetrics: () => this.collectMetrics(options) });
+  }
+
+  /** The metrics as families, for `metricsText()` with other sources. */
+  async collectMetrics(options: StreamMetricsOptions = {}): Promise<MetricFamily[]> {
+    return [...snapshotFamilies(streamLabels(this.slotName, this.#setup.options.publications), this.progress), ...(await this.stream.collectMetrics(options))];
   }
 
   /** Progress so far (a copy). */

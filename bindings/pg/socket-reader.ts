@@ -55,7 +55,7 @@ export class SocketReader {
   readonly #decoder: PgoutputDecoder;
   readonly #options: ReaderOptions;
   readonly #state: StreamState;
-  readonly #stats: Pick<StreamCounters, "payloads" | "bytes" | "batches" | "pauses">;
+  readonly #stats: Pick<StreamCounters, "payloads" | "bytes" | "batches" | "pauses" | "decodeMs">;
   readonly #queue = new ByteQueue();
   #onData: ((chunk: Uint8Array) => void) | undefined;
   #items: Items | undefined;
@@ -180,6 +180,7 @@ export class SocketReader {
       this.#itemsBytes = bytes.length;
       this.#index = 0;
       this.#stats.batches++;
+      const started = performance.now();
       try {
         this.#items = this.#decoder.pushBackend(bytes);
       } catch (cause) {
@@ -190,6 +191,7 @@ export class SocketReader {
         this.#queue.clear();
         this.socket.pause();
       }
+      this.#stats.decodeMs += performance.now() - started;
       this.#stats.payloads += this.#items.length;
     }
   }

@@ -37,6 +37,25 @@ export interface StreamCounters {
   statusUpdates: number;
   /** Reconnects that succeeded (the counters run on across them). */
   reconnects: number;
+  /** Milliseconds spent in the decoder's `pushBackend` calls (the kernel's walk of each batch). */
+  decodeMs: number;
+  /** Connections given up on for RECEIVE_TIMEOUT (nothing received for `receiveTimeoutMs`). */
+  receiveTimeouts: number;
+  /** Transactions reached in stream order: Commit, StreamCommit, CommitPrepared (a redelivered one counts again). */
+  transactions: number;
+  /** Changes reached in stream order, by kind (those of a streamed transaction as its blocks come, even if it is aborted later). */
+  inserts: number;
+  updates: number;
+  deletes: number;
+  truncates: number;
+}
+
+/** Counters of a new stream. */
+export function newCounters(): StreamCounters {
+  return {
+    payloads: 0, bytes: 0, batches: 0, pauses: 0, statusUpdates: 0, reconnects: 0,
+    decodeMs: 0, receiveTimeouts: 0, transactions: 0, inserts: 0, updates: 0, deletes: 0, truncates: 0,
+  };
 }
 
 /** Counters of a stream (`stream.stats`), with its buffer figures. */

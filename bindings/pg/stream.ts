@@ -28,6 +28,8 @@ import type { HealthMonitor, ReplicationHealth, StreamProgress } from "./health.
 import type { StreamItem } from "./iteration.ts";
 import { Lifecycle, type StreamSetup } from "./lifecycle.ts";
 import type { ReplicationStats } from "./stream-state.ts";
+import { metricsText, type MetricFamily, type MetricLabels } from "../metrics/exposition.ts";
+import { sampleSlot, streamFamilies, streamLabels, type StreamMetricsOptions } from "./stream-metrics.ts";
 
 export type { ReplicationStats, StreamItem };
 
@@ -45,6 +47,8 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   readonly #keepalives: boolean;
   /** Slot health (health.ts), reading the stream's positions, counters and progress. */
   readonly #monitor: HealthMonitor | undefined;
+  /** The labels of its metrics: slot and publication(s). */
+  readonly #labels: MetricLabels;
 
   /** Use `replicate()`. */
   constructor(setup: StreamSetup) {
@@ -56,6 +60,38 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.closed = life.closed;
     this.#monitor = setup.monitor;
     this.#monitor?.bind(this, (e) => life.lose(e));
+    this.#labels = streamLabels(this.slotName, setup.options.publications);
+  }
+
+  /**
+   * The stream's metrics in the Prometheus text exposition format
+   * (docs/metrics.md): its counters, and the server's view of the slot
+   * (lag, WAL retained), read on the side connection for each call unless
+   * `{ slot: false }`.
+   *
+   * @example
+   * ```ts
+   * import { createServer } from "node:http";
+   * createServer(async (_, res) => res.setHeader("content-type", METRICS_CONTENT_TYPE).end(await stream.metrics())).listen(9187, "127.0.0.1");
+   * ```
+   */
+  metrics(options: StreamMetricsOptions = {}): Promise<string> {
+    return metricsText({ collectMetrics: () => this.collectMetrics(options) });
+  }
+
+  /** The metrics as families, for `metricsText()` with other sources (a pipeline, a sink). */
+  async collectMetrics(options: StreamMetricsOptions = {}): Promise<MetricFamily[]> {
+    const monitor = this.#monitor;
+    const open = monitor !== undefined && !monitor.closed && this.#life.state.phase !== "closed";
+    return streamFamilies({
+      labels: this.#labels,
+      stats: this.stats,
+      progress: this.progress,
+      lastReceivedLsn: this.lastReceivedLsn,
+      lastAckedLsn: this.lastAckedLsn,
+      heartbeats: monitor?.heartbeats,
+      health: await sampleSlot(open ? () => monitor.health({ rates: false }) : undefined, options),
+    });
   }
 
   /**

@@ -28,6 +28,11 @@ export { changeId, compareChangePositions, parseChangeId, type ChangePosition } 
 export { StreamResequencer } from "./resequence.ts";
 export type { Format, FormatContext, FormatDefinition, FormatItem, FormatOptionSpec, FormatOptionValues } from "./format.ts";
 export { SinkError, headersRefused, type Sink, type SinkDefinition } from "./sink.ts";
+export { SinkMeter } from "../sinks/meter.ts";
+export {
+  METRICS_CONTENT_TYPE, formatExposition, metricsText,
+  type MetricFamily, type MetricLabels, type MetricSample, type MetricsSource,
+} from "../metrics/exposition.ts";
 export { FORMATS, formatNamed, formatOptions } from "../formats/index.ts";
 export { JsonLinesWriter, changesToJsonLines, type JsonLinesOptions } from "../jsonl/writer.ts";
 export { changeValueOptions } from "../jsonl/json-text.ts";

@@ -40,6 +40,7 @@ import { NO_TRANSACTION, Records, RecordTransaction } from "./records.ts";
 import { StreamResequencer } from "./resequence.ts";
 import type { Sink } from "./sink.ts";
 import type { PipelineSource, SourceItem } from "./sources.ts";
+import { family, metricsText, type MetricFamily } from "../metrics/exposition.ts";
 
 export type { PipelineSource, SourceItem } from "./sources.ts";
 
@@ -84,8 +85,10 @@ export interface PipelineStats {
   writes: number;
   /** Records not written again because the destination had them (after a restart or reconnect). */
   skipped: number;
-  /** The position confirmed to the source last. */
+  /** The position confirmed to the source last, */
   acked: bigint | undefined;
+  /** … and the confirmations made. */
+  acks: number;
 }
 
 /** How a run ended. */
@@ -122,7 +125,7 @@ export class Pipeline {
   #records = new Records();
   readonly #spare: Records[] = [];
   readonly #inFlight: InFlight[] = [];
-  readonly #stats: PipelineStats = { items: 0, records: 0, bytes: 0, durable: 0, inFlight: 0, inFlightBytes: 0, writes: 0, skipped: 0, acked: undefined };
+  readonly #stats: PipelineStats = { items: 0, records: 0, bytes: 0, durable: 0, inFlight: 0, inFlightBytes: 0, writes: 0, skipped: 0, acked: undefined, acks: 0 };
   /** The last position handed to the sink: what a restarted source sends again up to here is taken back. */
   #delivered: ChangePosition | undefined;
   #generation: number | undefined;
@@ -146,6 +149,24 @@ export class Pipeline {
 
   get stats(): PipelineStats {
     return { ...this.#stats };
+  }
+
+  /** The pipeline's metrics and its sink's, in the Prometheus text exposition format (docs/metrics.md). */
+  metrics(): Promise<string> {
+    return metricsText(this);
+  }
+
+  /** The same as families, for `metricsText()` with the source's (`stream`, `snapshot`). */
+  collectMetrics(): MetricFamily[] {
+    const sink = this.#o.sink;
+    const l = { sink: sink.name };
+    const s = this.#stats;
+    return [
+      family("pgoutput_wasm_pipeline_items_total", "counter", "Items read from the source.", l, s.items),
+      family("pgoutput_wasm_pipeline_acks_total", "counter", "Transaction ends confirmed to the source once the sink held them and everything before.", l, s.acks),
+      family("pgoutput_wasm_pipeline_skipped_records_total", "counter", "Records not written again because the destination had them (after a restart or reconnect).", l, s.skipped),
+      ...(sink.collectMetrics?.() ?? []),
+    ];
   }
 
   /** Ends the run: nothing more is read; see the file's comment. */
@@ -350,6 +371,7 @@ export class Pipeline {
     if (ack !== undefined && this.#failure === undefined) {
       this.#o.source.ack(ack);
       this.#stats.acked = ack;
+      this.#stats.acks++;
       this.#o.onAck?.(ack);
     }
     const wake = this.#settled;

@@ -24,6 +24,7 @@
  * A sink is one file that exports a `SinkDefinition`; its entry in `SINKS`
  * (sinks/index.ts) is all the CLI and the library need.
  */
+import type { MetricFamily } from "../metrics/exposition.ts";
 import type { ChangePosition } from "./change-id.ts";
 import type { Records } from "./records.ts";
 
@@ -42,6 +43,10 @@ export interface Sink {
   delivered?(): Promise<ChangePosition | undefined>;
   /** Waits for the writes in flight, then releases what it holds. */
   close(): Promise<void>;
+  /** Its metrics (in flight, acknowledged, retries, permanent errors) in the Prometheus text format; every sink of `SINKS` has them (sinks/meter.ts). */
+  metrics?(): Promise<string>;
+  /** The same as families, for `metricsText()` with other sources. */
+  collectMetrics?(): readonly MetricFamily[];
 }
 
 /** A sink failure that retrying will not fix. */

@@ -15,6 +15,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { constants, createGzip, type Gzip } from "node:zlib";
 import type { Records } from "../pipeline/records.ts";
 import { SinkError, headersRefused, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
+import { SinkMeter } from "./meter.ts";
 
 /** The path of a `file:` target: `file:out.jsonl`, `file:///tmp/out.jsonl`. */
 export function filePath(target: string): string {
@@ -71,6 +72,7 @@ export async function fileSink(path: string, options: FileSinkOptions = {}): Pro
     if (fsync) await fh.datasync();
   };
 
+  const meter = new SinkMeter("file");
   const queue: Pending[] = [];
   let writing: Promise<void> | undefined;
   let failed: SinkError | undefined;
@@ -95,13 +97,15 @@ export async function fileSink(path: string, options: FileSinkOptions = {}): Pro
     name: "file",
     write(records: Records): Promise<void> {
       const refused = headersRefused(records, "file");
-      if (refused !== undefined) return Promise.reject(refused);
+      if (refused !== undefined) return meter.track(records, Promise.reject(refused));
       const bytes = records.bytes.buf.subarray(0, records.bytes.len);
-      return new Promise<void>((resolve, reject) => {
+      return meter.track(records, new Promise<void>((resolve, reject) => {
         queue.push({ bytes, resolve, reject });
         writing ??= drain();
-      });
+      }));
     },
+    metrics: () => meter.metrics(),
+    collectMetrics: () => meter.collectMetrics(),
     async close(): Promise<void> {
       await writing;
       try {

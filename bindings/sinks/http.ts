@@ -18,8 +18,8 @@
  * `Retry-After` says, seconds or an HTTP date) and network failures
  * (refused, reset, timed out): never dropped, never confirmed before a 2xx.
  * Any other answer (a 4xx, a redirect) is a SinkError with the status and
- * the start of the body. Requests hold at most `batchRecords` records and
- * `batchBytes` bytes (one record larger than that goes alone).
+ * the start of the body. Requests hold at most `batch_records` records and
+ * `batch_bytes` bytes (one record larger than that goes alone).
  *
  * Records with headers on every one (records.ts `headers`: CloudEvents
  * binary mode's `ce-*` attributes and `content-type`) go one per request,
@@ -38,13 +38,15 @@ import type { Records } from "../pipeline/records.ts";
 import { SinkError, type Sink, type SinkDefinition, type SinkOptionValues } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
 import { Backoff, sleep, type RetryListener } from "./backoff.ts";
+import { SinkMeter } from "./meter.ts";
+import type { MetricFamily } from "../metrics/exposition.ts";
 import { readSinkOptions, type OptionsOf } from "./options.ts";
 
 export const HTTP_OPTIONS = {
   format: { type: "string", values: ["jsonl", "array"], description: "the body: JSON Lines (default) or a JSON array of the records" },
-  batchRecords: { type: "integer", description: "records per request at most (default 1000)" },
-  batchBytes: { type: "integer", description: "body bytes per request at most (default 1 MiB; one larger record goes alone)" },
-  timeout: { type: "integer", description: "seconds to wait for an answer before the request is taken for lost and sent again (default 30)" },
+  batch_records: { type: "integer", description: "records per request at most (default 1000)" },
+  batch_bytes: { type: "integer", description: "body bytes per request at most (default 1 MiB; one larger record goes alone)" },
+  timeout: { type: "duration", description: "how long to wait for an answer before the request is taken for lost and sent again (default 30s)" },
 } as const;
 
 export type HttpOptions = OptionsOf<typeof HTTP_OPTIONS>;
@@ -100,6 +102,9 @@ export function idRuns(records: Records, from: number, to: number): string {
 
 export class HttpSink implements Sink {
   readonly name = "http";
+  readonly #meter = new SinkMeter("http");
+  readonly metrics = (): Promise<string> => this.#meter.metrics();
+  readonly collectMetrics = (): MetricFamily[] => this.#meter.collectMetrics();
   readonly #url: string;
   /** The URL as messages show it: no credentials, no token in the query. */
   readonly #shown: string;
@@ -138,13 +143,17 @@ export class HttpSink implements Sink {
     this.#url = url.href;
     this.#shown = redact(url.href);
     this.#array = o.format === "array";
-    this.#maxRecords = Math.max(1, o.batchRecords ?? 1000);
-    this.#maxBytes = Math.max(1, o.batchBytes ?? 1 << 20);
-    this.#timeoutMs = (o.timeout ?? 30) * 1000;
+    this.#maxRecords = Math.max(1, o.batch_records ?? 1000);
+    this.#maxBytes = Math.max(1, o.batch_bytes ?? 1 << 20);
+    this.#timeoutMs = o.timeout ?? 30_000;
     this.#onRetry = hooks.onRetry;
   }
 
   write(records: Records): Promise<void> {
+    return this.#meter.track(records, this.#write(records));
+  }
+
+  #write(records: Records): Promise<void> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (this.#closed) return Promise.reject(this.#error("written after close()"));
     return new Promise((resolve, reject) => {
@@ -254,6 +263,7 @@ export class HttpSink implements Sink {
         }
         if (outcome instanceof SinkError) return this.#fail(outcome);
         const delayMs = outcome.delayMs ?? this.#backoff.next();
+        this.#meter.retried();
         this.#onRetry?.({ sink: this.name, error: outcome.error, attempt: this.#backoff.attempts || 1, delayMs });
         await sleep(delayMs, this.#abort.signal);
       }
@@ -325,7 +335,7 @@ function hintFor(status: number): string | undefined {
     case 405:
       return "check the URL's path: the receiver takes no POST there";
     case 413:
-      return "the receiver takes smaller requests: lower batchBytes (and batchRecords)";
+      return "the receiver takes smaller requests: lower batch_bytes (and batch_records)";
     case 415:
       return "the receiver wants another body: format=array sends application/json";
     default:

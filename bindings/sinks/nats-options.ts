@@ -18,6 +18,7 @@
  */
 import { SinkError, type SinkOptionValues } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
+import { readSinkOptions } from "./options.ts";
 
 export interface NatsSinkOptions {
   /** `host:port` of each server to try. */
@@ -59,39 +60,45 @@ const DEFAULTS = {
 } as const;
 
 /** Option names: the URL's query parameters and the `options` record take the same ones. */
-const KNOWN = ["stream", "subject", "prefix", "mode", "create", "storage", "duplicate_window", "ack_timeout", "connect_timeout", "name"] as const;
+export const NATS_OPTIONS = {
+  stream: { type: "string", description: "the stream written (default: the one stream whose subjects take the sink's)" },
+  subject: { type: "string", description: "a table's subject: a template of {prefix}, {schema}, {table} (default {prefix}.{schema}.{table})" },
+  prefix: { type: "string", description: "what {prefix} stands for, and the start of the message and transaction subjects (default cdc)" },
+  mode: { type: "string", values: ["change", "transaction"], description: "one message per change (default) or per transaction" },
+  create: { type: "boolean", description: "make the stream when it does not exist" },
+  storage: { type: "string", values: ["file", "memory"], description: "a created stream's storage (default file)" },
+  duplicate_window: { type: "duration", description: "a created stream's duplicate window (default 2m)" },
+  ack_timeout: { type: "duration", description: "how long a PubAck may take before the sink asks the stream what it holds (default 5s)" },
+  connect_timeout: { type: "duration", description: "how long the first connection is retried (default 15s)" },
+  name: { type: "string", description: "the client name the server shows (default pgoutput-wasm)" },
+} as const;
 
 const fail = (message: string, target: string, hint?: string) =>
   new SinkError(`nats: ${redact(message)}`, { sink: "nats", target: redact(target), hint });
-
-/** `500ms`, `5s`, `2m`, `1h` (a bare number is seconds). */
-export function parseDuration(text: string, what: string, target: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (m === null) throw fail(`${what}=${text} is not a duration`, target, "write it as 500ms, 5s, 2m or 1h");
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s") as "ms" | "s" | "m" | "h"];
-  return Math.round(Number(m[1]) * unit);
-}
-
-function parseBoolean(text: string, what: string, target: string): boolean {
-  if (/^(1|true|yes|on)$/i.test(text)) return true;
-  if (/^(0|false|no|off)$/i.test(text)) return false;
-  throw fail(`${what}=${text} is not true or false`, target);
-}
 
 /** The target's parts; `options` (e.g. from CLI flags) override the query parameters of the same name. */
 export function natsOptions(target: string, options: SinkOptionValues = {}): NatsSinkOptions {
   const m = /^nats:\/\/(?:([^@/?#]*)@)?([^/?#]*)\/?(?:\?([^#]*))?$/i.exec(target);
   if (m === null) throw fail(`${target} is not a nats:// URL`, target, "write nats://host:port?stream=NAME");
   const [, userinfo, hosts, query] = m;
-  const params: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(query ?? "")) params[k] = v;
-  for (const [k, v] of Object.entries(options)) if (v !== undefined) params[k] = String(v);
-  for (const k of Object.keys(params)) {
-    if (!(KNOWN as readonly string[]).includes(k)) throw fail(`unknown option ${k}`, target, `the nats sink takes ${KNOWN.join(", ")}`);
-  }
+  // The query alone: a list of servers is no URL host.
+  const p = readSinkOptions("nats", new URL(`nats:?${query ?? ""}`), options, NATS_OPTIONS, { others: "refuse" });
   const servers = (hosts ?? "").split(",").filter((h) => h.length > 0).map((h) => (/:\d+$/.test(h) || h.endsWith("]") ? h : `${h}:4222`));
   if (servers.length === 0) servers.push("127.0.0.1:4222");
-  const o: NatsSinkOptions = { ...DEFAULTS, servers };
+  const o: NatsSinkOptions = {
+    ...DEFAULTS,
+    servers,
+    ...(p.stream !== undefined && { stream: p.stream }),
+    ...(p.prefix !== undefined && { prefix: p.prefix }),
+    ...(p.subject !== undefined && { subject: p.subject }),
+    ...(p.mode !== undefined && { mode: p.mode as NatsSinkOptions["mode"] }),
+    ...(p.create !== undefined && { create: p.create }),
+    ...(p.storage !== undefined && { storage: p.storage as NatsSinkOptions["storage"] }),
+    ...(p.duplicate_window !== undefined && { duplicateWindowMs: p.duplicate_window }),
+    ...(p.ack_timeout !== undefined && { ackTimeoutMs: Math.max(1, p.ack_timeout) }),
+    ...(p.connect_timeout !== undefined && { connectTimeoutMs: p.connect_timeout }),
+    ...(p.name !== undefined && { name: p.name }),
+  };
   if (userinfo !== undefined && userinfo.length > 0) {
     const colon = userinfo.indexOf(":");
     if (colon < 0) o.token = decodeURIComponent(userinfo);
@@ -100,25 +107,7 @@ export function natsOptions(target: string, options: SinkOptionValues = {}): Nat
       o.pass = decodeURIComponent(userinfo.slice(colon + 1));
     }
   }
-  if (params.stream !== undefined) {
-    if (!/^[^\s.*>/\\]+$/.test(params.stream)) throw fail(`stream=${params.stream} is not a stream name`, target, "a stream name has no spaces, '.', '*', '>', '/' or '\\'");
-    o.stream = params.stream;
-  }
-  if (params.prefix !== undefined) o.prefix = params.prefix;
-  if (params.subject !== undefined) o.subject = params.subject;
-  if (params.mode !== undefined) {
-    if (params.mode !== "change" && params.mode !== "transaction") throw fail(`mode=${params.mode}`, target, "mode=change (one message per change, the default) or mode=transaction");
-    o.mode = params.mode;
-  }
-  if (params.create !== undefined) o.create = parseBoolean(params.create, "create", target);
-  if (params.storage !== undefined) {
-    if (params.storage !== "file" && params.storage !== "memory") throw fail(`storage=${params.storage}`, target, "storage=file (the default) or storage=memory");
-    o.storage = params.storage;
-  }
-  if (params.duplicate_window !== undefined) o.duplicateWindowMs = parseDuration(params.duplicate_window, "duplicate_window", target);
-  if (params.ack_timeout !== undefined) o.ackTimeoutMs = Math.max(1, parseDuration(params.ack_timeout, "ack_timeout", target));
-  if (params.connect_timeout !== undefined) o.connectTimeoutMs = parseDuration(params.connect_timeout, "connect_timeout", target);
-  if (params.name !== undefined) o.name = params.name;
+  if (o.stream !== undefined && !/^[^\s.*>/\\]+$/.test(o.stream)) throw fail(`stream=${o.stream} is not a stream name`, target, "a stream name has no spaces, '.', '*', '>', '/' or '\\'");
   // Every subject this sink can make must be valid: check the templates with sample names.
   for (const s of [tableSubject(o, "s", "t"), otherSubject(o, "message")]) {
     if (!validSubject(s)) throw fail(`subject ${s} (from subject=${o.subject}, prefix=${o.prefix}) is not a NATS subject`, target, "tokens separated by '.', none empty, no spaces, '*' or '>'");

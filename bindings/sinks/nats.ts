@@ -28,10 +28,13 @@ import { parseChangeId, type ChangePosition } from "../pipeline/change-id.ts";
 import type { RecordTransaction, Records } from "../pipeline/records.ts";
 import { SinkError, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
+import { metricsText } from "../metrics/exposition.ts";
+import { SinkMeter } from "./meter.ts";
 import {
   describeTarget, natsOptions, otherSubject, subjectPatterns, subjectToken, tableSubject, type NatsSinkOptions,
 } from "./nats-options.ts";
-import { OrderedPublisher, apiErrorCode, readTop, type OutMessage, type StreamTop } from "./nats-publisher.ts";
+import { OrderedPublisher, type OutMessage } from "./nats-publisher.ts";
+import { apiErrorCode, readTop, type StreamTop } from "./nats-stream.ts";
 
 export { natsOptions, type NatsSinkOptions } from "./nats-options.ts";
 
@@ -340,6 +343,9 @@ export async function natsSink(o: NatsSinkOptions, secrets: string[] = []): Prom
     publisher = new OrderedPublisher(nc, jsm, { stream, ackTimeoutMs: o.ackTimeoutMs, maxPayload: nc.info?.max_payload ?? 1 << 20, target, inbox: nats.createInbox() }, top);
     const maker = new MessageMaker(o, nc.info?.max_payload ?? 1 << 20);
     let closed = false;
+    const meter = new SinkMeter("nats");
+    // A retry here is a resynchronization round: the publishes not confirmed are sent again after a backoff.
+    const collect = () => ((meter.retries = publisher.resyncs), meter.collectMetrics());
     return {
       name: "nats",
       transactionEnds: o.mode === "transaction",
@@ -361,10 +367,12 @@ export async function natsSink(o: NatsSinkOptions, secrets: string[] = []): Prom
         try {
           messages = maker.messages(records);
         } catch (e) {
-          return Promise.reject(e);
+          return meter.track(records, Promise.reject(e));
         }
-        return publisher.publish(messages);
+        return meter.track(records, publisher.publish(messages));
       },
+      metrics: () => metricsText({ collectMetrics: collect }),
+      collectMetrics: collect,
       async delivered(): Promise<ChangePosition | undefined> {
         if (publisher.pending === 0) top = await readTop(jsm, stream);
         return positionOf(top, stream);

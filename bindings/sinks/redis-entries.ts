@@ -37,7 +37,7 @@ export interface EncodedChunk {
 }
 
 export interface EntryLayout {
-  readonly per: "change" | "transaction";
+  readonly mode: "change" | "transaction";
   readonly prefix: string;
   readonly keyTemplate: string;
   readonly messagesKey: string;
@@ -97,7 +97,7 @@ export class EntryEncoder {
     this.#o = o;
     this.last = after;
     this.#messages = streamKey(expandKey(o.messagesKey, { prefix: o.prefix }));
-    this.#transactions = o.per === "transaction" ? streamKey(expandKey(o.keyTemplate, { prefix: o.prefix })) : this.#messages;
+    this.#transactions = o.mode === "transaction" ? streamKey(expandKey(o.keyTemplate, { prefix: o.prefix })) : this.#messages;
   }
 
   /** The chunks for a batch (none when it only holds the start of a transaction, per transaction). */
@@ -117,7 +117,7 @@ export class EntryEncoder {
     }
     for (let i = 0; i < records.length; i++) {
       const text = this.#textOf(records, i);
-      if (this.#o.per === "change" || text.txn.snapshot) {
+      if (this.#o.mode === "change" || text.txn.snapshot) {
         room();
         this.#change(chunk, records, i, text);
         continue;
@@ -135,7 +135,7 @@ export class EntryEncoder {
       open.lastIndex = records.positions[i]!;
       if (open.bytes.len > this.#o.maxTransactionBytes) {
         throw new SinkError(`redis: the transaction at ${formatLsn(text.txn.lsn)} is larger than ${this.#o.maxTransactionBytes} bytes, the most held for one entry`, {
-          sink: "redis", target: this.#transactions.name, hint: "write it per change (per=change), or raise maxTransactionBytes",
+          sink: "redis", target: this.#transactions.name, hint: "write it per change (mode=change), or raise max_transaction_bytes",
         });
       }
       while (ack < records.acks.length && records.acks[ack]!.after <= i) ack++;
@@ -180,7 +180,7 @@ export class EntryEncoder {
   #tableOf(rel: Relation): { key: StreamKey; table: Uint8Array } {
     let t = this.#tables.get(rel);
     if (t === undefined) {
-      const name = this.#o.per === "change"
+      const name = this.#o.mode === "change"
         ? expandKey(this.#o.keyTemplate, { prefix: this.#o.prefix, schema: rel.namespace, table: rel.name })
         : this.#transactions.name;
       let key = this.#keys.get(name);
@@ -196,7 +196,7 @@ export class EntryEncoder {
     const rel = records.relations[i];
     const t = rel === undefined ? undefined : this.#tableOf(rel);
     const pairs = 3 + (t === undefined ? 0 : 1) + (text.xid === undefined ? 0 : 1) + (text.time === undefined ? 0 : 1);
-    chunk.entry(t?.key ?? (this.#o.per === "change" ? this.#messages : this.#transactions), `${text.dec}-${index}`, text.hex + index.toString(16).padStart(8, "0"), pairs);
+    chunk.entry(t?.key ?? (this.#o.mode === "change" ? this.#messages : this.#transactions), `${text.dec}-${index}`, text.hex + index.toString(16).padStart(8, "0"), pairs);
     chunk.field("id", records.id(i));
     chunk.field("op", constantBulk(records.kinds[i]!));
     if (t !== undefined) chunk.fieldBytes("table", t.table);

@@ -9,16 +9,16 @@ import type { RedisAddress } from "./redis-connection.ts";
 import { readSinkOptions, type OptionsOf } from "./options.ts";
 
 export const REDIS_OPTIONS = {
-  key: { type: "string", description: "the stream of a change: a template of {prefix}, {schema}, {table} (default {prefix}:{schema}.{table}; per=transaction: {prefix}:transactions)" },
+  key: { type: "string", description: "the stream of a change: a template of {prefix}, {schema}, {table} (default {prefix}:{schema}.{table}; mode=transaction: {prefix}:transactions)" },
   prefix: { type: "string", description: "what {prefix} stands for (default cdc)" },
   messages: { type: "string", description: "the stream of records without a table, logical decoding messages (default {prefix}:messages)" },
   position: { type: "string", description: "the key holding the last position written, read at start (default {prefix}:position)" },
   maxlen: { type: "string", description: "trim each stream to about (~N) or exactly (N) this many entries" },
-  per: { type: "string", values: ["change", "transaction"], description: "one entry per change (default) or per transaction" },
-  timeout: { type: "integer", description: "seconds without an answer before the connection is taken for lost (default 30)" },
-  connectTimeout: { type: "integer", description: "seconds to reach the server at start, retrying (default 10)" },
-  entriesPerCall: { type: "integer", description: "entries per script call (default 1000)" },
-  maxTransactionBytes: { type: "integer", description: "per=transaction: the largest transaction held for one entry (default 64 MiB)" },
+  mode: { type: "string", values: ["change", "transaction"], description: "one entry per change (default) or per transaction" },
+  timeout: { type: "duration", description: "how long without an answer before the connection is taken for lost (default 30s)" },
+  connect_timeout: { type: "duration", description: "how long to reach the server at start, retrying (default 10s)" },
+  entries_per_call: { type: "integer", description: "entries per script call (default 1000)" },
+  max_transaction_bytes: { type: "integer", description: "mode=transaction: the largest transaction held for one entry (default 64 MiB)" },
 } as const;
 
 export type RedisOptions = OptionsOf<typeof REDIS_OPTIONS>;

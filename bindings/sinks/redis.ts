@@ -44,6 +44,8 @@ import { TRANSIENT, hintFor } from "./redis-errors.ts";
 import { expandKey, parseMaxlen, parseRedisTarget, type RedisTarget } from "./redis-target.ts";
 import { command, RespError, RespProtocolError, type RespReply } from "./resp.ts";
 import { ByteSink } from "../jsonl/sink.ts";
+import type { MetricFamily } from "../metrics/exposition.ts";
+import { SinkMeter } from "./meter.ts";
 
 /** How long close() waits for calls in flight on a working connection. */
 const CLOSE_WAIT_MS = 2000;
@@ -67,6 +69,9 @@ export interface RedisSinkHooks {
 
 export class RedisStreamSink implements Sink {
   readonly name = "redis";
+  readonly #meter = new SinkMeter("redis");
+  readonly metrics = (): Promise<string> => this.#meter.metrics();
+  readonly collectMetrics = (): MetricFamily[] => this.#meter.collectMetrics();
   readonly #t: RedisTarget;
   readonly #hooks: RedisSinkHooks;
   readonly #positionKey: string;
@@ -95,14 +100,14 @@ export class RedisStreamSink implements Sink {
     const o = target.options;
     const prefix = o.prefix ?? "cdc";
     this.#positionKey = expandKey(o.position ?? "{prefix}:position", { prefix });
-    this.transactionEnds = o.per === "transaction";
+    this.transactionEnds = o.mode === "transaction";
     this.#layout = {
-      per: o.per === "transaction" ? "transaction" : "change",
+      mode: o.mode === "transaction" ? "transaction" : "change",
       prefix,
-      keyTemplate: o.key ?? (o.per === "transaction" ? "{prefix}:transactions" : "{prefix}:{schema}.{table}"),
+      keyTemplate: o.key ?? (o.mode === "transaction" ? "{prefix}:transactions" : "{prefix}:{schema}.{table}"),
       messagesKey: o.messages ?? "{prefix}:messages",
-      entriesPerCall: Math.max(1, o.entriesPerCall ?? 1000),
-      maxTransactionBytes: o.maxTransactionBytes ?? 64 << 20,
+      entriesPerCall: Math.max(1, o.entries_per_call ?? 1000),
+      maxTransactionBytes: o.max_transaction_bytes ?? 64 << 20,
       sha: this.#sha,
       positionKey: new TextEncoder().encode(this.#positionKey),
       maxlen: parseMaxlen(o.maxlen),
@@ -112,9 +117,10 @@ export class RedisStreamSink implements Sink {
     expandKey(this.#layout.keyTemplate, { prefix, schema: "s", table: "t" });
   }
 
-  /** Connects (retrying for connectTimeout seconds), loads the script, reads the position key. */
+  /** Connects (retrying for connect_timeout), loads the script, reads the position key. */
   async start(): Promise<void> {
-    const deadline = Date.now() + (this.#t.options.connectTimeout ?? 10) * 1000;
+    const connectMs = this.#t.options.connect_timeout ?? 10_000;
+    const deadline = Date.now() + connectMs;
     for (;;) {
       try {
         this.#conn = await this.#connect(true);
@@ -122,7 +128,7 @@ export class RedisStreamSink implements Sink {
       } catch (e) {
         if (e instanceof SinkError) throw e;
         if (Date.now() >= deadline) {
-          throw this.#error(`unreachable for ${this.#t.options.connectTimeout ?? 10} s: ${(e as Error).message}`, undefined, "is redis-server running there, and does it take connections from here?", e);
+          throw this.#error(`unreachable for ${connectMs / 1000} s: ${(e as Error).message}`, undefined, "is redis-server running there, and does it take connections from here?", e);
         }
         await this.#pause(e);
       }
@@ -136,6 +142,10 @@ export class RedisStreamSink implements Sink {
   }
 
   write(records: Records): Promise<void> {
+    return this.#meter.track(records, this.#write(records));
+  }
+
+  #write(records: Records): Promise<void> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (this.#closed) return Promise.reject(this.#error("written after close()"));
     const refused = headersRefused(records, "redis");
@@ -181,8 +191,8 @@ export class RedisStreamSink implements Sink {
   async #connect(first: boolean): Promise<RedisConnection> {
     const t = this.#t;
     const conn = await RedisConnection.open(t.address, {
-      connectTimeoutMs: (t.options.connectTimeout ?? 10) * 1000,
-      replyTimeoutMs: (t.options.timeout ?? 30) * 1000,
+      connectTimeoutMs: t.options.connect_timeout ?? 10_000,
+      replyTimeoutMs: t.options.timeout ?? 30_000,
       signal: this.#abort.signal,
     });
     // close() ends a handshake that waits for a silent server too.
@@ -283,6 +293,7 @@ export class RedisStreamSink implements Sink {
   async #pause(reason: unknown): Promise<void> {
     const delayMs = this.#backoff.next();
     const message = redact(reason instanceof Error ? reason.message : String(reason), [this.#t.password]);
+    this.#meter.retried();
     this.#hooks.onRetry?.({ sink: this.name, error: message, attempt: this.#backoff.attempts, delayMs });
     await sleep(delayMs, this.#abort.signal);
   }

@@ -7,6 +7,7 @@
 import type { Writable } from "node:stream";
 import type { Records } from "../pipeline/records.ts";
 import { SinkError, headersRefused, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
+import { SinkMeter } from "./meter.ts";
 
 export interface WritableSinkOptions {
   /** Called before each write (the CLI clears its status line when both share a terminal). */
@@ -22,17 +23,20 @@ export function writableSink(out: Writable, options: WritableSinkOptions = {}): 
   const onError = (e: Error) => (failed ??= e);
   out.on("error", onError);
   const fail = (e: Error) => new SinkError(`${name}: ${e.message}`, { sink: name, cause: e });
+  const meter = new SinkMeter(name);
   return {
     name,
     write(records: Records): Promise<void> {
-      if (failed !== undefined) return Promise.reject(fail(failed));
+      if (failed !== undefined) return meter.track(records, Promise.reject(fail(failed)));
       const refused = headersRefused(records, name);
-      if (refused !== undefined) return Promise.reject(refused);
+      if (refused !== undefined) return meter.track(records, Promise.reject(refused));
       options.beforeWrite?.();
-      return new Promise((resolve, reject) => {
+      return meter.track(records, new Promise((resolve, reject) => {
         out.write(records.bytes.buf.subarray(0, records.bytes.len), (e) => (e ? reject(fail(e)) : resolve()));
-      });
+      }));
     },
+    metrics: () => meter.metrics(),
+    collectMetrics: () => meter.collectMetrics(),
     async close(): Promise<void> {
       out.off("error", onError);
     },
