@@ -33,6 +33,7 @@ import { SinkMeter } from "./meter.ts";
 import {
   describeTarget, natsOptions, otherSubject, subjectPatterns, subjectToken, tableSubject, type NatsSinkOptions,
 } from "./nats-options.ts";
+import { headerLines, keyLine } from "./nats-headers.ts";
 import { OrderedPublisher, type OutMessage } from "./nats-publisher.ts";
 import { apiErrorCode, readTop, type StreamTop } from "./nats-stream.ts";
 
@@ -289,25 +290,6 @@ class MessageMaker {
       sink: "nats", target: this.#transactionSubject, hint: "use mode=change (one message per change), or raise max_payload in nats-server's configuration (at most 64 MB)",
     });
   }
-}
-
-/** A record's own headers (records.ts: CloudEvents binary mode's `ce-*`, Debezium's key-change headers) as header lines. */
-function headerLines(headers: Readonly<Record<string, string>>, id: string): string {
-  let text = "";
-  for (const [name, value] of Object.entries(headers)) {
-    if (/[\r\n]/.test(name + value) || !/^[!-9;-~]+$/.test(name)) throw new SinkError(`nats: record ${id}'s header ${JSON.stringify(name)} cannot be a NATS header (a line break, or a name with ':' or spaces)`, { sink: "nats" });
-    text += `${name}: ${value}\r\n`;
-  }
-  return text;
-}
-
-const utf8 = new TextDecoder();
-
-/** A record's key (records.ts `keyOf`: Debezium's key struct) as the `Pg-Key` header. */
-function keyLine(key: Uint8Array, id: string): string {
-  const text = utf8.decode(key);
-  if (/[\r\n]/.test(text)) throw new SinkError(`nats: record ${id}'s key has a line break, which a NATS header cannot hold`, { sink: "nats" });
-  return `Pg-Key: ${text}\r\n`;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
