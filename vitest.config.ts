@@ -17,6 +17,8 @@ const perBackend = [
   "test/encoder.test.ts",
   "test/errors.test.ts",
   "test/fixtures.test.ts",
+  "test/format-cloudevents.test.ts",
+  "test/format-debezium.test.ts",
   "test/isolation.test.ts",
   "test/layout.test.ts",
   "test/limits.test.ts",

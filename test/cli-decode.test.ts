@@ -251,40 +251,73 @@ describe.concurrent("decode", () => {
 });
 
 describe("decode --format NAME: any format of the registry, with its options", () => {
-  it("--format wal2json -o format-version=1|2 equals the library's pipeline over the same capture; --changes is --format jsonl", async ({ expect }) => {
+  /** The library's pipeline over the same capture, with this format. */
+  const library = async (raw: Buffer, name: string, options: Record<string, string | boolean>): Promise<Buffer> => {
     const { Pipeline } = await import("../bindings/pipeline/run.ts");
     const { captureSource } = await import("../bindings/pipeline/sources.ts");
     const { formatNamed, formatOptions } = await import("../bindings/formats/index.ts");
     const { createDecoder } = await import("../bindings/create-decoder.ts");
+    const format = formatNamed(name);
+    const checked = formatOptions(format, options);
+    const decoder = await createDecoder({ values: format.values(undefined, checked) });
+    const parts: Buffer[] = [];
+    await new Pipeline({
+      source: captureSource((async function* () { yield raw; })(), decoder),
+      format: format.create({ decoder }, checked),
+      sink: { name: "memory", write: async (r) => void parts.push(Buffer.from(r.bytes.buf.subarray(0, r.bytes.len))), close: async () => {} },
+      replayDecoder: await createDecoder({ values: format.values(undefined, checked) }),
+      writePartial: true,
+    }).run();
+    return Buffer.concat(parts);
+  };
+
+  it("--format wal2json -o format-version=1|2 equals the library's pipeline over the same capture; --changes is --format jsonl", async ({ expect }) => {
     const { path, raw } = fixture("pg15-streaming.bin.gz");
-    const library = async (name: string, options: Record<string, string | boolean>): Promise<Buffer> => {
-      const format = formatNamed(name);
-      const decoder = await createDecoder({ values: format.values() });
-      const parts: Buffer[] = [];
-      await new Pipeline({
-        source: captureSource((async function* () { yield raw; })(), decoder),
-        format: format.create({ decoder }, formatOptions(format, options)),
-        sink: { name: "memory", write: async (r) => void parts.push(Buffer.from(r.bytes.buf.subarray(0, r.bytes.len))), close: async () => {} },
-        replayDecoder: await createDecoder({ values: format.values() }),
-        writePartial: true,
-      }).run();
-      return Buffer.concat(parts);
-    };
     for (const version of ["1", "2"]) {
       const run = await cli(["decode", path, "--format", "wal2json", "-o", `format-version=${version}`]);
       expect(run.stderr).toBe("");
       expect(run.code).toBe(0);
       expect(run.stdout.length).toBeGreaterThan(1000);
-      expect(run.stdout.equals(await library("wal2json", { "format-version": version })), `format-version ${version}`).toBe(true);
+      expect(run.stdout.equals(await library(raw, "wal2json", { "format-version": version })), `format-version ${version}`).toBe(true);
     }
     const changes = await cli(["decode", path, "--changes"]);
     const jsonl = await cli(["decode", path, "--format", "jsonl"]);
     expect(changes.stdout.equals(jsonl.stdout)).toBe(true);
-    expect(changes.stdout.equals(await library("jsonl", {}))).toBe(true);
+    expect(changes.stdout.equals(await library(raw, "jsonl", {}))).toBe(true);
     const both = await cli(["decode", path, "--changes", "--format", "wal2json"]);
     expect(both.code).toBe(2);
     const refused = await cli(["decode", path, "--tables", "t"]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/format messages has no option "tables"/);
+  });
+
+  it("--format debezium and cloudevents: the library's events (but the processing time); binary mode refused on stdout; options of the other inner format refused", async ({ expect }) => {
+    const { path, raw } = fixture("pg18-replica-identity.bin.gz");
+    // ts_ms, ts_us, ts_ns of an event (not its source's) are when it was written: the one field two runs differ in.
+    const events = (text: string | Buffer) =>
+      text.toString().trim().split("\n").map((line) => {
+        const e = JSON.parse(line) as (Record<string, unknown> & { data?: Record<string, unknown> }) | null; // null: a tombstone
+        for (const o of [e, e?.data]) if (o != null) for (const k of ["ts_ms", "ts_us", "ts_ns"]) delete o[k];
+        return e;
+      });
+    const cases: [string, string[], Record<string, string | boolean>][] = [
+      ["debezium", ["-o", "transaction-metadata", "-o", "tombstones"], { "transaction-metadata": true, tombstones: true }],
+      ["cloudevents", ["-o", "data=debezium", "-o", "decimal-handling=double"], { data: "debezium", "decimal-handling": "double" }],
+    ];
+    for (const [name, flags, options] of cases) {
+      const run = await cli(["decode", path, "--format", name, ...flags]);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      const got = events(run.stdout);
+      expect(got.length).toBeGreaterThan(5);
+      expect(got).toEqual(events(await library(raw, name, options)));
+    }
+    const binary = await cli(["decode", path, "--format", "cloudevents", "-o", "mode=binary"]);
+    expect(binary.code).toBe(2);
+    expect(binary.stdout.length).toBe(0);
+    expect(binary.stderr).toMatch(/--format cloudevents with these options puts what each record says in headers, which stdout has no place for \(hint: write to a sink that carries them: nats:\/\/, http:\/\/, https:\/\/\)/);
+    const other = await cli(["decode", path, "--format", "cloudevents", "-o", "tombstones"]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/option tombstones is debezium's: it applies with -o data=debezium, not data=jsonl/);
   });
 });

@@ -104,6 +104,14 @@ describe("--format, -o and --sink: the registries' entries", () => {
     expect(sinkOptions("nats://h?stream=CDC", { subject: "a.{table}" })).toEqual({ subject: "a.{table}" });
     expect(() => checkSink("file:out.jsonl")).not.toThrow();
     expect(() => checkSink("-")).not.toThrow();
+    // Records whose headers hold what they say go only to sinks that carry headers.
+    const ce = FORMATS.cloudevents!;
+    expect(usageError(() => checkSink("file:out.jsonl", ce, { mode: "binary" })).message).toBe(
+      "--format cloudevents with these options puts what each record says in headers, which file has no place for",
+    );
+    for (const target of ["-", "redis://127.0.0.1"]) expect(() => checkSink(target, ce, { mode: "binary" })).toThrow(/has no place for/);
+    for (const target of ["nats://127.0.0.1?stream=S", "http://127.0.0.1/x"]) expect(() => checkSink(target, ce, { mode: "binary" })).not.toThrow();
+    expect(() => checkSink("-", ce, {})).not.toThrow();
   });
 });
 

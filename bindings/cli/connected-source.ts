@@ -17,6 +17,7 @@ import type { Opening, Source } from "./opening.ts";
 
 interface PreflightRow {
   version: number;
+  database: string;
   wal_level: string;
   user: string;
   can_replicate: boolean | null;
@@ -31,6 +32,7 @@ interface SlotRow {
 }
 
 const PREFLIGHT = `SELECT current_setting('server_version_num')::int AS version,
+  current_database() AS database,
   current_setting('wal_level') AS wal_level,
   current_user AS "user",
   (SELECT rolreplication OR rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) AS can_replicate,
@@ -118,5 +120,5 @@ export async function openConnected(o: Opening): Promise<Source> {
   });
   if (snapshot !== undefined) o.hooks.note(`snapshot of ${s.publications.join(", ")} (slot ${slotName}), then streaming from ${formatLsn(snapshot.consistentPoint)}`);
   else o.hooks.note(`streaming from ${target}, slot ${slotName}${temporary ? " (temporary)" : ""}, from ${stream.lastAckedLsn > 0n ? formatLsn(stream.lastAckedLsn) : "the slot's position"}`);
-  return o.source({ stream, snapshot }, decoder, types, async (sql) => (await side.query<{ lsn: string | null }>(sql)).rows);
+  return o.source({ stream, snapshot, database: pre.database, slot: slotName }, decoder, types, async (sql) => (await side.query<{ lsn: string | null }>(sql)).rows);
 }

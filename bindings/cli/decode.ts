@@ -26,7 +26,7 @@ import { SinkError } from "../pipeline/sink.ts";
 import { writableSink } from "../sinks/stdout.ts";
 import type { Command } from "./command.ts";
 import { BACKEND, NUMBERS_AS_STRINGS, TABLES, TRANSACTIONS, type Flag, type FlagValues } from "./flags.ts";
-import { FORMAT, OPTION, chosenFormat } from "./output.ts";
+import { FORMAT, OPTION, chosenFormat, headersUsage } from "./output.ts";
 
 const GZIP_MAGIC = 0x1f8b;
 
@@ -67,7 +67,8 @@ async function decodeCommand(values: FlagValues, positionals: string[]): Promise
   const chosen = chosenFormat(values, sections[0]!.flags, layoutOnly ? (changes ? "jsonl" : "messages") : (values.format as string));
   const definition = chosen.format;
   const options = values.format === "pretty" ? { ...chosen.options, pretty: true } : chosen.options;
-  const made = () => createDecoder({ backend, values: definition.values() });
+  if (definition.headers?.(options) === true) throw headersUsage(definition, "stdout");
+  const made = () => createDecoder({ backend, values: definition.values(undefined, options) });
   const decoder = await made();
   const counts = new Map<string, number>();
   let bytes = 0;

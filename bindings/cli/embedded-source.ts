@@ -57,5 +57,5 @@ export async function openEmbedded(o: Opening): Promise<Source> {
   o.defer(() => workClient.end());
   const demo = runDemoWorkload((sql) => workClient.query(sql), { onStep: o.hooks.onDemoStep });
   demo.catch(() => {}); // the command awaits it; never an unhandled rejection
-  return o.source({ stream, snapshot }, decoder, types, (sql) => cluster.query<{ lsn: string | null }>(sql), { demo, embeddedUrl: cluster.connectionString });
+  return o.source({ stream, snapshot, database: cluster.database, slot: DEMO_SLOT }, decoder, types, (sql) => cluster.query<{ lsn: string | null }>(sql), { demo, embeddedUrl: cluster.connectionString });
 }

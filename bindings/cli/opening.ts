@@ -45,6 +45,9 @@ export interface Source {
   demo: Promise<WorkloadResult> | undefined;
   /** The connection string of the embedded server. */
   embeddedUrl: string | undefined;
+  /** The database and the slot it streams from (what formats name the source by: Debezium's `source.db`, CloudEvents' `source`). */
+  database: string | undefined;
+  slot: string | undefined;
   /** For error messages. */
   context: ErrorContext;
   /** Stops the stream (if still running), the workload, the side connection and the embedded server. */
@@ -126,7 +129,7 @@ export class Opening {
 
   /** The opened source; `query` runs SQL on a connection of the CLI's (for the lag). */
   source(
-    opened: Pick<Source, "stream" | "snapshot">, decoder: PgoutputDecoder, types: Record<number, TypeKnowledge>,
+    opened: Pick<Source, "stream" | "snapshot" | "database" | "slot">, decoder: PgoutputDecoder, types: Record<number, TypeKnowledge>,
     query: (sql: string) => Promise<{ lsn: string | null }[]>, demo: Pick<Source, "demo" | "embeddedUrl"> = { demo: undefined, embeddedUrl: undefined },
   ): Source {
     return {

@@ -8,8 +8,9 @@
  */
 import { FORMATS, formatNamed, formatOptions } from "../formats/index.ts";
 import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
+import type { SinkDefinition } from "../pipeline/sink.ts";
 import { SINKS, sinkFor } from "../sinks/index.ts";
-import { usage } from "./errors.ts";
+import { usage, type CliError } from "./errors.ts";
 import { listFlag, type Flag, type FlagValues } from "./flags.ts";
 
 /** Names `--format` takes besides the formats': a layout of one (kept from before the registry). */
@@ -103,11 +104,23 @@ export function chosenFormat(values: FlagValues, flags: readonly Flag[], name = 
   }
 }
 
-/** Checks that a sink takes `target` (before anything starts); a usage error lists the schemes. */
-export function checkSink(target: string): void {
+/**
+ * Checks that a sink takes `target` (before anything starts), and the
+ * records' headers when the format's need them: a usage error lists the
+ * schemes, or the sinks that carry headers.
+ */
+export function checkSink(target: string, format?: FormatDefinition, options: FormatOptionValues = {}): void {
+  let sink: SinkDefinition;
   try {
-    sinkFor(target);
+    sink = sinkFor(target);
   } catch (e) {
     throw usage((e as Error).message);
   }
+  if (format?.headers?.(options) === true && sink.headers !== true) throw headersUsage(format, sink.name);
+}
+
+/** The records' headers hold what they say, and `sink` has no place for them. */
+export function headersUsage(format: FormatDefinition, sink: string): CliError {
+  const carriers = SINKS.filter((s) => s.headers === true).flatMap((s) => s.schemes.map((x) => `${x}//`));
+  return usage(`--format ${format.name} with these options puts what each record says in headers, which ${sink} has no place for`, `write to a sink that carries them: ${carriers.join(", ")}`);
 }

@@ -110,7 +110,7 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
       source = await openSource(settings, {
         stopped: () => stopRequested,
         note: (text) => status.note(`${label}: ${text}`),
-        values: (types) => plan.format.values(types),
+        values: (types) => plan.format.values(types, plan.formatOptions),
         onDemoStep: (step) => status.note(`demo: ${step.note}`),
       });
     } catch (e) {
@@ -157,7 +157,7 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
     const acknowledge = settings.ack === "auto";
     const run = new Pipeline({
       source: src.snapshot !== undefined ? snapshotSource(src.snapshot, { acknowledge }) : streamSource(src.stream, { acknowledge }),
-      format: plan.format.create({ decoder: src.decoder }, plan.formatOptions),
+      format: plan.format.create({ decoder: src.decoder, database: src.database, slot: src.slot }, plan.formatOptions),
       sink,
       raw: plan.format.raw,
       replayDecoder: plan.format.raw ? undefined : await src.replayDecoder(),

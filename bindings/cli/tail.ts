@@ -58,7 +58,7 @@ Errors: one line with a hint, exit code 1 (2 for bad options).`,
     const settings = sourceSettings(values);
     const { format, options } = chosenFormat(values, flagsOf(sections));
     const target = values.sink as string;
-    checkSink(target);
+    checkSink(target, format, options);
     const sinkFlags = sinkOptions(target, values);
     const metrics = typeof values.metrics === "string" ? parseMetricsAddress(values.metrics) : undefined;
     return streamCommand({

@@ -1,23 +1,19 @@
 /**
  * The output formats, by name: one entry per format file. `formatOptions()`
  * checks option values against a format's declared options, so that an
- * option a format does not take is refused with its name, not ignored.
+ * option a format does not take is refused with its name, not ignored, and
+ * so is a value outside an option's `choices` or a combination the format's
+ * `check` refuses.
  */
 import type { FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
 import { capture } from "./capture.ts";
+import { cloudevents } from "./cloudevents.ts";
+import { debezium } from "./debezium.ts";
 import { jsonl } from "./jsonl.ts";
 import { messages } from "./messages.ts";
 import { wal2json } from "./wal2json.ts";
-import { wal2jsonSettings } from "./wal2json-options.ts";
 
-export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, capture, wal2json };
-
-/**
- * Per format, its own check of option values, run first: an option it
- * refuses with a reason (what the stream does not carry) rather than as
- * unknown, a value it would not parse (before anything starts).
- */
-const CHECKS: Readonly<Record<string, (values: FormatOptionValues) => unknown>> = { wal2json: wal2jsonSettings };
+export const FORMATS: Readonly<Record<string, FormatDefinition>> = { jsonl, messages, capture, wal2json, debezium, cloudevents };
 
 /** The format named, or a TypeError that lists the known ones. */
 export function formatNamed(name: string): FormatDefinition {
@@ -26,9 +22,15 @@ export function formatNamed(name: string): FormatDefinition {
   return f;
 }
 
-/** `values` checked against `format.options` (and the format's CHECKS): a TypeError names an option it does not take, or a value of the wrong type. */
+/**
+ * `values` checked against `format.options`, after the format's own
+ * `check()` (run first: it may refuse an option with a reason, as wal2json
+ * does for what the stream does not carry): a TypeError names an option it
+ * does not take, a value of the wrong type or outside its choices, or a
+ * combination the format refuses.
+ */
 export function formatOptions(format: FormatDefinition, values: FormatOptionValues): FormatOptionValues {
-  CHECKS[format.name]?.(values);
+  format.check?.(values);
   for (const [name, value] of Object.entries(values)) {
     const spec = Object.hasOwn(format.options, name) ? format.options[name] : undefined;
     if (spec === undefined) {
@@ -37,6 +39,12 @@ export function formatOptions(format: FormatDefinition, values: FormatOptionValu
     }
     const ok = spec.type === "boolean" ? typeof value === "boolean" : spec.type === "string" ? typeof value === "string" : Array.isArray(value);
     if (!ok) throw new TypeError(`format ${format.name}: option ${name} takes ${spec.type === "list" ? "a list" : `a ${spec.type}`}`);
+    const choices = spec.choices;
+    if (choices !== undefined) {
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (!choices.includes(v as string)) throw new TypeError(`format ${format.name}: option ${name} takes ${choices.join(", ")}, not ${JSON.stringify(v)}`);
+      }
+    }
   }
   return values;
 }

@@ -21,6 +21,9 @@ export const wal2json: FormatDefinition = {
   name: "wal2json",
   summary: "the wal2json plugin's JSON (format-version 1 or 2, its options; docs/cli-output.md)",
   options: WAL2JSON_OPTIONS,
+  check: (options) => {
+    wal2jsonSettings(options);
+  },
   // Values are written from the text the server sent; the catalog's knowledge names arrays of user types.
   values: (types) => (types === undefined ? {} : { types }),
   create: (context, options) => {

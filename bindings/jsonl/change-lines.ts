@@ -33,6 +33,7 @@ import type { RecordKind, Records } from "../pipeline/records.ts";
 import type { RelationChange, RelationChanged } from "../relation-changes.ts";
 import type { Ddl } from "../pg/ddl.ts";
 import { RawJson, jsonText, lineText } from "./json-text.ts";
+import { tableFilter } from "../formats/tables.ts";
 
 export interface ChangeLineOptions {
   /** Also print B and C lines for transaction boundaries. */
@@ -78,7 +79,7 @@ export class ChangeLines {
   readonly #pretty: boolean;
   readonly #strings: boolean;
   readonly #types: ReadonlyMap<number, TypeInfo> | undefined;
-  readonly #filter: { qualified: Set<string>; bare: Set<string> } | undefined;
+  readonly #wanted: ((rel: Relation | undefined) => boolean) | undefined;
   readonly #relationInfo = new WeakMap<Relation, RelationInfo>();
   #open: OpenTxn | undefined;
   /** The last head rowHead() made, and what it was made of. */
@@ -92,12 +93,7 @@ export class ChangeLines {
     this.#pretty = options.pretty === true;
     this.#strings = options.numbersAsStrings === true;
     this.#types = options.types;
-    if (options.tables !== undefined && options.tables.length > 0) {
-      const qualified = new Set<string>();
-      const bare = new Set<string>();
-      for (const t of options.tables) (t.includes(".") ? qualified : bare).add(t);
-      this.#filter = { qualified, bare };
-    }
+    this.#wanted = tableFilter(options.tables);
   }
 
   /** Writes the lines one message (in stream order) completes. */
@@ -288,12 +284,10 @@ export class ChangeLines {
   }
 
   #info(rel: Relation | undefined): RelationInfo {
-    if (rel === undefined) return { wanted: this.#filter === undefined, types: [] };
+    if (rel === undefined) return { wanted: this.#wanted === undefined, types: [] };
     let info = this.#relationInfo.get(rel);
     if (info === undefined) {
-      const f = this.#filter;
-      const wanted = f === undefined || f.bare.has(rel.name) || f.qualified.has(`${rel.namespace === "" ? "pg_catalog" : rel.namespace}.${rel.name}`);
-      info = { wanted, types: rel.columns.map((c) => typeName(c.typeId, c.typeModifier, this.#types)) };
+      info = { wanted: this.#wanted?.(rel) ?? true, types: rel.columns.map((c) => typeName(c.typeId, c.typeModifier, this.#types)) };
       this.#relationInfo.set(rel, info);
     }
     return info;

@@ -39,6 +39,8 @@ export interface Format {
 export interface FormatOptionSpec {
   readonly type: "boolean" | "string" | "list";
   readonly description: string;
+  /** The values a string option (or each element of a list) may take; any other is refused (formats/index.ts). */
+  readonly choices?: readonly string[];
 }
 
 /** Option values: booleans, strings, or lists of strings (comma-separated on the command line). */
@@ -48,6 +50,10 @@ export type FormatOptionValues = Readonly<Record<string, boolean | string | read
 export interface FormatContext {
   /** The decoder the items come from: its `types` (Type messages) name user types. */
   readonly decoder: Pick<PgoutputDecoder, "types">;
+  /** The database the stream comes from, when the caller knows it (Debezium's `source.db`, CloudEvents' `source`). */
+  readonly database?: string;
+  /** The replication slot it is read from, when known (CloudEvents' `source`). */
+  readonly slot?: string;
 }
 
 export interface FormatDefinition {
@@ -59,10 +65,26 @@ export interface FormatDefinition {
   /** The options it takes; any other is refused (formats/index.ts). */
   readonly options: Readonly<Record<string, FormatOptionSpec>>;
   /**
-   * The decoder's `values` option this format writes values with (`types`:
-   * the server's catalog knowledge of enums and domains). A decoder made for
-   * the format must use it.
+   * Refuses (a TypeError that says why) option values it will not take, before
+   * anything starts: run before the check against `options` (formats/index.ts),
+   * so it may name a reason for an option it does not declare, and so it must
+   * not trust a value's type.
    */
-  values(types?: Record<number, TypeKnowledge>): ValueOptions;
+  check?(options: FormatOptionValues): void;
+  /**
+   * Whether, with these options, its records carry headers without which
+   * they lose what they say (CloudEvents binary mode): only a sink whose
+   * definition has `headers` takes them (the CLI refuses the others before
+   * anything starts; sinks refuse them at the first batch, sink.ts
+   * headersRefused).
+   */
+  headers?(options: FormatOptionValues): boolean;
+  /**
+   * The decoder's `values` option this format writes values with (`types`:
+   * the server's catalog knowledge of enums and domains; `options`: the
+   * format's, for a format whose values depend on one, such as CloudEvents'
+   * `data`). A decoder made for the format must use it.
+   */
+  values(types?: Record<number, TypeKnowledge>, options?: FormatOptionValues): ValueOptions;
   create(context: FormatContext, options: FormatOptionValues): Format;
 }

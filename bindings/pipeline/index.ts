@@ -27,7 +27,7 @@ export { Records, type RecordInfo, type RecordKind, type RecordTransaction } fro
 export { changeId, compareChangePositions, parseChangeId, type ChangePosition } from "./change-id.ts";
 export { StreamResequencer } from "./resequence.ts";
 export type { Format, FormatContext, FormatDefinition, FormatItem, FormatOptionSpec, FormatOptionValues } from "./format.ts";
-export { SinkError, type Sink, type SinkDefinition } from "./sink.ts";
+export { SinkError, headersRefused, type Sink, type SinkDefinition } from "./sink.ts";
 export { SinkMeter } from "../sinks/meter.ts";
 export {
   METRICS_CONTENT_TYPE, formatExposition, metricsText,

@@ -14,6 +14,15 @@
  * `acks` say which positions may be confirmed to the slot once these
  * records (and every earlier batch) are durable: after `after` records,
  * transaction end `lsn`.
+ *
+ * Keys and headers, for sinks that carry them (docs/sinks.md): a format
+ * may give a record a key — bytes written into `keys` before its `end()`
+ * (Debezium's key struct: the replica identity columns) — and headers:
+ * its own (`header()` before `end()`), or every record's at once, made on
+ * request from the batch's facts by the function the format sets in
+ * `headers` (CloudEvents binary mode's `ce-*` attributes). Sinks read them
+ * with `keyOf(i)` and `headersOf(i)`. Both are kept only once a format
+ * uses them: for one that does not (JSON Lines), `end()` checks one field.
  */
 import type { Relation } from "../relation.ts";
 import { ByteSink } from "../jsonl/sink.ts";
@@ -24,7 +33,9 @@ import { compareChangePositions, type ChangePosition } from "./change-id.ts";
 export type RecordKind =
   | "insert" | "update" | "delete" | "truncate" | "message" | "relationChanged" | "ddl"
   | "begin" | "commit" | "prepare" | "commitPrepared" | "rollbackPrepared"
-  | "snapshot";
+  | "snapshot"
+  /** A delete's follow-up with no value, only its key (Debezium's `tombstones`: what Kafka log compaction drops a key by). */
+  | "tombstone";
 
 /** The transaction records belong to (one object per transaction, shared by its records). */
 export class RecordTransaction {
@@ -89,9 +100,38 @@ export class Records {
   skip: ChangePosition | undefined;
   /** Records taken back for `skip`. */
   skipped = 0;
+  /**
+   * Every record's headers, made on request (`headersOf(i)`) from the
+   * batch's facts: set by a format whose records have them (CloudEvents
+   * binary mode). Kept across `clear()`.
+   */
+  headers: ((records: Records, i: number) => Readonly<Record<string, string>>) | undefined;
+  /**
+   * The media type of each record and of a JSON array of them, for sinks
+   * whose protocol names it (HTTP's content-type, a NATS Content-Type
+   * header): set by a format whose records are of a type of their own
+   * (CloudEvents structured mode). Kept across `clear()`.
+   */
+  mediaType: { readonly record: string; readonly array: string } | undefined;
+  /** Keys and the records' own headers, from the first a format writes on. */
+  #extras: Extras | undefined;
 
   get length(): number {
     return this.ends.length;
+  }
+
+  /**
+   * Where the next record's key is written (before its `end()`); nothing
+   * written: it has none. Records ended before a key was first written
+   * have none either.
+   */
+  get keys(): ByteSink {
+    return (this.#extras ??= new Extras(this.ends.length)).keys;
+  }
+
+  /** Adds a header to the next record (before its `end()`). */
+  header(name: string, value: string): void {
+    ((this.#extras ??= new Extras(this.ends.length)).next ??= {})[name] = value;
   }
 
   /** Ends the record whose bytes were written since the previous `end()`. */
@@ -101,9 +141,11 @@ export class Records {
     const skip = this.skip;
     if (skip !== undefined && txn.ordered && compareChangePositions({ lsn: txn.lsn, index }, skip) <= 0) {
       this.bytes.len = this.start(this.ends.length);
+      this.#extras?.truncate(this.ends.length);
       this.skipped++;
       return;
     }
+    this.#extras?.ended(this.ends.length);
     this.ends.push(this.bytes.len);
     this.kinds.push(kind);
     this.relations.push(relation);
@@ -135,6 +177,39 @@ export class Records {
     return this.txns[i]!.id(this.positions[i]!);
   }
 
+  /** Record i's key (a view, valid while this batch lives), or `undefined` when it has none. */
+  keyOf(i: number): Uint8Array | undefined {
+    return this.#extras?.keyOf(i);
+  }
+
+  /** Record i's headers (the format's for every record, then its own), or `undefined` when it has none. */
+  headersOf(i: number): Readonly<Record<string, string>> | undefined {
+    const all = this.headers?.(this, i);
+    const own = this.#extras?.own?.get(i);
+    return own === undefined ? all : all === undefined ? own : { ...all, ...own };
+  }
+
+  /**
+   * Rewrites the bytes of the records from `from` on, for a format that
+   * wraps another's records (CloudEvents' structured mode): `wrap(i, body)`
+   * writes record i's new bytes into `bytes`, given its old ones (a copy).
+   */
+  rewrite(from: number, wrap: (i: number, body: Uint8Array) => void): void {
+    const n = this.ends.length;
+    if (from >= n) return;
+    const base = this.start(from);
+    const old = this.bytes.buf.slice(base, this.bytes.len);
+    const oldEnds = this.ends.slice(from);
+    this.bytes.len = base;
+    let at = 0;
+    for (let i = from; i < n; i++) {
+      const end = oldEnds[i - from]! - base;
+      wrap(i, old.subarray(at, end));
+      at = end;
+      this.ends[i] = this.bytes.len;
+    }
+  }
+
   record(i: number): RecordInfo {
     const txn = this.txns[i]!;
     const rel = this.relations[i];
@@ -159,18 +234,64 @@ export class Records {
     return txn.ordered ? { lsn: txn.lsn, index: this.positions[n - 1]! } : undefined;
   }
 
-  /** Keeps the first n records (and the acks within them). */
+  /** Keeps the first n records (and the acks, keys and headers within them). */
   truncate(n: number): void {
     if (n >= this.ends.length) return;
     this.bytes.len = this.start(n);
     for (const a of [this.ends, this.kinds, this.relations, this.txns, this.positions]) a.length = n;
     while (this.acks.length > 0 && this.acks[this.acks.length - 1]!.after > n) this.acks.pop();
+    this.#extras?.truncate(n);
   }
 
-  /** Empties it for reuse; the transaction context stays. */
+  /** Empties it for reuse; the transaction context (and the `headers` function) stays. */
   clear(): void {
     this.bytes.len = 0;
     for (const a of [this.ends, this.kinds, this.relations, this.txns, this.positions, this.acks]) a.length = 0;
     this.skipped = 0;
+    this.#extras?.truncate(0);
+  }
+}
+
+/**
+ * A batch's keys (back to back in `keys`, each record's end in `keyEnds`:
+ * an empty one is no key) and the headers records have of their own: made
+ * when a format writes the first, for records ended before then too.
+ */
+class Extras {
+  readonly keys = new ByteSink();
+  readonly keyEnds: number[];
+  /** The next record's headers (`header()` before its `end()`). */
+  next: Record<string, string> | undefined;
+  own: Map<number, Readonly<Record<string, string>>> | undefined;
+
+  constructor(records: number) {
+    this.keyEnds = new Array<number>(records).fill(0);
+  }
+
+  /** Record i ended: its key is what was written since the previous one's, its headers `next`. */
+  ended(i: number): void {
+    this.keyEnds.push(this.keys.len);
+    if (this.next !== undefined) {
+      (this.own ??= new Map()).set(i, this.next);
+      this.next = undefined;
+    }
+  }
+
+  #start(i: number): number {
+    return i === 0 ? 0 : this.keyEnds[i - 1]!;
+  }
+
+  keyOf(i: number): Uint8Array | undefined {
+    const start = this.#start(i);
+    const end = this.keyEnds[i]!;
+    return end > start ? this.keys.buf.subarray(start, end) : undefined;
+  }
+
+  /** Keeps the first n records' (and drops what was written for the next one). */
+  truncate(n: number): void {
+    this.keys.len = this.#start(n);
+    this.keyEnds.length = n;
+    if (this.own !== undefined) for (const i of this.own.keys()) if (i >= n) this.own.delete(i);
+    this.next = undefined;
   }
 }

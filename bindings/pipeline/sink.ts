@@ -71,11 +71,26 @@ export class SinkError extends Error {
  */
 export type SinkOptionValues = Readonly<Record<string, string | number | boolean | undefined>>;
 
+/**
+ * A SinkError for a sink that has no place for the headers every record
+ * carries (`Records.headers`: CloudEvents binary mode, whose attributes are
+ * only in them): written without them, the records would lose what they
+ * say. `undefined` when the records have none.
+ */
+export function headersRefused(records: Records, sink: string): SinkError | undefined {
+  if (records.headers === undefined) return undefined;
+  return new SinkError(`${sink}: the records carry their attributes in headers (cloudevents mode=binary), which ${sink} has no place for`, {
+    sink, hint: "use -o mode=structured (the default) here, or a sink that carries headers: nats://, http(s)://",
+  });
+}
+
 export interface SinkDefinition {
   readonly name: string;
   /** The destinations it takes: URL schemes (`nats:`), or `-` for stdout. */
   readonly schemes: readonly string[];
   /** One line for the CLI's help. */
   readonly summary: string;
+  /** It carries each record's headers (Records.headersOf): a format whose records need them may write to it. */
+  readonly headers?: boolean;
   create(target: string, options?: SinkOptionValues): Promise<Sink>;
 }

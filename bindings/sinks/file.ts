@@ -14,7 +14,7 @@
 import { open, type FileHandle } from "node:fs/promises";
 import { constants, createGzip, type Gzip } from "node:zlib";
 import type { Records } from "../pipeline/records.ts";
-import { SinkError, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
+import { SinkError, headersRefused, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
 import { SinkMeter } from "./meter.ts";
 
 /** The path of a `file:` target: `file:out.jsonl`, `file:///tmp/out.jsonl`. */
@@ -96,6 +96,8 @@ export async function fileSink(path: string, options: FileSinkOptions = {}): Pro
   return {
     name: "file",
     write(records: Records): Promise<void> {
+      const refused = headersRefused(records, "file");
+      if (refused !== undefined) return meter.track(records, Promise.reject(refused));
       const bytes = records.bytes.buf.subarray(0, records.bytes.len);
       return meter.track(records, new Promise<void>((resolve, reject) => {
         queue.push({ bytes, resolve, reject });

@@ -21,6 +21,15 @@
  * the start of the body. Requests hold at most `batch_records` records and
  * `batch_bytes` bytes (one record larger than that goes alone).
  *
+ * Records with headers on every one (records.ts `headers`: CloudEvents
+ * binary mode's `ce-*` attributes and `content-type`) go one per request,
+ * the payload the body and its headers the request's: the CloudEvents HTTP
+ * binding's binary mode. Headers only some records have (Debezium's
+ * key-change headers) have no place in a batch and are not sent. Records of a media type of their own (`Records.mediaType`,
+ * CloudEvents structured mode) are sent as that type when one goes alone
+ * (`application/cloudevents+json`) and as its array type with
+ * `format=array` (`application/cloudevents-batch+json`, the batched mode).
+ *
  * `https://user:password@host/...` sends Basic credentials; the password
  * (and tokens in the query) never appear in messages.
  */
@@ -58,6 +67,8 @@ const CLOSE_WAIT_MS = 2000;
 
 interface Request {
   readonly body: Uint8Array<ArrayBuffer>;
+  /** The content-type, and a record's own headers when it goes alone (CloudEvents binary mode). */
+  readonly headers: Readonly<Record<string, string>>;
   readonly ids: string;
   readonly key: string;
   readonly records: number;
@@ -132,7 +143,6 @@ export class HttpSink implements Sink {
     this.#url = url.href;
     this.#shown = redact(url.href);
     this.#array = o.format === "array";
-    this.#headers["content-type"] = this.#array ? "application/json" : "application/x-ndjson";
     this.#maxRecords = Math.max(1, o.batch_records ?? 1000);
     this.#maxBytes = Math.max(1, o.batch_bytes ?? 1 << 20);
     this.#timeoutMs = o.timeout ?? 30_000;
@@ -179,7 +189,14 @@ export class HttpSink implements Sink {
       let bytes = this.#array ? 2 : 0;
       let idsLength = 0;
       let run: { txn: unknown; first: number; last: number; idLength: number } | undefined;
+      let own: Readonly<Record<string, string>> | undefined;
       while (to < records.length && to - from < this.#maxRecords) {
+        // With headers on every record (binary mode: the body is the data), a record goes alone.
+        own = records.headers === undefined ? undefined : records.headersOf(to);
+        if (own !== undefined) {
+          if (to === from) to++;
+          break;
+        }
         const size = records.ends[to]! - records.start(to);
         const txn = records.txns[to]!;
         const position = records.positions[to]!;
@@ -196,10 +213,20 @@ export class HttpSink implements Sink {
         to++;
       }
       const ids = idRuns(records, from, to);
-      out.push({ body: this.#body(records, from, to), ids, key: createHash("sha256").update(ids).digest("hex").substring(0, 32), records: to - from, batch });
+      const alone = own !== undefined && to === from + 1;
+      const body = alone ? records.payloadOf(from).slice() : this.#body(records, from, to);
+      const headers = alone ? own! : { "content-type": this.#contentType(records, to - from) };
+      out.push({ body, headers, ids, key: createHash("sha256").update(ids).digest("hex").substring(0, 32), records: to - from, batch });
       from = to;
     }
     return out;
+  }
+
+  /** JSON Lines, or a JSON array; a record's own media type when it goes alone, its array type for an array. */
+  #contentType(records: Records, n: number): string {
+    const media = records.mediaType;
+    if (this.#array) return media?.array ?? "application/json";
+    return media !== undefined && n === 1 ? media.record : "application/x-ndjson";
   }
 
   #body(records: Records, from: number, to: number): Uint8Array<ArrayBuffer> {
@@ -252,7 +279,7 @@ export class HttpSink implements Sink {
     try {
       res = await fetch(this.#url, {
         method: "POST",
-        headers: { ...this.#headers, "idempotency-key": r.key, "change-ids": r.ids, "change-count": String(r.records) },
+        headers: { ...this.#headers, ...r.headers, "idempotency-key": r.key, "change-ids": r.ids, "change-count": String(r.records) },
         body: r.body,
         redirect: "manual",
         signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#timeoutMs)]),
@@ -352,6 +379,7 @@ export async function httpSink(target: string, options?: SinkOptionValues, hooks
 export const http: SinkDefinition = {
   name: "http",
   schemes: ["http:", "https:"],
+  headers: true,
   summary: "a webhook: POSTs batches as JSON Lines (or ?format=array), Idempotency-Key and Change-Ids headers, retried on 5xx/429",
   create: (target, options) => httpSink(target, options),
 };

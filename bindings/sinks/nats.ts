@@ -3,7 +3,10 @@
  * (or, with `mode=transaction`, each transaction) is one message on its
  * table's subject, with the change id as `Nats-Msg-Id` and the
  * transaction's facts as `Pg-*` headers; a batch is durable once the
- * stream confirmed every message of it (its PubAck).
+ * stream confirmed every message of it (its PubAck). A record's own
+ * headers (records.ts: CloudEvents binary mode's `ce-*` attributes) follow
+ * them, and records of a media type of their own (CloudEvents structured
+ * mode) say it in `Content-Type`: the CloudEvents NATS binding.
  *
  * Exactly once in the stream, in commit order, beyond the duplicate window
  * (nats-publisher.ts): publishes are chained by expected last sequence, so
@@ -30,6 +33,7 @@ import { SinkMeter } from "./meter.ts";
 import {
   describeTarget, natsOptions, otherSubject, subjectPatterns, subjectToken, tableSubject, type NatsSinkOptions,
 } from "./nats-options.ts";
+import { headerLines, keyLine } from "./nats-headers.ts";
 import { OrderedPublisher, type OutMessage } from "./nats-publisher.ts";
 import { apiErrorCode, readTop, type StreamTop } from "./nats-stream.ts";
 
@@ -206,7 +210,8 @@ class MessageMaker {
       const kind = r.kinds[i]!;
       const txn = r.txns[i]!;
       if (last === undefined || last.txn !== txn || last.kind !== kind || last.rel !== rel) {
-        const txnHeaders = this.#transactionHeaders(txn);
+        const media = r.mediaType === undefined ? "" : `Content-Type: ${r.mediaType.record}\r\n`;
+        const txnHeaders = this.#transactionHeaders(txn) + media;
         if (rel !== undefined) {
           const t = this.#table(rel);
           last = { txn, kind, rel, subject: t.subject, headers: `${txnHeaders}Pg-Operation: ${kind}\r\n${t.header}` };
@@ -214,7 +219,11 @@ class MessageMaker {
           last = { txn, kind, rel, subject: kind === "message" || kind === "ddl" ? this.#messageSubject : this.#transactionSubject, headers: `${txnHeaders}Pg-Operation: ${kind}\r\n` };
         }
       }
-      out.push({ subject: last.subject, payload: r.payloadOf(i), id: r.id(i), headers: last.headers });
+      const own = r.headersOf(i);
+      const key = r.keyOf(i);
+      let headers = own === undefined ? last.headers : last.headers + headerLines(own, r.id(i));
+      if (key !== undefined) headers += keyLine(key, r.id(i));
+      out.push({ subject: last.subject, payload: r.payloadOf(i), id: r.id(i), headers });
     }
     return out;
   }
@@ -228,6 +237,11 @@ class MessageMaker {
   #transactions(r: Records): OutMessage[] {
     const out: OutMessage[] = [];
     const n = r.length;
+    if (r.headers !== undefined || (n > 0 && r.headersOf(0) !== undefined)) {
+      throw new SinkError("nats: mode=transaction sends a transaction as one message, which has no place for each record's own headers (CloudEvents binary mode)", {
+        sink: "nats", target: describeTarget(this.#o), hint: "use mode=change (the default), or a format whose records have no headers of their own",
+      });
+    }
     const lastEnd = r.acks.length > 0 ? r.acks[r.acks.length - 1]!.after : -1;
     const carry = this.#carry;
     this.#carry = undefined;
@@ -364,6 +378,7 @@ export async function natsSink(o: NatsSinkOptions, secrets: string[] = []): Prom
 export const nats: SinkDefinition = {
   name: "nats",
   schemes: ["nats:"],
+  headers: true,
   summary: "NATS JetStream, exactly once per change id, in commit order (nats://host:4222?stream=NAME&subject=cdc.{schema}.{table})",
   create: (target, options) => natsSink(natsOptions(target, options)),
 };

@@ -34,7 +34,7 @@
 import { createHash } from "node:crypto";
 import type { ChangePosition } from "../pipeline/change-id.ts";
 import type { Records } from "../pipeline/records.ts";
-import { SinkError, type Sink, type SinkDefinition, type SinkOptionValues } from "../pipeline/sink.ts";
+import { SinkError, headersRefused, type Sink, type SinkDefinition, type SinkOptionValues } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
 import { Backoff, sleep, type RetryListener } from "./backoff.ts";
 import { APPEND_SCRIPT, parsePositionText } from "./redis-append.ts";
@@ -148,6 +148,8 @@ export class RedisStreamSink implements Sink {
   #write(records: Records): Promise<void> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (this.#closed) return Promise.reject(this.#error("written after close()"));
+    const refused = headersRefused(records, "redis");
+    if (refused !== undefined) return Promise.reject(refused);
     let encoded: EncodedChunk[];
     try {
       encoded = this.#encoder.encode(records);

@@ -6,7 +6,7 @@
  */
 import type { Writable } from "node:stream";
 import type { Records } from "../pipeline/records.ts";
-import { SinkError, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
+import { SinkError, headersRefused, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
 import { SinkMeter } from "./meter.ts";
 
 export interface WritableSinkOptions {
@@ -28,6 +28,8 @@ export function writableSink(out: Writable, options: WritableSinkOptions = {}): 
     name,
     write(records: Records): Promise<void> {
       if (failed !== undefined) return meter.track(records, Promise.reject(fail(failed)));
+      const refused = headersRefused(records, name);
+      if (refused !== undefined) return meter.track(records, Promise.reject(refused));
       options.beforeWrite?.();
       return meter.track(records, new Promise((resolve, reject) => {
         out.write(records.bytes.buf.subarray(0, records.bytes.len), (e) => (e ? reject(fail(e)) : resolve()));

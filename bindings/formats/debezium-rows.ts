@@ -1,0 +1,207 @@
+/**
+ * The rows of Debezium's events (debezium.ts): per relation, how each
+ * column is written (`"name":` and its value rule, debezium-values.ts), the
+ * message key's columns and the replica identity's; and a row written as
+ * its struct, `{"column":value,…}` — the text values whose JSON is the JSON
+ * Lines' straight from the bytes PostgreSQL sent (jsonl/text-values.ts,
+ * the same rules, the path the kernel can take), the others from the
+ * decoder's JS values; unchanged TOAST from the old row where it has it,
+ * else Debezium's placeholder.
+ */
+import type { TypeInfo } from "../decoder.ts";
+import type { Relation } from "../relation.ts";
+import { unchangedToast, type Tuple } from "../tuple.ts";
+import { toBase64 } from "../utf8.ts";
+import { sourceOf } from "../values/toast.ts";
+import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
+import { writeString, writeTextValue } from "../jsonl/text-values.ts";
+import type { ByteSink } from "../jsonl/sink.ts";
+import { tableFilter } from "./tables.ts";
+import { placeholderText, UNAVAILABLE, representedType, valueText, type DecimalHandling, type ValueModes, type ValueText } from "./debezium-values.ts";
+
+const KIND_T = 0x74;
+
+/** A column as this format writes it: `"name":` and how its value becomes JSON. */
+interface Column {
+  readonly member: Uint8Array;
+  readonly identity: boolean;
+  readonly text: ValueText;
+  /** Writes a text value straight from its bytes (false: the JS path must). */
+  readonly fast: ((out: ByteSink, u8: Uint8Array, p: number, n: number) => boolean) | undefined;
+  readonly placeholder: string;
+}
+
+/** Per relation, made once. */
+export interface Plan {
+  readonly wanted: boolean;
+  readonly columns: readonly Column[];
+  /** The message key's columns; `undefined`: the record has no key. */
+  readonly key: readonly number[] | undefined;
+  /** The replica identity's columns (what a `K` old tuple carries). */
+  readonly identity: readonly number[];
+  /** `,"schema":…,"table":…` of `source`. */
+  readonly names: string;
+  /** `schema.table`, for the transaction's per-table counts. */
+  readonly collection: string;
+}
+
+/** A row to write as a struct: a tuple, the old tuple its unchanged TOAST comes from, the columns (`undefined`: all). */
+export interface Row {
+  readonly tuple: Tuple;
+  readonly old: Tuple | undefined;
+  readonly only: readonly number[] | undefined;
+}
+
+/** Text values whose JSON is the JSON Lines' (jsonl/text-values.ts): integers, booleans, strings, float8 and their arrays. */
+const SAME_AS_JSONL = new Set([16, 21, 23, 20, 26, 28, 29, 25, 1043, 1042, 19, 18, 2950, 142, 1790, 705, 701, 1005, 1007, 1016, 1009, 1015, 1014, 1003]);
+
+function fastWriter(oid: number, decimal: DecimalHandling): Column["fast"] {
+  if (SAME_AS_JSONL.has(oid)) return (out, u8, p, n) => writeTextValue(out, oid, u8, p, n, false);
+  // json, jsonb: their text as a string.
+  if (oid === 114 || oid === 3802) return writeString;
+  // numeric in `string` mode: a number's text as a string (NaN and Infinity get Debezium's names on the JS path).
+  if (oid === 1700 && decimal === "string") return (out, u8, p, n) => n > 0 && (u8[p] !== 0x2d || n > 1) && isDigit(u8[u8[p] === 0x2d ? p + 1 : p]!) && writeString(out, u8, p, n);
+  return undefined;
+}
+
+const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
+
+/** `message.key.columns`: entries `table-regex:column,column` separated by `;`. */
+export function parseKeyColumns(text: string | undefined): { table: RegExp; columns: string[] }[] {
+  if (text === undefined || text.trim() === "") return [];
+  return text.split(";").map((entry) => {
+    const colon = entry.lastIndexOf(":");
+    const columns = colon < 0 ? [] : entry.slice(colon + 1).split(",").map((c) => c.trim()).filter((c) => c !== "");
+    if (colon <= 0 || columns.length === 0) throw new TypeError(`key-columns: ${JSON.stringify(entry)} is not schema.table:column[,column] (entries separated by ;)`);
+    let table: RegExp;
+    try {
+      table = new RegExp(`^(?:${entry.slice(0, colon).trim()})$`);
+    } catch (e) {
+      throw new TypeError(`key-columns: ${JSON.stringify(entry.slice(0, colon))} is not a regular expression: ${(e as Error).message}`);
+    }
+    return { table, columns };
+  });
+}
+
+export interface RowOptions {
+  keyColumns?: string;
+  tables?: readonly string[];
+  modes: ValueModes;
+  types?: ReadonlyMap<number, TypeInfo>;
+}
+
+export class DebeziumRows {
+  readonly #keyColumns: { table: RegExp; columns: string[] }[];
+  readonly #wanted: ((rel: Relation | undefined) => boolean) | undefined;
+  readonly #modes: ValueModes;
+  readonly #types: ReadonlyMap<number, TypeInfo> | undefined;
+  readonly #plans = new WeakMap<Relation, Plan>();
+
+  constructor(o: RowOptions) {
+    this.#keyColumns = parseKeyColumns(o.keyColumns);
+    this.#wanted = tableFilter(o.tables);
+    this.#modes = o.modes;
+    this.#types = o.types;
+  }
+
+  plan(rel: Relation | undefined): Plan {
+    if (rel === undefined) return { wanted: this.#wanted === undefined, columns: [], key: undefined, identity: [], names: `,"schema":"","table":""`, collection: "" };
+    let plan = this.#plans.get(rel);
+    if (plan !== undefined) return plan;
+    const schema = rel.namespace === "" ? "pg_catalog" : rel.namespace;
+    const collection = `${schema}.${rel.name}`;
+    const columns = rel.columns.map((c): Column => {
+      const oid = representedType(c.typeId, this.#types);
+      return {
+        member: encoder.encode(`${JSON.stringify(c.name)}:`), identity: c.isKey, text: valueText(oid, c.typeModifier, this.#modes),
+        fast: fastWriter(oid, this.#modes.decimal), placeholder: placeholderText(oid, this.#modes),
+      };
+    });
+    plan = {
+      wanted: this.#wanted?.(rel) ?? true, columns, key: this.#keyOf(rel, collection),
+      identity: rel.columns.flatMap((c, i) => (c.isKey ? [i] : [])),
+      names: `,"schema":${JSON.stringify(schema)},"table":${JSON.stringify(rel.name)}`, collection,
+    };
+    this.#plans.set(rel, plan);
+    return plan;
+  }
+
+  /**
+   * The key's columns: `key-columns`' for the table, else the replica
+   * identity's (the primary key, or the USING INDEX index). REPLICA
+   * IDENTITY FULL flags every column, which says nothing of the table's
+   * key: no key then, unless `key-columns` names one.
+   */
+  #keyOf(rel: Relation, collection: string): number[] | undefined {
+    const names = rel.columns.map((c) => c.name);
+    for (const entry of this.#keyColumns) {
+      if (!entry.table.test(collection)) continue;
+      const key = entry.columns.map((c) => names.indexOf(c)).filter((i) => i >= 0);
+      if (key.length > 0) return key;
+    }
+    if (rel.replicaIdentity === "f" || rel.replicaIdentity === "n") return undefined;
+    const key = rel.columns.flatMap((c, i) => (c.isKey ? [i] : []));
+    return key.length > 0 ? key : undefined;
+  }
+
+  /** The key struct of a row, written into `sink` (emptied first); `undefined` when the table has no key. */
+  key(sink: ByteSink, row: Row, plan: Plan): Uint8Array | undefined {
+    if (plan.key === undefined) return undefined;
+    sink.len = 0;
+    this.struct(sink, row, plan);
+    return sink.buf.subarray(0, sink.len);
+  }
+
+  /** `before`: the whole old row (REPLICA IDENTITY FULL), or the replica identity's columns of a `K` tuple. */
+  oldRow(old: Tuple, type: "K" | "O", plan: Plan): Row {
+    return { tuple: old, old: undefined, only: type === "O" ? undefined : plan.identity };
+  }
+
+  /** `{"column":value,…}` of a row (`only`: these columns); unchanged TOAST from `old` where it has the value, else the placeholder. */
+  struct(out: ByteSink, row: Row, plan: Plan): void {
+    const { tuple, old, only } = row;
+    const here = tapeColumns(tuple);
+    const there = old === undefined ? undefined : tapeColumns(old);
+    out.byte(0x7b);
+    const n = only === undefined ? tuple.length : only.length;
+    let first = true;
+    for (let k = 0; k < n; k++) {
+      const i = only === undefined ? k : only[k]!;
+      if (i >= tuple.length) continue;
+      const col = plan.columns[i];
+      if (!first) out.byte(0x2c);
+      first = false;
+      if (col === undefined) out.str(`${JSON.stringify(String(i))}:`);
+      else out.bytes(col.member);
+      const src = sourceOf(tuple, i, old);
+      this.#value(out, src, i, src === tuple ? here : there, col);
+    }
+    out.byte(0x7d);
+  }
+
+  /** Writes column i's JSON. */
+  #value(out: ByteSink, src: Tuple, i: number, tape: TapeColumns | undefined, col: Column | undefined): void {
+    const kind = src.kind(i);
+    if (kind === "null") {
+      out.str("null");
+      return;
+    }
+    if (kind === "text" && col?.fast !== undefined && tape !== undefined) {
+      const at = tape.tape[tape.first + i]!;
+      if (tape.u8[at] === KIND_T && col.fast(out, tape.u8, at + 5, tape.dv.getInt32(at + 1))) return;
+    }
+    let value: unknown;
+    try {
+      value = kind === "unchanged" ? unchangedToast : src.value(i);
+    } catch {
+      // As the JSON Lines: a value that does not parse is written as its text (or its bytes, base64).
+      out.str(kind === "text" ? JSON.stringify(src.text(i)) : JSON.stringify(toBase64(src.bytes(i) as Uint8Array)));
+      return;
+    }
+    if (value === null) out.str("null");
+    else if (value === unchangedToast) out.str(col?.placeholder ?? JSON.stringify(UNAVAILABLE));
+    else out.str(col === undefined ? JSON.stringify(String(value)) : col.text(value));
+  }
+}
+
+const encoder = new TextEncoder();
