@@ -34,6 +34,7 @@ const TYPES: Readonly<Record<RecordKind, string>> = {
   snapshot: "change.snapshot", tombstone: "change.tombstone", message: "message",
   begin: "transaction.begin", commit: "transaction.commit", prepare: "transaction.prepare",
   commitPrepared: "transaction.commit_prepared", rollbackPrepared: "transaction.rollback_prepared",
+  relationChanged: "schema.relation_changed", ddl: "schema.ddl",
 };
 
 /** The JSON event format's media types (CloudEvents JSON Event Format §3, §4). */

@@ -121,6 +121,8 @@ export class DebeziumEvents implements Format {
       this.#snapshotRow(item, out);
       return;
     }
+    // Debezium's PostgreSQL connector sends no schema-change events: a new shape shows in the next event's fields.
+    if (item.kind === "RelationChanged" || item.kind === "Ddl") return;
     this.#message(item, out);
   }
 
