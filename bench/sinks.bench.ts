@@ -119,7 +119,15 @@ s.listen(0, "127.0.0.1", () => console.log(s.address().port)); process.stdin.on(
 
 /** CPU seconds used so far by the process whose command line contains `marker` (from /proc), from now on. */
 function serverCpu(marker: string): () => number {
-  const pid = readdirSync("/proc").find((p) => /^\d+$/.test(p) && readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ").includes(marker) && !readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("sh"));
+  // A process may end between the listing and the read (other jobs run here): it is not the one.
+  const cmdline = (p: string) => {
+    try {
+      return readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ");
+    } catch {
+      return "";
+    }
+  };
+  const pid = readdirSync("/proc").find((p) => /^\d+$/.test(p) && cmdline(p).includes(marker) && !cmdline(p).startsWith("sh"));
   const ticks = () => {
     if (pid === undefined) return 0;
     try {
