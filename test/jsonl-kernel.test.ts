@@ -38,19 +38,31 @@ const DECODERS: [string, Make][] = [
   ["twin", () => new TwinDecoder({ values: changeValueOptions() })],
 ];
 
-/** The JSON Lines of a capture pushed in `chunk`-byte pieces (streamed transactions replayed as plain ones, as the pipeline does). */
-function lines(make: Make, bytes: Uint8Array, options: JsonLinesOptions, chunk = 65536): Buffer {
+/**
+ * The JSON Lines of a capture pushed in `chunk`-byte pieces (streamed
+ * transactions replayed as plain ones, as the pipeline does); `batch`:
+ * through pushBatch (whole lines from the kernel), else push() per message.
+ */
+function lines(make: Make, bytes: Uint8Array, options: JsonLinesOptions, chunk = 65536, batch = false): Buffer {
   const d = make();
   let replay: StreamResequencer | undefined; // made at the first streamed block: a decoder costs more than most of these captures
   const w = new JsonLinesWriter({ ...options, decoder: d });
   const parts: Uint8Array[] = [];
   for (let i = 0; i < bytes.length; i += chunk) {
     const records = new Records();
-    for (const m of d.push(bytes.subarray(i, i + chunk))) {
+    const b = d.push(bytes.subarray(i, i + chunk));
+    for (let j = batch ? w.pushBatch(b, 0, records) : 0; j < b.length; j = batch ? w.pushBatch(b, j + 1, records) : j + 1) {
+      const m = b.get(j);
       if (m.kind === "StreamStart") replay ??= new StreamResequencer(make());
       if (replay?.takes(m) === true) for (const plain of replay.push(m)) w.push(plain, records);
       else w.push(m, records);
     }
+    // The records' ends and kinds are part of the output: each line one record.
+    const ends = records.ends;
+    let cut = 0;
+    for (let k = 0; k < ends.length; k++) if (records.bytes.buf[ends[k]! - 1] !== 0x0a) cut++;
+    expect(cut, "records not ending at a newline").toBe(0);
+    parts.push(Buffer.from(JSON.stringify(records.kinds)));
     parts.push(records.bytes.take());
   }
   d.end();
@@ -63,11 +75,13 @@ function same(bytes: Uint8Array, what: string, chunk?: number): number {
   for (const [name, make] of DECODERS) {
     for (const options of [{}, { numbersAsStrings: true }, { transactions: true }] as JsonLinesOptions[]) {
       const js = lines(make, bytes, { ...options, kernel: false }, chunk);
-      const kernel = lines(make, bytes, options, chunk);
-      if (!js.equals(kernel)) {
-        let i = 0;
-        while (i < js.length && js[i] === kernel[i]) i++;
-        expect.fail(`${what} ${name} ${JSON.stringify(options)}: first difference at byte ${i}:\n js     ${js.subarray(Math.max(0, i - 80), i + 80)}\n kernel ${kernel.subarray(Math.max(0, i - 80), i + 80)}`);
+      for (const batch of [false, true]) {
+        const kernel = lines(make, bytes, options, chunk, batch);
+        if (!js.equals(kernel)) {
+          let i = 0;
+          while (i < js.length && js[i] === kernel[i]) i++;
+          expect.fail(`${what} ${name} ${JSON.stringify(options)}${batch ? " pushBatch" : ""}: first difference at byte ${i}:\n js     ${js.subarray(Math.max(0, i - 80), i + 80)}\n kernel ${kernel.subarray(Math.max(0, i - 80), i + 80)}`);
+        }
       }
       length = js.length;
     }
