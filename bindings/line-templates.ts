@@ -37,7 +37,17 @@
  * - LINES_TEMPLATE: record JR_RECORD's relation has no template in the
  *   map: the binding adds one (or takes the record itself) and calls again.
  * - LINES_FULL: the output or the line entries are full: the binding takes
- *   what was written and calls again from JR_RECORD.
+ *   what was written and calls again from JR_RECORD (which may be a row
+ *   whose line is written in part: LS_RESUME_OP says where it goes on).
+ * - LINES_COLUMN: the row of record JR_RECORD is written up to a column
+ *   jsonColumns declines (a binary value, a text outside its shapes, one
+ *   larger than the whole output): the output ends inside its line. The
+ *   binding writes that column (LS_RESUME_TUPLE's column LS_RESUME_COLUMN,
+ *   a comma first if LS_RESUME_FLAGS has JF_COMMA), sets LS_RESUME_COLUMN
+ *   to the next and JF_COMMA if it wrote one, and calls again from the row:
+ *   the kernel goes on at op LS_RESUME_OP - 1. A row with unchanged TOAST
+ *   that no old value stands in for is LINES_STOPPED before any of it is
+ *   written (its line names it in `unchanged`, the binding's).
  *
  * ## The line area (at `area`, 4-aligned)
  *   [ state: LS_WORDS words | time text: LS_TIME_BYTES | pending begin line: LS_BEGIN_BYTES
@@ -75,6 +85,7 @@ export const LINES_DONE = 0;
 export const LINES_STOPPED = 1;
 export const LINES_TEMPLATE = 2;
 export const LINES_FULL = 3;
+export const LINES_COLUMN = 4;
 
 export const LF_TRANSACTIONS = 8;
 
@@ -103,7 +114,11 @@ export const LS_ORIGIN = 3;
 export const LS_TIME_LENGTH = 4;
 export const LS_BEGIN_LENGTH = 5;
 export const LS_CHANGED = 6;
-export const LS_WORDS = 8;
+export const LS_RESUME_OP = 7; // 0, or the op a row's line resumes at, plus 1
+export const LS_RESUME_COLUMN = 8;
+export const LS_RESUME_FLAGS = 9;
+export const LS_RESUME_TUPLE = 10; // LT_NEW (with the old tuple for unchanged TOAST) or LT_OLD
+export const LS_WORDS = 12;
 export const LS_TIME_BYTES = 64;
 export const LS_BEGIN_BYTES = 512;
 

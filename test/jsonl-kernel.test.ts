@@ -28,6 +28,8 @@ import { JSON_REFUSED, JSON_DECLINED } from "../bindings/jsonl-tape.ts";
 import { decoderInternals, type TapeDecoder } from "../bindings/kernel/decoder.ts";
 import { JsonArea } from "../bindings/kernel/json-area.ts";
 import { encode, frame, type ColumnDesc, type RelationColumnDesc } from "../devkit/encoder/encoder.ts";
+import { wal } from "../devkit/encoder/walsender-encoder.ts";
+import type { Batch } from "../bindings/decoder.ts";
 import { TwinDecoder, twinStats } from "./support/twin-kernel.ts";
 import { JSONL_OIDS, TRICKY_TEXTS } from "./support/jsonl-cases.ts";
 
@@ -160,6 +162,74 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
       encode.insert({ relation: rel, newTuple: columns.map((c, i) => (i === 4 ? huge : c.typeId === 114 ? "[1]" : "s")) }),
     ];
     expect(same(frame(msgs), "large", 1 << 22)).toBeGreaterThan(2_000_000);
+  });
+});
+
+describe("jsonLines: whole lines from the kernel = the JS path's lines", () => {
+  const columns: RelationColumnDesc[] = [
+    { name: "id", typeId: 23, isKey: true }, { name: "t", typeId: 25 }, { name: "f4", typeId: 700 }, { name: "iv", typeId: 1186 }, { name: "ts", typeId: 1184 },
+  ];
+  const rel = { relationId: 0x9000_0001, namespace: "public", relationName: "lines", columns };
+  const row = (i: number): ColumnDesc[] => [String(i), `row "${i}"`, "1.5", "1 day", "2026-12-01 10:00:00.5+00"];
+  /** One transaction per commit time, its messages in XLogData payloads at walStart `lsn(k)`. */
+  function stream(times: bigint[], lsn: (k: number) => bigint): Uint8Array[] {
+    const payloads: Uint8Array[] = [];
+    let k = 0;
+    const add = (m: Parameters<typeof wal.xlogData>[0]) => payloads.push(wal.xlogData(m, { walStart: lsn(k++), walEnd: 0n, sendTime: 0n }).bytes);
+    add(encode.relation(rel));
+    times.forEach((commitTime, x) => {
+      add(encode.begin({ finalLsn: 0x1_0000_0000n + BigInt(x), commitTime, xid: (x * 2654435761) >>> 0 }));
+      if (x % 7 === 3) add(encode.origin({ originLsn: 5n, name: "upstream" }));
+      add(encode.insert({ relation: rel, newTuple: row(x) }));
+      add(encode.update({ relation: rel, oldTupleType: "K", oldTuple: [String(x), null, null, null, null], newTuple: row(x + 1) }));
+      add(encode.update({ relation: rel, newTuple: [String(x), { kind: "unchanged" }, "2", null, "2026-12-01 10:00:00+00"] }));
+      add(encode.delete({ relation: rel, oldTupleType: "O", oldTuple: row(x) }));
+      add(encode.commit({ commitLsn: 0x2_0000_0000n + BigInt(x), endLsn: 0xffff_ffff_ffff_ff00n, commitTime }));
+    });
+    return payloads;
+  }
+  /** The lines of CopyData payloads decoded `per` at a time, through pushBatch (`batch`) or push() alone. */
+  function copyDataLines(make: Make, payloads: Uint8Array[], options: JsonLinesOptions, per: number, batch: boolean): Buffer {
+    const d = make();
+    const w = new JsonLinesWriter({ ...options, decoder: d });
+    const parts: Uint8Array[] = [];
+    for (let i = 0; i < payloads.length; i += per) {
+      const records = new Records();
+      const b = d.decodeCopyData(payloads.slice(i, i + per)) as Batch;
+      for (let j = batch ? w.pushBatch(b, 0, records) : 0; j < b.length; j = batch ? w.pushBatch(b, j + 1, records) : j + 1) w.push(b.get(j), records);
+      parts.push(Buffer.from(JSON.stringify([records.kinds, records.ends])), records.bytes.take());
+    }
+    return Buffer.concat(parts);
+  }
+  function sameLines(payloads: Uint8Array[], what: string): void {
+    for (const [name, make] of DECODERS) {
+      for (const options of [{}, { transactions: true }, { transactions: true, numbersAsStrings: true }] as JsonLinesOptions[]) {
+        for (const per of [1, 5, 1000]) {
+          const js = copyDataLines(make, payloads, { ...options, kernel: false }, per, false);
+          const kernel = copyDataLines(make, payloads, options, per, true);
+          expect(kernel.toString(), `${what} ${name} ${JSON.stringify(options)} ${per} per batch`).toBe(js.toString());
+        }
+      }
+    }
+  }
+
+  it("LSNs of the XLogData headers, commit times at the ends of the years 1..9999 and beyond, B and C lines", () => {
+    const us = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
+    const times = [
+      0n, 1n, -1n, 946_684_800_000_000n, 946_684_799_999_999n, us("0001-01-01T00:00:00Z"), us("9999-12-31T23:59:59Z") + 999_999n,
+      us("0001-01-01T00:00:00Z") - 1n, us("9999-12-31T23:59:59Z") + 1_000_000n, us("1969-12-31T23:59:59Z") + 123_456n, us("2024-02-29T12:34:56Z"),
+    ];
+    const lsns = [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n, 0xffff_ffff_ffff_ffffn, 0x16_b374_d848n];
+    const before = twinStats.json;
+    sameLines(stream(times, (k) => lsns[k % lsns.length]!), "edges");
+    expect(twinStats.json - before, "the twin compared the kernels' lines").toBeGreaterThan(10_000);
+  });
+
+  it("any commit time and walStart", () => {
+    fc.assert(fc.property(
+      fc.array(fc.bigInt({ min: -(2n ** 52n), max: 2n ** 52n }), { minLength: 1, maxLength: 4 }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+      (times, lsn) => sameLines(stream(times, (k) => (k % 3 === 0 ? 0n : lsn + BigInt(k)) & (2n ** 64n - 1n)), `times ${times} lsn ${lsn}`),
+    ), { numRuns: 8 });
   });
 });
 

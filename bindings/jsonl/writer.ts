@@ -36,7 +36,8 @@ import type { Batch } from "../decoder.ts";
 import { TapeBatch } from "../views/batch.ts";
 import type { RecordKind } from "../pipeline/records.ts";
 import {
-  LC_ALL, LC_KEYS_IF_K, LE_WORDS, LF_FIRST, LF_SECOND, LF_TRANSACTIONS, LF_WAL_START, LINES_DONE, LINES_FULL, LINES_TEMPLATE,
+  LC_ALL, LC_KEYS_IF_K, LE_WORDS, LF_FIRST, LF_SECOND, LF_TRANSACTIONS, LF_WAL_START, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_TEMPLATE,
+  LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE,
   LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED, LS_OPEN, LS_ORIGIN, LS_PRINTED,
   LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_IDENTITY, LT_NEW, LT_OLD, OP_BYTES, OP_COLUMNS, OP_HEAD, OP_IF_LSN, OP_LSN, OP_TIME, OP_XID,
 } from "../line-templates.ts";
@@ -97,6 +98,11 @@ export class JsonLinesWriter implements Format {
   /** pushBatch's area, as of which layout (programs), generation and type knowledge (templates); the relations of its templates by index. */
   #lines: { area: JsonArea; layouts: number; generation: number; knowledge: number } | undefined;
   readonly #relations: Relation[] = [];
+  /** The row whose declined columns #declined writes, and its views. */
+  #cut: {
+    batch: TapeBatch; index: number; newTuple: Tuple | undefined; oldTuple: Tuple | undefined;
+    newTape: TapeColumns | undefined; oldTape: TapeColumns | undefined; prefixes: Uint8Array[];
+  } | undefined;
   /** Whether the kernel's line state is the formatter's transaction (nothing was push()ed since). */
   #inSync = false;
 
@@ -172,9 +178,14 @@ export class JsonLinesWriter implements Format {
       i += area.record;
       if (status === LINES_DONE) break;
       if (status === LINES_FULL) continue;
+      if (status === LINES_COLUMN) {
+        this.#declined(area, batch, i, out);
+        continue;
+      }
       if (status !== LINES_TEMPLATE || !this.#addTemplate(area, batch, i)) break;
     }
     this.#fromKernel(area, changed);
+    this.#cut = undefined;
     return i;
   }
 
@@ -247,6 +258,39 @@ export class JsonLinesWriter implements Format {
       }
     }
     return false;
+  }
+
+  /**
+   * The column of row i the kernel declined (LINES_COLUMN), through the JS
+   * path as push() writes it, after the part of its line the kernel wrote;
+   * the kernel goes on after it.
+   */
+  #declined(area: JsonArea, batch: TapeBatch, i: number, out: Records): void {
+    const i32 = area.i32;
+    const w = area.line >> 2;
+    const which = i32[w + LS_RESUME_TUPLE]!;
+    // The row's views, made once for all its declined columns.
+    let row = this.#cut;
+    if (row === undefined || row.batch !== batch || row.index !== i) {
+      const msg = batch.get(i) as Row;
+      const rel = msg.relation!;
+      const oldTuple = msg.kind === "Insert" ? undefined : (msg.oldTuple ?? undefined);
+      const newTuple = msg.kind === "Delete" ? undefined : msg.newTuple;
+      const length = (newTuple ?? oldTuple)!.length;
+      row = this.#cut = {
+        batch, index: i, newTuple, oldTuple, newTape: newTuple && tapeColumns(newTuple), oldTape: oldTuple && tapeColumns(oldTuple),
+        prefixes: this.#prefixesOf(rel, length, this.#formatter.rowInfo(rel).types),
+      };
+    }
+    const isNew = which === LT_NEW && row.newTuple !== undefined;
+    const tuple = isNew ? row.newTuple! : row.oldTuple!;
+    const old = isNew ? row.oldTuple : undefined;
+    const column = i32[w + LS_RESUME_COLUMN]!;
+    const flags = i32[w + LS_RESUME_FLAGS]!;
+    this.#out = out.bytes;
+    const written = this.#column(tuple, old, column, isNew ? row.newTape : row.oldTape, old === undefined ? undefined : row.oldTape, row.prefixes[column]!, (flags & JF_COMMA) === 0, undefined);
+    i32[w + LS_RESUME_COLUMN] = column + 1;
+    i32[w + LS_RESUME_FLAGS] = written ? flags | JF_COMMA : flags;
   }
 
   /** The bytes and records of the last jsonLines call into `out`. */

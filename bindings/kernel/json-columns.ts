@@ -42,8 +42,8 @@ export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32,
   o = out;
   const status = columnsAt(tuple, old, columns, from, flags, out, out + <usize>outCapacity, size);
   storeI32(result + (JR_WRITTEN << 2), <i32>(o - out));
-  storeI32(result + (JR_COLUMN << 2), stopColumn);
-  storeI32(result + (JR_FLAGS << 2), stopFlags);
+  storeI32(result + (JR_COLUMN << 2), lastColumn);
+  storeI32(result + (JR_FLAGS << 2), lastFlags);
   return status;
 }
 
@@ -58,8 +58,8 @@ export function tupleFits(tuple: usize, old: usize, columns: usize, from: i32, s
 }
 
 // Where columnsAt stopped: the column, and its flags with JF_COMMA as after what it wrote.
-let stopColumn = 0;
-let stopFlags = 0;
+let lastColumn = 0;
+let lastFlags = 0;
 
 /** The output cursor: json-lines.ts writes a line's other fields around the columns. */
 export function cursor(): usize {
@@ -68,6 +68,14 @@ export function cursor(): usize {
 
 export function setCursor(at: usize): void {
   o = at;
+}
+
+export function stopColumn(): i32 {
+  return lastColumn;
+}
+
+export function stopFlags(): i32 {
+  return lastFlags;
 }
 
 export function putByte(c: i32): void {
@@ -131,8 +139,8 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     put(0x7d);
     comma = true;
   }
-  stopColumn = i;
-  stopFlags = comma ? flags | JF_COMMA : flags & ~JF_COMMA;
+  lastColumn = i;
+  lastFlags = comma ? flags | JF_COMMA : flags & ~JF_COMMA;
   return status;
 }
 

@@ -8,7 +8,7 @@
 // area's state.
 import { JF_KEYS, JF_NUMBERS_AS_STRINGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
-  LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LF_TRANSACTIONS, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
+  LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
   LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
   LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
   LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF_LSN, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LT_NEW, LT_OLD, LT_IDENTITY,
@@ -16,7 +16,7 @@ import {
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
 import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
-import { columnsAt, cursor, setCursor, putByte, putBytes, tupleFits } from "./json-columns.ts";
+import { columnsAt, cursor, setCursor, putByte, putBytes, tupleFits, stopColumn, stopFlags } from "./json-columns.ts";
 
 const TAG_BEGIN = 0x42; // 'B'
 const TAG_COMMIT = 0x43; // 'C'
@@ -79,6 +79,9 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
   }
   const end = out + <usize>outCapacity;
   setState(LS_CHANGED, 0);
+  // A row whose line an earlier call wrote in part goes on where it stopped (record 0).
+  let resume = state(LS_RESUME_OP);
+  setState(LS_RESUME_OP, 0);
   setCursor(out);
   rec = records;
   for (; done < count; done++) {
@@ -106,13 +109,14 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
       }
     } else if (tag == TAG_INSERT || tag == TAG_UPDATE || tag == TAG_DELETE) {
       const kind = tag == TAG_INSERT ? LK_INSERT : tag == TAG_UPDATE ? LK_UPDATE : LK_DELETE;
-      s = row(kind, end, flags);
-      if (s == LINES_DONE && cursor() != mark) {
-        // The B line it printed first is an entry of its own.
-        if (beginEnd != 0) lineCount = entry(lines, lineCount, out, beginEnd, LK_BEGIN);
-        lineCount = entry(lines, lineCount, out, cursor(), (loadI32(template + (RT_INDEX << 2)) << 4) | kind);
-      }
+      s = row(kind, end, flags, resume, out);
+      // The B line it printed first is an entry of its own.
+      if ((s == LINES_DONE || s == LINES_COLUMN) && beginEnd != 0) lineCount = entry(lines, lineCount, out, beginEnd, LK_BEGIN);
+      if (s == LINES_DONE && cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), (loadI32(template + (RT_INDEX << 2)) << 4) | kind);
+      // Written in part: the output ends inside its line, which goes on at the next call.
+      if (s == LINES_COLUMN || (s == LINES_FULL && state(LS_RESUME_OP) != 0)) { status = s; break; }
     } else s = LINES_STOPPED;
+    resume = 0;
     if (s != LINES_DONE) {
       setCursor(mark);
       // A line that fits no output at all is the binding's.
@@ -151,23 +155,37 @@ function begin(flags: i32): i32 {
   if ((flags & LF_TRANSACTIONS) != 0) {
     setCursor(beginBytes());
     template = 0;
+    resumeOp = 0;
     // A B line the kernel cannot write (too long): rows of the transaction are the binding's, which writes it.
-    if (!run(program(LK_BEGIN), beginBytes() + <usize>LS_BEGIN_BYTES)) setState(LS_BEGIN_LENGTH, -1);
+    if (!run(program(LK_BEGIN), beginBytes() + <usize>LS_BEGIN_BYTES, 0)) setState(LS_BEGIN_LENGTH, -1);
     else setState(LS_BEGIN_LENGTH, <i32>(cursor() - beginBytes()));
   }
   setCursor(saved);
   return LINES_DONE;
 }
 
-/** A row change's line (with the B line due before it); LINES_DONE also when the format wants none of the table. */
-function row(kind: i32, end: usize, flags: i32): i32 {
+/**
+ * A row change's line (with the B line due before it); LINES_DONE also
+ * when the format wants none of the table. `resume`: LS_RESUME_OP of a
+ * line written in part (0: a new line).
+ */
+function row(kind: i32, end: usize, flags: i32, resume: i32, out: usize): i32 {
   template = 0;
   beginEnd = 0;
+  resumeOp = resume;
+  if (resume != 0) {
+    const r = find(loadI32BE(msg + 1));
+    if (r == 0 || <u64>r + RT_WORDS * 4 > size) return LINES_STOPPED;
+    template = r;
+    start = out;
+    return finish(kind, end);
+  }
   if (state(LS_OPEN) == 0 || state(LS_ORIGIN) != 0) return LINES_STOPPED;
   const t = find(loadI32BE(msg + 1));
   if (t == 0) return LINES_TEMPLATE;
   if (<u64>t + RT_WORDS * 4 > size) return LINES_STOPPED;
   if (loadI32(t + (RT_WANTED << 2)) == 0) return LINES_DONE;
+  if (!fits(t)) return LINES_STOPPED;
   const pending = (flags & LF_TRANSACTIONS) != 0 ? state(LS_BEGIN_LENGTH) : 0;
   if (pending < 0 || pending > LS_BEGIN_BYTES) return LINES_STOPPED;
   if (pending > 0) {
@@ -177,11 +195,65 @@ function row(kind: i32, end: usize, flags: i32): i32 {
     beginEnd = cursor();
   }
   template = t;
-  if (!runLine(kind, end)) return failure;
-  setState(LS_PRINTED, 1);
-  setState(LS_BEGIN_LENGTH, 0);
+  // A column that fits in no output is declined (the binding's) only in a line that has been cut already.
+  start = 0;
+  return finish(kind, end);
+}
+
+function finish(kind: i32, end: usize): i32 {
+  if (!runLine(kind, end)) {
+    if (failure == LINES_COLUMN || (failure == LINES_FULL && resumeOp != 0)) printed();
+    else setState(LS_RESUME_OP, 0);
+    return failure;
+  }
+  printed();
   return LINES_DONE;
 }
+
+function printed(): void {
+  setState(LS_PRINTED, 1);
+  setState(LS_BEGIN_LENGTH, 0);
+}
+
+/**
+ * Whether the row's tuples fit its template's column table, and every
+ * unchanged TOAST column of its new tuple has an old value to stand in
+ * (else its line names it in `unchanged`: the binding's). Checked before
+ * any of the line is written, which is then never taken back.
+ */
+function fits(t: usize): bool {
+  const tag = head() & 0xff;
+  const body = rec + (<usize>HEADER_WORDS << 2);
+  const table = <usize>loadI32(t + (RT_COLUMNS << 2));
+  let oldT: usize = 0;
+  let newT: usize = 0;
+  if (tag == TAG_INSERT) newT = body;
+  else {
+    if (loadWord(body) != 0) oldT = body + 4;
+    if (tag == TAG_UPDATE) {
+      if (oldT != 0 && !tupleFits(oldT, 0, table, 0, size)) return false;
+      newT = oldT != 0 ? oldT + (<usize>(1 + loadWord(oldT)) << 2) : body + 4;
+    }
+  }
+  if (oldT != 0 && !tupleFits(oldT, 0, table, 0, size)) return false;
+  if (newT == 0) return true;
+  if (!tupleFits(newT, oldT, table, 0, size)) return false;
+  const n = loadWord(newT);
+  const oldN = oldT != 0 ? loadWord(oldT) : 0;
+  for (let i = 0; i < n; i++) {
+    const at = loadWord(newT + (<usize>(1 + i) << 2));
+    if (at < 0 || <u64>at + 5 > size || loadU8(<usize>at) != 0x75) continue;
+    if (i >= oldN) return false;
+    const oldAt = loadWord(oldT + (<usize>(1 + i) << 2));
+    const k = oldAt >= 0 && <u64>oldAt + 5 <= size ? loadU8(<usize>oldAt) : 0;
+    if (k != 0x74 && k != 0x62) return false;
+  }
+  return true;
+}
+
+/** The op the line being written resumes at, plus 1 (0: none), and where this call's output starts (0 in a new line). */
+let resumeOp: i32 = 0;
+let start: usize = 0;
 
 /** Where the B line the last row printed before its own ends (0: none). */
 let beginEnd: usize = 0;
@@ -191,11 +263,12 @@ let failure: i32 = LINES_STOPPED;
 /** A line of `kind` at the cursor, with its newline. */
 function line(kind: i32, end: usize): i32 {
   template = 0;
+  resumeOp = 0;
   return runLine(kind, end) ? LINES_DONE : failure;
 }
 
 function runLine(kind: i32, end: usize): bool {
-  if (!run(program(kind), end)) return false;
+  if (!run(program(kind), end, resumeOp)) return false;
   if (cursor() >= end) return full();
   putByte(0x0a);
   return true;
@@ -206,26 +279,39 @@ function full(): bool {
   return false;
 }
 
+/** The op being run. */
+let op: i32 = 0;
+
+/** Op `op` does not fit: LINES_FULL, and a line that resumes goes on at it. */
+function cut(): bool {
+  if (resumeOp != 0) {
+    setState(LS_RESUME_OP, op + 1);
+    setState(LS_RESUME_COLUMN, 0);
+  }
+  return full();
+}
+
 function stop(): bool {
   failure = LINES_STOPPED;
   return false;
 }
 
-/** Runs program p at the cursor, up to `end`. */
-function run(p: usize, end: usize): bool {
+/** Runs program p at the cursor, up to `end`, from op `from` - 1 (0: from the start). */
+function run(p: usize, end: usize, from: i32): bool {
   if (<u64>p + (<u64>LP_PROGRAM_WORDS << 2) > size) return stop();
   const ops = loadI32(p + (LP_OPS << 2));
   if (ops < 0 || ops > LP_MAX_OPS) return stop();
-  for (let i = 0; i < ops; i++) {
-    const op = p + (<usize>(LP_HEADER_WORDS + LP_OP_WORDS * i) << 2);
-    const code = loadI32(op);
-    const a = loadI32(op + 4);
-    const b = loadI32(op + 8);
+  for (let i = from > 0 ? from - 1 : 0; i < ops; i++) {
+    op = i;
+    const at = p + (<usize>(LP_HEADER_WORDS + LP_OP_WORDS * i) << 2);
+    const code = loadI32(at);
+    const a = loadI32(at + 4);
+    const b = loadI32(at + 8);
     // Every field but the columns (which check their own room) takes at most FIELD_ROOM bytes.
-    if (code != OP_BYTES && code != OP_COLUMNS && code != OP_HEAD && <u64>(end - cursor()) < <u64>FIELD_ROOM) return full();
+    if (code != OP_BYTES && code != OP_COLUMNS && code != OP_HEAD && <u64>(end - cursor()) < <u64>FIELD_ROOM) return cut();
     if (code == OP_BYTES) {
       if (a < 0 || b < 0 || <u64>a + <u64>b > size) return stop();
-      if (<u64>b > <u64>(end - cursor())) return full();
+      if (<u64>b > <u64>(end - cursor())) return cut();
       putBytes(<usize>a, b);
     } else if (code == OP_XID) {
       decimal(u32AsF64(state(LS_XID)));
@@ -246,11 +332,11 @@ function run(p: usize, end: usize): bool {
       const h = loadI32(template + (RT_HEAD << 2));
       const n = loadI32(template + (RT_HEAD_LENGTH << 2));
       if (h < 0 || n < 0 || <u64>h + <u64>n > size) return stop();
-      if (<u64>n > <u64>(end - cursor())) return full();
+      if (<u64>n > <u64>(end - cursor())) return cut();
       putBytes(<usize>h, n);
     } else if (code == OP_COLUMNS) {
       if (template == 0) return stop();
-      if (!columns(a, b, end)) return false;
+      if (!columns(a, b, end, from == i + 1)) return false;
     } else return stop();
   }
   return true;
@@ -264,8 +350,13 @@ function hasWalStart(): bool {
   return ((head() >> 8) & FLAG_XLOGDATA) != 0 && <u64>msg >= 24 && (loadI32BE(msg - 24) | loadI32BE(msg - 20)) != 0;
 }
 
-/** The bracketed columns of tuple `which` (LT_*) of the row's record. */
-function columns(which: i32, keys: i32, end: usize): bool {
+/**
+ * The bracketed columns of tuple `which` (LT_*) of the row's record; with
+ * `resuming`, from LS_RESUME_COLUMN on with LS_RESUME_FLAGS (its `[` is
+ * written). A column declined, or one that does not fit in a line written
+ * in part already: the resume words say where it goes on.
+ */
+function columns(which: i32, keys: i32, end: usize, resuming: bool): bool {
   const tag = head() & 0xff;
   const body = rec + (<usize>HEADER_WORDS << 2);
   // Update: oldTupleType, [old TUPLE], new TUPLE; Delete: oldTupleType, old TUPLE; Insert: new TUPLE.
@@ -278,17 +369,37 @@ function columns(which: i32, keys: i32, end: usize): bool {
     if (oldType != 0) oldT = body + 4;
     if (tag == TAG_UPDATE) newT = oldT != 0 ? oldT + (<usize>(1 + loadWord(oldT)) << 2) : body + 4;
   }
-  const tuple: usize = which == LT_NEW ? newT : which == LT_OLD ? oldT : oldT != 0 ? oldT : newT;
+  const isNew = which == LT_NEW || (which == LT_IDENTITY && oldT == 0);
+  const tuple: usize = isNew ? newT : oldT;
   const old: usize = which == LT_NEW ? oldT : 0;
   if (tuple == 0) return stop();
-  let flags = numbers;
-  if (keys == LC_KEYS_IF_K && (oldT == 0 || oldType == 0x4b)) flags |= JF_KEYS;
   const table = <usize>loadI32(template + (RT_COLUMNS << 2));
-  if (!tupleFits(tuple, old, table, 0, size)) return stop();
-  if (<u64>(end - cursor()) < 2) return full();
-  putByte(0x5b);
-  const s = columnsAt(tuple, old, table, 0, flags, 0, end - 1, size);
-  if (s != JSON_DONE) return s == JSON_FULL ? full() : stop();
+  let from = 0;
+  let flags = numbers;
+  if (resuming) {
+    from = state(LS_RESUME_COLUMN);
+    flags = state(LS_RESUME_FLAGS);
+  } else if (keys == LC_KEYS_IF_K && (oldT == 0 || oldType == 0x4b)) flags |= JF_KEYS;
+  if (!tupleFits(tuple, old, table, from, size)) return stop();
+  if (!resuming) {
+    if (<u64>(end - cursor()) < 2) return cut();
+    putByte(0x5b);
+  }
+  const s = columnsAt(tuple, old, table, from, flags, start, end - 1, size);
+  if (s != JSON_DONE) {
+    const cutLine = s == JSON_FULL ? resumeOp != 0 : true;
+    if (cutLine) {
+      setState(LS_RESUME_OP, op + 1);
+      setState(LS_RESUME_COLUMN, stopColumn());
+      setState(LS_RESUME_FLAGS, stopFlags());
+      setState(LS_RESUME_TUPLE, isNew ? LT_NEW : LT_OLD);
+      // From here on the line is cut: FULL goes on here too.
+      resumeOp = op + 1;
+    }
+    if (s == JSON_FULL) return full();
+    failure = LINES_COLUMN;
+    return false;
+  }
   putByte(0x5d);
   return true;
 }
