@@ -25,6 +25,7 @@ import { StreamResequencer } from "../bindings/pipeline/resequence.ts";
 import { createKernel } from "../bindings/baseline/kernel.ts";
 import { instantiate, kernelModule } from "../bindings/wasm/module.ts";
 import { JSON_REFUSED, JSON_DECLINED } from "../bindings/jsonl-tape.ts";
+import { LF_TRANSACTIONS, LINES_DONE, LS_BEGIN_LENGTH, LK_BEGIN, LP_PROGRAM_WORDS, LS_BEGIN_BYTES, LS_TIME_BYTES, LS_WORDS, OP_BYTES } from "../bindings/line-templates.ts";
 import { decoderInternals, type TapeDecoder } from "../bindings/kernel/decoder.ts";
 import { JsonArea } from "../bindings/kernel/json-area.ts";
 import { encode, frame, type ColumnDesc, type RelationColumnDesc } from "../devkit/encoder/encoder.ts";
@@ -312,6 +313,48 @@ describe("jsonColumns: hostile arguments are refused, never a trap", () => {
       i32.set([1, base + 2048], tuple >> 2);
       new Uint8Array(k.memory.buffer).set([0x74, 0x7f, 0, 0, 0], base + 2048); // 't' with a huge length
       expect(k.jsonColumns(tuple, 0, table, 0, 0, out, 100, result)).toBe(JSON_DECLINED);
+    });
+  }
+});
+
+describe("jsonLines: hostile arguments and templates stop it, never a trap", () => {
+  const kernels = [["wasm", () => instantiate(kernelModule())], ["baseline", createKernel]] as const;
+  for (const [name, make] of kernels) {
+    it(name, () => {
+      const k = make();
+      k.memory.grow(1);
+      const size = k.memory.buffer.byteLength;
+      const base = k.heapBase();
+      const i32 = new Int32Array(k.memory.buffer);
+      const result = base;
+      const area = base + 64; // a zeroed line area: no transaction, no programs, an empty map of capacity 0
+      const records = base + 32768;
+      const out = base + 40000;
+      const lines = base + 50000;
+      // An Insert record whose message offset is out of memory, then a Begin at a sane offset.
+      i32.set([0x49, 4, size - 3, 10, 0x42, 4, base + 60000, 21], records >> 2);
+      type Args = [number, number, number, number, number, number, number, number, number];
+      const cases: Args[] = [
+        [records, 2, 0, area, out, 100, lines, 10, result], // the Insert's offset is outside memory
+        [size - 4, 1, 0, area, out, 100, lines, 10, result], // the record itself is
+        [records + 2, 1, 0, area, out, 100, lines, 10, result], // unaligned
+        [records + 16, 1, 0, area, out, 100, lines, 10, result], // a Begin with no programs
+        [records + 16, 1, LF_TRANSACTIONS, area, out, 100, lines, 10, result],
+        [records + 16, 1, 0, size - 8, out, 100, lines, 10, result], // the area outside memory
+        [records + 16, 1, 0, area, size - 10, 100, lines, 10, result], // the output past the end
+        [records + 16, 1, 0, area, out, 100, size - 4, 10, result], // the entries past the end
+        [records + 16, 1 << 30, 0, area, out, -1, lines, -1, result],
+      ];
+      for (const args of cases) expect(k.jsonLines(...args), `${name} ${args.join(",")}`).toBeGreaterThanOrEqual(0);
+      // A B line program whose literal is outside memory, and one longer than LP_MAX_OPS: the B line is one the
+      // kernel cannot write (LS_BEGIN_LENGTH -1: the transaction's rows are the binding's), nothing written.
+      const programs = (area >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4;
+      for (const program of [[1, OP_BYTES, size - 2, 100], [1000]]) {
+        i32.set(program, programs + LK_BEGIN * LP_PROGRAM_WORDS);
+        expect(k.jsonLines(records + 16, 1, LF_TRANSACTIONS, area, out, 100, lines, 10, result)).toBe(LINES_DONE);
+        expect(i32[(area >> 2) + LS_BEGIN_LENGTH]).toBe(-1);
+        expect(i32[result >> 2], "bytes written").toBe(0);
+      }
     });
   }
 });
