@@ -72,13 +72,17 @@ function lines(make: Make, bytes: Uint8Array, options: JsonLinesOptions, chunk =
   return Buffer.concat(parts);
 }
 
-/** Kernel and JS path give the same bytes for every decoder and option set; returns the output length. */
-function same(bytes: Uint8Array, what: string, chunk?: number): number {
+/**
+ * Kernel and JS path give the same bytes for every decoder and option set,
+ * through push() per message and through pushBatch (`paths`); returns the
+ * output length.
+ */
+function same(bytes: Uint8Array, what: string, chunk?: number, paths: readonly boolean[] = [false, true]): number {
   let length = 0;
   for (const [name, make] of DECODERS) {
     for (const options of [{}, { numbersAsStrings: true }, { transactions: true }] as JsonLinesOptions[]) {
       const js = lines(make, bytes, { ...options, kernel: false }, chunk);
-      for (const batch of [false, true]) {
+      for (const batch of paths) {
         const kernel = lines(make, bytes, options, chunk, batch);
         if (!js.equals(kernel)) {
           let i = 0;
@@ -147,7 +151,8 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(number)) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(d.toFixed(3))) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(String(n))) }));
-        same(frame(msgs), `s=${JSON.stringify(s)} b=${b.join(",")} d=${d} n=${n}`);
+        // pushBatch only: its columns are jsonColumns' code (columnsAt), and a decoder per path is most of this test's time.
+        same(frame(msgs), `s=${JSON.stringify(s)} b=${b.join(",")} d=${d} n=${n}`, undefined, [true]);
       },
     ), { numRuns: 150 });
   });
@@ -267,8 +272,8 @@ describe("the JSON area is laid out only for a decoder a writer reads", () => {
         expect(memoryOf(d).region).toBeInstanceOf(JsonArea);
       }
     }
-    // The 512 KiB it takes (less what the last page had free): what a decoder without a writer does not carry.
-    expect(memoryOf(d).buffer!.byteLength - idle).toBeGreaterThanOrEqual(512 << 10);
+    // The 590 KiB it takes (less what the last page had free): what a decoder without a writer does not carry.
+    expect(memoryOf(d).buffer!.byteLength - idle).toBeGreaterThanOrEqual(576 << 10);
   });
 
   it("a writer made with its decoder has the area laid out at that decoder's first call", () => {

@@ -27,7 +27,7 @@ import { TABLE_HASH } from "../tape.ts";
 import type { KernelExports } from "./exports.ts";
 import type { MemoryRegion, RegionHost } from "./memory-layout.ts";
 
-const TABLES = 192 * 1024;
+const TABLES = 64 * 1024;
 const OUTPUT = 448 * 1024;
 /** Relation map entries (a power of 2); half full, the tables start over. */
 const MAP = 1024;
