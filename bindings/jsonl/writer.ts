@@ -171,6 +171,7 @@ export class JsonLinesWriter implements Format {
     const records = batch.records;
     let i = from;
     let changed = false;
+    let templated = -1;
     while (i < batch.length) {
       const status = area.lines(records[i]! << 2, batch.length - i, flags);
       changed ||= area.i32[(area.line >> 2) + LS_CHANGED] !== 0;
@@ -182,7 +183,9 @@ export class JsonLinesWriter implements Format {
         this.#declined(area, batch, i, out);
         continue;
       }
-      if (status !== LINES_TEMPLATE || !this.#addTemplate(area, batch, i)) break;
+      // A template once per message: asked again, the message is push()'s.
+      if (status !== LINES_TEMPLATE || i === templated || !this.#addTemplate(area, batch, i)) break;
+      templated = i;
     }
     this.#fromKernel(area, changed);
     this.#cut = undefined;
