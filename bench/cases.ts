@@ -19,10 +19,11 @@
  *   objects, rows parsed by `pg.types`): its own `PgoutputPlugin` against
  *   this package's drop-in plugin (bindings/compat) over each backend, all
  *   fed `parse(buffer)` per message.
- * - `jsonl`: `decode --changes`' JSON Lines bytes (JsonLinesWriter, whose
- *   columns each backend's kernel writes: `jsonColumns`) over decoders with
- *   `changeValueOptions()`; `js-formatter` is the CLI's
- *   former path (ChangeFormatter's strings, encoded). Output MB/s (bytes of
+ * - `jsonl`: `decode --changes`' JSON Lines bytes (JsonLinesWriter's
+ *   pushBatch: whole lines from each backend's kernel, `jsonLines`, a
+ *   message it stops at through push()) over decoders with
+ *   `changeValueOptions()`; `js-formatter` is the JS path alone
+ *   (`kernel: false`). Output MB/s (bytes of
  *   JSON Lines per second) is reported next to the input MB/s.
  */
 import type { PgoutputMessage, Tuple } from "../bindings/index.ts";

@@ -120,19 +120,26 @@ export interface OutputCount {
   bytes: number;
 }
 
-/** `decode --changes` over the chunks: JsonLinesWriter's bytes per chunk, as the CLI writes them (`kernel: false`: the JS path alone). */
-export function jsonlPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount, kernel = true): number {
+/**
+ * `decode --changes` over the chunks: JsonLinesWriter's bytes per chunk
+ * (`lines`: whole lines from the kernel, pushBatch; else per message, the
+ * kernel writing the columns; `kernel: false`: the JS path alone).
+ */
+export function jsonlPass(d: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount, kernel = true, lines = kernel): number {
   const writer = new JsonLinesWriter({ decoder: d, kernel });
-  const replay = new StreamResequencer(d.backend === "wasm" ? new WasmDecoder({ values: changeValueOptions() }) : new BaselineDecoder({ values: changeValueOptions() }));
+  // Made at the first streamed block: a decoder per pass would be part of what is timed.
+  let replay: StreamResequencer | undefined;
   const records = new Records();
   let n = 0;
   let bytes = 0;
   for (let c = 0; c < chunks.length; c++) {
     const batch = d.push(chunks[c]!);
     const len = batch.length;
-    for (let i = 0; i < len; i++) {
+    // The kernel writes the lines it can (pushBatch); each message it leaves goes through push().
+    for (let i = lines ? writer.pushBatch(batch, 0, records) : 0; i < len; i = lines ? writer.pushBatch(batch, i + 1, records) : i + 1) {
       const m = batch.get(i);
-      if (replay.takes(m)) for (const plain of replay.push(m)) writer.push(plain, records);
+      if (m.kind === "StreamStart") replay ??= new StreamResequencer(d.backend === "wasm" ? new WasmDecoder({ values: changeValueOptions() }) : new BaselineDecoder({ values: changeValueOptions() }));
+      if (replay?.takes(m) === true) for (const plain of replay.push(m)) writer.push(plain, records);
       else writer.push(m, records);
     }
     bytes += records.bytes.len;

@@ -1,6 +1,6 @@
 /**
  * The pgoutput kernel in TypeScript: the kernel's own source
- * (bindings/kernel/decode.ts, json-columns.ts), which asc compiles to the
+ * (bindings/kernel/decode.ts, json-columns.ts, json-lines.ts), which asc compiles to the
  * wasm kernel, compiled by tsc over a LinearMemory's typed arrays, with the
  * same exports as the wasm instance (KernelExports). It writes the same Int32
  * tape records (bindings/tape.ts), result words, error codes, offsets and
@@ -21,6 +21,7 @@ import type { KernelExports } from "../kernel/exports.ts";
 import { heapBase, useMemory } from "../kernel/portable.ts";
 import { decode } from "../kernel/decode.ts";
 import { jsonColumns } from "../kernel/json-columns.ts";
+import { jsonLines } from "../kernel/json-lines.ts";
 import { LinearMemory } from "./memory.ts";
 import { textTimestamp } from "./values.ts";
 
@@ -75,6 +76,12 @@ export function createKernel(): KernelExports {
     jsonColumns: (tuple, old, columns, from, flags, out, outCapacity, result) => {
       enter();
       const status = jsonColumns(tuple, old, columns, from, flags, out, outCapacity, result);
+      release();
+      return status;
+    },
+    jsonLines: (records, count, flags, area, out, outCapacity, lines, linesCapacity, result) => {
+      enter();
+      const status = jsonLines(records, count, flags, area, out, outCapacity, lines, linesCapacity, result);
       release();
       return status;
     },

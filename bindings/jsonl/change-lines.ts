@@ -48,7 +48,8 @@ export interface ChangeLineOptions {
   types?: ReadonlyMap<number, TypeInfo>;
 }
 
-interface OpenTxn {
+/** The transaction the next message is in, as the lines need it (JsonLinesWriter hands it to its kernel and back). */
+export interface OpenTxn {
   xid: number;
   /** JSON text of the time (commit, or prepare) */
   time: string;
@@ -60,7 +61,7 @@ interface OpenTxn {
 }
 
 /** Per relation: its filter verdict, column type names, and (rowHead) the head's schema/table text. */
-interface RelationInfo {
+export interface RelationInfo {
   wanted: boolean;
   types: string[];
   table?: string;
@@ -197,6 +198,26 @@ export class ChangeLines {
   /** Forgets the transaction in progress (the stream starts over). */
   reset(): void {
     this.#open = undefined;
+  }
+
+  /** The transaction in progress (for a writer whose kernel wrote lines meanwhile: `transaction = …`). */
+  get transaction(): OpenTxn | undefined {
+    return this.#open;
+  }
+
+  set transaction(t: OpenTxn | undefined) {
+    this.#open = t;
+  }
+
+  get pretty(): boolean {
+    return this.#pretty;
+  }
+
+  /** A relation's filter verdict, column type names and the `,"schema":…,"table":…` text of its rows' lines. */
+  rowInfo(rel: Relation): RelationInfo & { table: string } {
+    const info = this.#info(rel);
+    info.table ??= tableText(rel, rel.relationId);
+    return info as RelationInfo & { table: string };
   }
 
   /**
@@ -384,7 +405,7 @@ export class ChangeLines {
     if (origin !== undefined) head += `,"origin":${JSON.stringify(origin)}`;
     const rel = msg.relation;
     // Per relation: `,"schema":…,"table":…` once.
-    info.table ??= `${rel?.namespace === undefined ? "" : `,"schema":${JSON.stringify(rel.namespace)}`},"table":${JSON.stringify(rel?.name ?? String(msg.relationId))}`;
+    info.table ??= tableText(rel, msg.relationId);
     return head + info.table;
   }
 
@@ -411,6 +432,11 @@ export class ChangeLines {
     }
     return { columns, unchanged };
   }
+}
+
+/** `,"schema":…,"table":…` of a row change's line. */
+function tableText(rel: Relation | undefined, relationId: number): string {
+  return `${rel?.namespace === undefined ? "" : `,"schema":${JSON.stringify(rel.namespace)}`},"table":${JSON.stringify(rel?.name ?? String(relationId))}`;
 }
 
 /** A change's `lsn`: the WAL position of its XLogData (none in a capture without XLogData headers). */

@@ -12,6 +12,7 @@ type u8 = number;
 type u16 = number;
 type u32 = number;
 type u64 = number;
+type f64 = number;
 type usize = number;
 type bool = boolean;
 

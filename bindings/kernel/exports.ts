@@ -26,6 +26,8 @@ export interface KernelExports {
   textTimestamp(offset: number, length: number, withZone: number): bigint;
   /** A tuple's columns as JSON bytes (spec: bindings/jsonl-tape.ts); returns a JSON_* status. */
   jsonColumns(tuple: number, old: number, columns: number, from: number, flags: number, out: number, outCapacity: number, result: number): number;
+  /** Whole lines for a run of tape records, from the binding's templates (spec: bindings/line-templates.ts); returns a LINES_* status. */
+  jsonLines(records: number, count: number, flags: number, area: number, out: number, outCapacity: number, lines: number, linesCapacity: number, result: number): number;
 }
 
 /** The kernel's textTimestamp() answer for text it leaves to the JS parser (assembly/values.ts NOT_PARSED). */

@@ -1,8 +1,10 @@
 /**
  * The JSON area: a region of kernel memory behind the width table
  * (memory-layout.ts) where the JSON Lines writer has the kernel write
- * tuples as JSON (`jsonColumns`, spec: bindings/jsonl-tape.ts):
- *   [ result: JR_WORDS words | column tables: TABLES bytes | output: OUTPUT bytes ]
+ * tuples as JSON (`jsonColumns`, spec: bindings/jsonl-tape.ts) and whole
+ * lines (`jsonLines`, spec: bindings/line-templates.ts):
+ *   [ result: JR_WORDS words | line area (state, programs, relation map) | literals: LITERALS bytes
+ *     | column tables and relation templates: TABLES bytes | line entries: LINES | output: OUTPUT bytes ]
  * A decoder has one only once a writer asked for it (`jsonArea()`): the
  * first tuple a writer sees of a decoder asks, and the area is laid out at
  * that decoder's next call (memory grows only before a call: a grown wasm
@@ -17,11 +19,22 @@
  * larger than it is declined to the writer's JS path.
  */
 import { JC_HEADER_WORDS, JC_WORDS, JR_COLUMN, JR_FLAGS, JR_WORDS, JR_WRITTEN } from "../jsonl-tape.ts";
+import {
+  JR_LINES, JR_RECORD, LE_WORDS, LP_HEADER_WORDS, LP_KINDS, LP_MAX_OPS, LP_OP_WORDS, LP_OPS, LP_PROGRAM_WORDS, LS_BEGIN_BYTES, LS_TIME_BYTES, LS_WORDS,
+  RT_COLUMNS, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX, RT_WANTED, RT_WORDS,
+} from "../line-templates.ts";
+import { TABLE_HASH } from "../tape.ts";
 import type { KernelExports } from "./exports.ts";
 import type { MemoryRegion, RegionHost } from "./memory-layout.ts";
 
 const TABLES = 64 * 1024;
 const OUTPUT = 448 * 1024;
+/** Relation map entries (a power of 2); half full, the tables start over. */
+const MAP = 1024;
+const LINE_AREA = LS_WORDS * 4 + LS_TIME_BYTES + LS_BEGIN_BYTES + LP_KINDS * LP_PROGRAM_WORDS * 4 + 4 + MAP * 8;
+const LITERALS = 4096;
+/** Line entries per call. */
+const LINES = 8192;
 
 /** The decoder's JSON area, when it has one laid out; else it is asked for (laid out from the decoder's next call) and `undefined`. */
 export function jsonArea(host: RegionHost): JsonArea | undefined {
@@ -32,9 +45,21 @@ export function jsonArea(host: RegionHost): JsonArea | undefined {
 }
 
 export class JsonArea implements MemoryRegion {
-  readonly bytes = JR_WORDS * 4 + TABLES + OUTPUT;
-  /** Bumped whenever the area moves or starts over: column tables written before are gone. */
+  readonly bytes = JR_WORDS * 4 + LINE_AREA + LITERALS + TABLES + LINES * LE_WORDS * 4 + OUTPUT;
+  /** Bumped whenever the area moves or starts over: column tables and relation templates written before are gone. */
   generation = 0;
+  /** Bumped whenever the area moves: programs and literals written before are gone. */
+  layouts = 0;
+  /** The line area (line-templates.ts), and where the line entries are. */
+  line = 0;
+  entries = 0;
+  /** The last jsonLines call's result words (JR_WRITTEN is `written`). */
+  record = 0;
+  lineCount = 0;
+  #tables = 0;
+  #literals = 0;
+  #nextLiteral = 0;
+  #templates = 0;
   /** The last call's result words (JR_WRITTEN, JR_COLUMN, JR_FLAGS). */
   written = 0;
   column = 0;
@@ -53,13 +78,110 @@ export class JsonArea implements MemoryRegion {
   moved(kernel: KernelExports, at: number): void {
     this.#k = kernel;
     this.#at = at;
-    this.#next = at + JR_WORDS * 4;
-    this.out = at + JR_WORDS * 4 + TABLES;
+    this.line = at + JR_WORDS * 4;
+    this.#literals = this.#nextLiteral = this.line + LINE_AREA;
+    this.#tables = this.#next = this.#literals + LITERALS;
+    this.entries = this.#tables + TABLES;
+    this.out = this.entries + LINES * LE_WORDS * 4;
     this.generation++;
+    this.layouts++;
     const buffer = kernel.memory.buffer;
     this.u8 = new Uint8Array(buffer);
     this.#dv = new DataView(buffer);
     this.#i32 = new Int32Array(buffer);
+    this.u8.fill(0, this.line, this.#literals);
+    this.#emptyMap();
+  }
+
+  get i32(): Int32Array {
+    return this.#i32;
+  }
+
+  /** The kernel's jsonLines over `count` records from byte address `records`; its result words land in written/record/lineCount. */
+  lines(records: number, count: number, flags: number): number {
+    const status = this.#k!.jsonLines(records, count, flags, this.line, this.out, OUTPUT, this.entries, LINES, this.#at);
+    const r = this.#at >> 2;
+    this.written = this.#i32[r + JR_WRITTEN]!;
+    this.record = this.#i32[r + JR_RECORD]!;
+    this.lineCount = this.#i32[r + JR_LINES]!;
+    return status;
+  }
+
+  /** Writes the program of line kind `kind`: ops as [code, a, b] triples (literals from literal()). */
+  program(kind: number, ops: readonly (readonly [number, number, number])[]): void {
+    if (ops.length > LP_MAX_OPS) throw new RangeError(`a line program has at most ${LP_MAX_OPS} ops`);
+    const w = (this.line >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4 + kind * LP_PROGRAM_WORDS;
+    const i32 = this.#i32;
+    i32[w + LP_OPS] = ops.length;
+    ops.forEach((op, i) => i32.set(op, w + LP_HEADER_WORDS + i * LP_OP_WORDS));
+  }
+
+  /** Copies literal bytes of a program into the area; returns [address, length]. Programs are written again after the area moved. */
+  literal(bytes: Uint8Array): [number, number] {
+    if (this.#nextLiteral + bytes.length > this.#literals + LITERALS) throw new RangeError("line programs' literals exceed the area");
+    const at = this.#nextLiteral;
+    this.u8.set(bytes, at);
+    this.#nextLiteral += bytes.length;
+    return [at, bytes.length];
+  }
+
+  /** Forgets the programs' literals (before writing programs again). */
+  clearLiterals(): void {
+    this.#nextLiteral = this.#literals;
+  }
+
+  /**
+   * Adds relation `oid`'s template (line-templates.ts) to the map; returns
+   * false when it does not fit (the area starts over: generation changes,
+   * and the caller writes what it needs again).
+   */
+  template(relationId: number, columns: number, wanted: boolean, head: Uint8Array, index: number): boolean {
+    const oid = relationId | 0; // as the kernel reads it
+    if (this.#templates >= MAP >> 1) {
+      this.#startOver();
+      return false;
+    }
+    const bytes = (RT_WORDS * 4 + head.length + 3) & ~3;
+    if (this.#next + bytes > this.#tables + TABLES) {
+      this.#startOver();
+      return false;
+    }
+    const at = this.#next;
+    this.#next += bytes;
+    const i32 = this.#i32;
+    const w = at >> 2;
+    i32[w + RT_COLUMNS] = columns;
+    i32[w + RT_WANTED] = wanted ? 1 : 0;
+    i32[w + RT_HEAD] = at + RT_WORDS * 4;
+    i32[w + RT_HEAD_LENGTH] = head.length;
+    i32[w + RT_INDEX] = index;
+    this.u8.set(head, at + RT_WORDS * 4);
+    const map = (this.line >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4 + LP_KINDS * LP_PROGRAM_WORDS;
+    let slot = (Math.imul(oid, TABLE_HASH) >>> 16) & (MAP - 1);
+    // An entry for the same OID (a relation defined again) is replaced.
+    while (i32[map + 2 + slot * 2] !== 0 && i32[map + 1 + slot * 2] !== oid) slot = (slot + 1) & (MAP - 1);
+    if (i32[map + 2 + slot * 2] === 0) this.#templates++;
+    i32[map + 1 + slot * 2] = oid;
+    i32[map + 2 + slot * 2] = at;
+    return true;
+  }
+
+  /** Empties the relation map (its templates stay where they are until the tables start over). */
+  forgetTemplates(): void {
+    this.#emptyMap();
+  }
+
+  #emptyMap(): void {
+    const map = (this.line >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4 + LP_KINDS * LP_PROGRAM_WORDS;
+    this.#i32.fill(0, map, map + 1 + MAP * 2);
+    this.#i32[map] = MAP;
+    this.#templates = 0;
+  }
+
+  #startOver(): void {
+    this.#next = this.#tables;
+    this.generation++;
+    this.#emptyMap();
   }
 
   /** The kernel's jsonColumns (bindings/jsonl-tape.ts) on this area's output; its result words land in written/column/flags. */
@@ -84,11 +206,7 @@ export class JsonArea implements MemoryRegion {
     for (const p of prefixes) bytes += p.length;
     bytes = (bytes + 3) & ~3;
     if (bytes > TABLES) return -1;
-    const start = this.#at + JR_WORDS * 4;
-    if (this.#next + bytes > start + TABLES) {
-      this.#next = start;
-      this.generation++;
-    }
+    if (this.#next + bytes > this.#tables + TABLES) this.#startOver();
     const at = this.#next;
     const dv = this.#dv;
     dv.setInt32(at, n, true);

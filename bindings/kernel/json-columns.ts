@@ -38,14 +38,63 @@ function hexDigit(d: i32): i32 {
 /** Writes tuple columns [from, ncols) as JSON (bindings/jsonl-tape.ts); returns a JSON_* status. */
 export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32, flags: i32, out: usize, outCapacity: i32, result: usize): i32 {
   const size = memoryBytes();
-  if (outCapacity < 0 || <u64>out + <u64>outCapacity > size || <u64>columns + 4 > size || <u64>tuple + 4 > size || <u64>old + 4 > size) return refuse(result, from, flags);
-  const n = loadI32(columns);
-  if (n < 0 || loadI32(tuple) != n || from < 0 || from > n || <u64>columns + (<u64>JC_HEADER_WORDS + <u64>JC_WORDS * <u64>n) * 4 > size) return refuse(result, from, flags);
-  if (<u64>tuple + <u64>(1 + n) * 4 > size) return refuse(result, from, flags);
-  const oldN = old != 0 ? loadI32(old) : 0;
-  if (oldN < 0 || <u64>old + <u64>(1 + oldN) * 4 > size) return refuse(result, from, flags);
-  const end = out + <usize>outCapacity;
+  if (outCapacity < 0 || <u64>out + <u64>outCapacity > size || !tupleFits(tuple, old, columns, from, size)) return refuse(result, from, flags);
   o = out;
+  const status = columnsAt(tuple, old, columns, from, flags, out, out + <usize>outCapacity, size);
+  storeI32(result + (JR_WRITTEN << 2), <i32>(o - out));
+  storeI32(result + (JR_COLUMN << 2), lastColumn);
+  storeI32(result + (JR_FLAGS << 2), lastFlags);
+  return status;
+}
+
+/** Whether the tuple, the old tuple (or 0) and the column table are in memory and agree (else jsonColumns refuses). */
+export function tupleFits(tuple: usize, old: usize, columns: usize, from: i32, size: u64): bool {
+  if (<u64>columns + 4 > size || <u64>tuple + 4 > size || <u64>old + 4 > size) return false;
+  const n = loadI32(columns);
+  if (n < 0 || loadI32(tuple) != n || from < 0 || from > n || <u64>columns + (<u64>JC_HEADER_WORDS + <u64>JC_WORDS * <u64>n) * 4 > size) return false;
+  if (<u64>tuple + <u64>(1 + n) * 4 > size) return false;
+  const oldN = old != 0 ? loadI32(old) : 0;
+  return !(oldN < 0 || <u64>old + <u64>(1 + oldN) * 4 > size);
+}
+
+// Where columnsAt stopped: the column, and its flags with JF_COMMA as after what it wrote.
+let lastColumn = 0;
+let lastFlags = 0;
+
+/** The output cursor: json-lines.ts writes a line's other fields around the columns. */
+export function cursor(): usize {
+  return o;
+}
+
+export function setCursor(at: usize): void {
+  o = at;
+}
+
+export function stopColumn(): i32 {
+  return lastColumn;
+}
+
+export function stopFlags(): i32 {
+  return lastFlags;
+}
+
+export function putByte(c: i32): void {
+  put(c);
+}
+
+export function putBytes(p: usize, n: i32): void {
+  memoryCopy(o, p, <usize>n);
+  o += <usize>n;
+}
+
+/**
+ * Columns [from, ncols) at the cursor, up to `end`, of arguments tupleFits()
+ * accepted; returns JSON_DONE, JSON_DECLINED or JSON_FULL. `start`: where
+ * this call's output starts (a column that does not fit there is declined).
+ */
+export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, flags: i32, start: usize, end: usize, size: u64): i32 {
+  const n = loadI32(columns);
+  const oldN = old != 0 ? loadI32(old) : 0;
   let comma = (flags & JF_COMMA) != 0;
   const strings = (flags & JF_NUMBERS_AS_STRINGS) != 0;
   let status = JSON_DONE;
@@ -74,7 +123,7 @@ export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32,
     if (need > <u64>(end - o)) need = <u64>prefixLength + <u64>room(kindKey & 0xff, at + 5, len) + JSON_SLACK;
     if (need > <u64>(end - o)) {
       // Nothing written yet: the column needs more than the whole output, so it is the binding's.
-      status = o == out ? JSON_DECLINED : JSON_FULL;
+      status = o == start ? JSON_DECLINED : JSON_FULL;
       break;
     }
     const mark = o;
@@ -90,9 +139,8 @@ export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32,
     put(0x7d);
     comma = true;
   }
-  storeI32(result + (JR_WRITTEN << 2), <i32>(o - out));
-  storeI32(result + (JR_COLUMN << 2), i);
-  storeI32(result + (JR_FLAGS << 2), comma ? flags | JF_COMMA : flags & ~JF_COMMA);
+  lastColumn = i;
+  lastFlags = comma ? flags | JF_COMMA : flags & ~JF_COMMA;
   return status;
 }
 

@@ -101,6 +101,12 @@ export function imul(a: i32, b: i32): i32 {
   return Math.imul(a, b);
 }
 
+/** An i32 taken as unsigned 32-bit, as a double (exact). */
+export function u32AsF64(v: i32): f64 {
+  if (<i32>0.5 == 0) return <f64><u32>v;
+  return v >>> 0;
+}
+
 /** a > b, both taken as unsigned 32-bit. */
 export function gtU32(a: i32, b: i32): bool {
   if (<i32>0.5 == 0) return <u32>a > <u32>b;

@@ -153,6 +153,20 @@ export class Records {
     this.positions.push(index);
   }
 
+  /**
+   * Ends a record whose bytes end at `end` of `bytes`: a format that wrote
+   * several records' bytes at once ends them in turn. Not while `skip` is
+   * set (taking a record back would cut the ones after it).
+   */
+  endAt(end: number, kind: RecordKind, relation?: Relation): void {
+    const txn = this.txn;
+    this.ends.push(end);
+    this.kinds.push(kind);
+    this.relations.push(relation);
+    this.txns.push(txn);
+    this.positions.push(txn.next++);
+  }
+
   /** Where record i's bytes start. */
   start(i: number): number {
     return i === 0 ? 0 : this.ends[i - 1]!;

@@ -4,7 +4,8 @@
  * that memory into a wasm instance, runs both kernels with the same
  * arguments, and compares the status, every result word, the tape words the
  * call wrote and the relation width table, word for word (jsonColumns: the
- * status, result words and output bytes). A TapeDecoder
+ * status, result words and output bytes; jsonLines: those, the line
+ * entries and the line area's state). A TapeDecoder
  * driving it goes through every path the real decoders take (framings, push
  * with pending frames, tape and table growth and resume), so a test or fuzz
  * run with it checks the TS build against the wasm one on every call it makes.
@@ -26,6 +27,7 @@ import { createKernel } from "../../bindings/baseline/kernel.ts";
 import { kernelModule } from "../../bindings/wasm/module.ts";
 import { RESULT_WORDS, TABLE_CAPACITY, TABLE_HEADER_WORDS } from "../../bindings/tape.ts";
 import { JR_WORDS, JR_WRITTEN } from "../../bindings/jsonl-tape.ts";
+import { JR_LINES, LE_WORDS, LS_BEGIN_BYTES, LS_TIME_BYTES, LS_WORDS } from "../../bindings/line-templates.ts";
 
 const Instance = WebAssembly.Instance;
 let scratch: KernelExports | undefined;
@@ -122,6 +124,31 @@ export function twinKernel(makeTs: () => KernelExports = createKernel): KernelEx
       }
       twinStats.calls++;
       twinStats.json += written;
+      return st;
+    },
+    jsonLines(records, count, flags, area, out, outCapacity, lines, linesCapacity, result) {
+      mirror();
+      const args = [records, count, flags, area, out, outCapacity, lines, linesCapacity, result] as const;
+      const sw = wasm.jsonLines(...args);
+      const st = ts.jsonLines(...args);
+      const what = `jsonLines(${args.join(", ")})`;
+      if (sw !== st) throw new KernelMismatch(`${what}: status wasm ${sw}, ts ${st}`);
+      const rw = words(wasm.memory.buffer, result, JR_WORDS);
+      const rt = words(ts.memory.buffer, result, JR_WORDS);
+      const r = firstDifference(rw, rt);
+      if (r >= 0) throw new KernelMismatch(`${what}: result word ${r}: wasm ${rw[r]}, ts ${rt[r]}`);
+      const regions: [string, number, number][] = [
+        ["output byte", out, rt[JR_WRITTEN]!],
+        ["line entry byte", lines, rt[JR_LINES]! * LE_WORDS * 4],
+        ["line state byte", area, LS_WORDS * 4 + LS_TIME_BYTES + LS_BEGIN_BYTES],
+      ];
+      for (const [name, at, n] of regions) {
+        const bw = new Uint8Array(wasm.memory.buffer, at, n);
+        const bt = new Uint8Array(ts.memory.buffer, at, n);
+        for (let i = 0; i < n; i++) if (bw[i] !== bt[i]) throw new KernelMismatch(`${what}: ${name} ${i}: wasm ${bw[i]}, ts ${bt[i]}`);
+      }
+      twinStats.calls++;
+      twinStats.json += rt[JR_WRITTEN]!;
       return st;
     },
   };

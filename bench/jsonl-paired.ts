@@ -1,0 +1,127 @@
+/**
+ * The JSON Lines path against its competitor and its floors, paired in one
+ * process: every round runs each entry once (at least 200 ms of passes) in
+ * a rotated order; printed: each entry's median input and output MB/s and
+ * the median and range of its per-round ratio to pg-logical-replication's
+ * parse and to the baseline's lines.
+ *
+ *   npm run build:bench
+ *   node build/bench/bench/jsonl-paired.js [capture] [--rounds 9]
+ *
+ * Entries: `wasm lines` / `baseline lines` (pushBatch: whole lines from
+ * each backend's kernel), `wasm columns` (push() per message, the kernel
+ * writing the columns: the path before pushBatch), `js` (the JS path
+ * alone), `plr parse` (pg-logical-replication's parse per message), and
+ * floors over the same bytes: `memcpy` (the output's bytes copied once per
+ * 64 KB chunk), `js-walk` (walk.ts), `TextDecoder per value` (one decode
+ * of every text column value: what any JS consumer that makes strings pays).
+ */
+import { parseArgs } from "node:util";
+import { jsonlPass, makeCompetitors, plrPass, walkPass, sink, type OutputCount } from "./competitors.ts";
+import { loadInput } from "./input.ts";
+import { WasmDecoder } from "../bindings/index.ts";
+import { changeValueOptions } from "../bindings/pipeline/index.ts";
+import { KIND_TEXT } from "../bindings/tape.ts";
+
+const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: "string", default: "9" } } });
+const input = loadInput(positionals[0] ?? "bench/corpus/proto1-text-pg15-small.bin");
+const c = makeCompetitors(input);
+const output: OutputCount = { bytes: 0 };
+jsonlPass(c.jsonlWasm, input.chunks, output);
+const outBytes = output.bytes;
+
+// Floors.
+const target = new Uint8Array(1 << 20);
+function memcpyPass(): void {
+  // The output's bytes, 64 KB at a time, from one source buffer into another.
+  const src = input.chunks[0]!;
+  let left = outBytes;
+  let at = 0;
+  while (left > 0) {
+    const n = Math.min(left, src.length);
+    if (at + n > target.length) at = 0;
+    target.set(n === src.length ? src : src.subarray(0, n), at);
+    at += n;
+    left -= n;
+  }
+}
+const textDecoder = new TextDecoder();
+const valueDecoder = new WasmDecoder({ values: changeValueOptions() });
+function textDecoderPass(): void {
+  let n = 0;
+  for (const chunk of input.chunks) {
+    const batch = valueDecoder.push(chunk) as unknown as { length: number; records: Int32Array; t: Int32Array; u8: Uint8Array; dv: DataView };
+    const { t, u8, dv } = batch;
+    for (let i = 0; i < batch.length; i++) {
+      const w = batch.records[i]!;
+      const tag = t[w]! & 0xff;
+      if (tag !== 0x49 && tag !== 0x55 && tag !== 0x44) continue;
+      // Every tuple of the record: the body after the header (and the old-tuple type word of U/D).
+      let p = w + 4;
+      let tuples = 1;
+      if (tag !== 0x49) {
+        tuples = t[p] !== 0 ? (tag === 0x55 ? 2 : 1) : 1;
+        p++;
+      }
+      for (let k = 0; k < tuples; k++) {
+        const ncols = t[p]!;
+        for (let j = 1; j <= ncols; j++) {
+          const at = t[p + j]!;
+          if (u8[at] === KIND_TEXT) n += textDecoder.decode(u8.subarray(at + 5, at + 5 + dv.getInt32(at + 1))).length;
+        }
+        p += 1 + ncols;
+      }
+    }
+  }
+  valueDecoder.end();
+  sink.value = (sink.value + n) | 0;
+}
+
+const entries: [string, () => void, boolean][] = [
+  ["wasm lines", () => void jsonlPass(c.jsonlWasm, input.chunks, output), true],
+  ["baseline lines", () => void jsonlPass(c.jsonlBaseline, input.chunks, output), true],
+  ["wasm columns", () => void jsonlPass(c.jsonlWasm, input.chunks, output, true, false), true],
+  ["js", () => void jsonlPass(c.jsonlWasm, input.chunks, output, false), true],
+  ["plr parse", () => void plrPass(c.plr, input.split, () => 1), false],
+  ["memcpy", memcpyPass, false],
+  ["js-walk", () => void walkPass(c.walk, input.chunks), false],
+  ["TextDecoder per value", textDecoderPass, false],
+];
+
+/** Seconds per pass of at least 200 ms of passes. */
+function time(run: () => void): number {
+  const t0 = performance.now();
+  let n = 0;
+  let ms = 0;
+  while ((ms = performance.now() - t0) < 200 || n < 2) {
+    run();
+    n++;
+  }
+  return ms / 1000 / n;
+}
+
+for (const [, run] of entries) time(run); // warm-up
+const rounds = Number(args.rounds);
+const secs: number[][] = entries.map(() => []);
+for (let r = 0; r < rounds; r++) {
+  for (let k = 0; k < entries.length; k++) {
+    const i = (k + r) % entries.length;
+    secs[i]!.push(time(entries[i]![1]));
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const mb = input.messageBytes / 1e6;
+const plr = entries.findIndex((e) => e[0] === "plr parse");
+const base = entries.findIndex((e) => e[0] === "baseline lines");
+console.log(`${input.name}: ${mb.toFixed(1)} MB in, ${(outBytes / 1e6).toFixed(1)} MB of JSON Lines out; ${rounds} paired rounds, medians (ranges of per-round ratios)`);
+const ratio = (i: number, j: number) => {
+  const rs = secs[i]!.map((s, r) => secs[j]![r]! / s).sort((a, b) => a - b);
+  return `${median(rs).toFixed(2)}x (${rs[0]!.toFixed(2)}-${rs[rs.length - 1]!.toFixed(2)})`;
+};
+for (let i = 0; i < entries.length; i++) {
+  const [name, , writes] = entries[i]!;
+  const s = median(secs[i]!);
+  const out = writes || name === "memcpy" ? `, ${(outBytes / 1e6 / s).toFixed(0)} MB/s out` : "";
+  console.log(`${name.padEnd(22)} ${(mb / s).toFixed(0).padStart(6)} MB/s in${out}; ÷ plr parse ${ratio(i, plr)}; ÷ baseline lines ${ratio(i, base)}`);
+}
+if (sink.value === 0.5) console.log(sink.value);

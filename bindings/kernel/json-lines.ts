@@ -1,0 +1,508 @@
+// jsonLines: whole output lines for a run of tape records, from the
+// binding's templates (spec: bindings/line-templates.ts). The columns are
+// json-columns.ts'; this writes the rest of a line around them and keeps
+// the transaction's state. Built twice from this source, as decode.ts is
+// (portable.ts). Reads the records decode() bounds-checked and the
+// binding's area (every address from it checked against memory before
+// use); writes only the output, the line entries, the result words and the
+// area's state.
+import { JF_KEYS, JF_NUMBERS_AS_STRINGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
+import {
+  LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
+  LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
+  LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
+  LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF_LSN, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LT_NEW, LT_OLD, LT_IDENTITY,
+  LC_KEYS_IF_K, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX,
+} from "../line-templates.ts";
+import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
+import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
+import { columnsAt, cursor, setCursor, putByte, putBytes, tupleFits, stopColumn, stopFlags } from "./json-columns.ts";
+
+const TAG_BEGIN = 0x42; // 'B'
+const TAG_COMMIT = 0x43; // 'C'
+const TAG_INSERT = 0x49; // 'I'
+const TAG_UPDATE = 0x55; // 'U'
+const TAG_DELETE = 0x44; // 'D'
+const QUOTE = 0x22;
+
+/** Room for a field a program op writes beyond its literal bytes (an LSN, a 29-byte time, an xid). */
+const FIELD_ROOM = 32;
+
+// The call's area, memory size, and the record being written.
+let area: usize = 0;
+let size: u64 = 0;
+let rec: usize = 0;
+let msg: usize = 0;
+let template: usize = 0;
+let numbers: i32 = 0;
+
+function state(word: i32): i32 {
+  return loadI32(area + (<usize>word << 2));
+}
+
+function setState(word: i32, v: i32): void {
+  storeI32(area + (<usize>word << 2), v);
+}
+
+function timeBytes(): usize {
+  return area + (<usize>LS_WORDS << 2);
+}
+
+function beginBytes(): usize {
+  return timeBytes() + <usize>LS_TIME_BYTES;
+}
+
+function program(kind: i32): usize {
+  return beginBytes() + <usize>LS_BEGIN_BYTES + (<usize>(LP_PROGRAM_WORDS * kind) << 2);
+}
+
+function relationMap(): usize {
+  return program(LP_KINDS);
+}
+
+/** Writes lines for records [0, count) from `records` (bindings/line-templates.ts); returns a LINES_* status. */
+export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usize, out: usize, outCapacity: i32, lines: usize, linesCapacity: i32, result: usize): i32 {
+  size = memoryBytes();
+  area = lineArea;
+  numbers = flags & JF_NUMBERS_AS_STRINGS;
+  const mapAt = relationMap();
+  let done = 0;
+  let lineCount = 0;
+  let status = LINES_DONE;
+  const areaOk = (area & 3) == 0 && <u64>mapAt + 4 <= size && <u64>mapAt + 4 + <u64>loadI32(mapAt) * 8 <= size;
+  if (count < 0 || outCapacity < 0 || linesCapacity < 0 || <u64>out + <u64>outCapacity > size || <u64>lines + <u64>linesCapacity * LE_WORDS * 4 > size
+    || <u64>result + 12 > size || !areaOk) {
+    storeI32(result + (JR_WRITTEN << 2), 0);
+    storeI32(result + (JR_RECORD << 2), 0);
+    storeI32(result + (JR_LINES << 2), 0);
+    return LINES_STOPPED;
+  }
+  const end = out + <usize>outCapacity;
+  setState(LS_CHANGED, 0);
+  // A row whose line an earlier call wrote in part goes on where it stopped (record 0).
+  let resume = state(LS_RESUME_OP);
+  setState(LS_RESUME_OP, 0);
+  setCursor(out);
+  rec = records;
+  for (; done < count; done++) {
+    // The records are decode()'s, but the binding chose the address: each is checked before it is read.
+    if ((rec & 3) != 0 || <u64>rec + (<u64>HEADER_WORDS << 2) > size) { status = LINES_STOPPED; break; }
+    const head = loadWord(rec);
+    const words = loadWord(rec + (H_SIZE << 2));
+    msg = <usize>loadWord(rec + (H_OFFSET << 2));
+    const tag = head & 0xff;
+    if (words < HEADER_WORDS || <u64>rec + (<u64>words << 2) > size || (head >> 8) & (FLAG_XID | FLAG_KEEPALIVE | FLAG_BACKEND) || <u64>msg + 34 > size) {
+      status = LINES_STOPPED;
+      break;
+    }
+    if (lineCount + 2 > linesCapacity) { status = LINES_FULL; break; }
+    const mark = cursor();
+    let s = LINES_DONE;
+    if (tag == TAG_BEGIN) s = begin(flags);
+    else if (tag == TAG_COMMIT) {
+      s = (flags & LF_TRANSACTIONS) != 0 && state(LS_OPEN) != 0 && state(LS_PRINTED) != 0 ? line(LK_COMMIT, end) : LINES_DONE;
+      if (s == LINES_DONE) {
+        if (cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), LK_COMMIT);
+        setState(LS_OPEN, 0);
+        setState(LS_BEGIN_LENGTH, 0);
+        setState(LS_CHANGED, 1);
+      }
+    } else if (tag == TAG_INSERT || tag == TAG_UPDATE || tag == TAG_DELETE) {
+      const kind = tag == TAG_INSERT ? LK_INSERT : tag == TAG_UPDATE ? LK_UPDATE : LK_DELETE;
+      s = row(kind, end, flags, resume, out);
+      // The B line it printed first is an entry of its own.
+      if ((s == LINES_DONE || s == LINES_COLUMN) && beginEnd != 0) lineCount = entry(lines, lineCount, out, beginEnd, LK_BEGIN);
+      if (s == LINES_DONE && cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), (loadI32(template + (RT_INDEX << 2)) << 4) | kind);
+      // Written in part: the output ends inside its line, which goes on at the next call.
+      if (s == LINES_COLUMN || (s == LINES_FULL && state(LS_RESUME_OP) != 0)) { status = s; break; }
+    } else s = LINES_STOPPED;
+    resume = 0;
+    if (s != LINES_DONE) {
+      setCursor(mark);
+      // A line that fits no output at all is the binding's.
+      status = s == LINES_FULL && mark == out ? LINES_STOPPED : s;
+      break;
+    }
+    rec += <usize>words << 2;
+  }
+  storeI32(result + (JR_WRITTEN << 2), <i32>(cursor() - out));
+  storeI32(result + (JR_RECORD << 2), done);
+  storeI32(result + (JR_LINES << 2), lineCount);
+  return status;
+}
+
+/** Line entry n: a line that ends at `at`. */
+function entry(lines: usize, n: i32, out: usize, at: usize, code: i32): i32 {
+  const e = lines + (<usize>(n * LE_WORDS) << 2);
+  storeI32(e + (LE_END << 2), <i32>(at - out));
+  storeI32(e + (LE_CODE << 2), code);
+  return n + 1;
+}
+
+/** Begin: the transaction's state (xid, time text, the B line due); nothing is written to the output. */
+function begin(flags: i32): i32 {
+  const saved = cursor();
+  // The time first: a time the kernel does not write leaves the Begin (and the state) to the binding.
+  setCursor(timeBytes());
+  if (!isoTime(msg + 9)) { setCursor(saved); return LINES_STOPPED; }
+  setState(LS_TIME_LENGTH, <i32>(cursor() - timeBytes()));
+  setState(LS_OPEN, 1);
+  setState(LS_XID, loadI32BE(msg + 17));
+  setState(LS_PRINTED, 0);
+  setState(LS_ORIGIN, 0);
+  setState(LS_CHANGED, 1);
+  setState(LS_BEGIN_LENGTH, 0);
+  if ((flags & LF_TRANSACTIONS) != 0) {
+    setCursor(beginBytes());
+    template = 0;
+    resumeOp = 0;
+    // A B line the kernel cannot write (too long): rows of the transaction are the binding's, which writes it.
+    if (!run(program(LK_BEGIN), beginBytes() + <usize>LS_BEGIN_BYTES, 0)) setState(LS_BEGIN_LENGTH, -1);
+    else setState(LS_BEGIN_LENGTH, <i32>(cursor() - beginBytes()));
+  }
+  setCursor(saved);
+  return LINES_DONE;
+}
+
+/**
+ * A row change's line (with the B line due before it); LINES_DONE also
+ * when the format wants none of the table. `resume`: LS_RESUME_OP of a
+ * line written in part (0: a new line).
+ */
+function row(kind: i32, end: usize, flags: i32, resume: i32, out: usize): i32 {
+  template = 0;
+  beginEnd = 0;
+  resumeOp = resume;
+  if (resume != 0) {
+    const r = find(loadI32BE(msg + 1));
+    if (r == 0 || <u64>r + RT_WORDS * 4 > size) return LINES_STOPPED;
+    template = r;
+    start = out;
+    return finish(kind, end);
+  }
+  if (state(LS_OPEN) == 0 || state(LS_ORIGIN) != 0) return LINES_STOPPED;
+  const t = find(loadI32BE(msg + 1));
+  if (t == 0) return LINES_TEMPLATE;
+  if (<u64>t + RT_WORDS * 4 > size) return LINES_STOPPED;
+  if (loadI32(t + (RT_WANTED << 2)) == 0) return LINES_DONE;
+  if (!fits(t)) return LINES_STOPPED;
+  const pending = (flags & LF_TRANSACTIONS) != 0 ? state(LS_BEGIN_LENGTH) : 0;
+  if (pending < 0 || pending > LS_BEGIN_BYTES) return LINES_STOPPED;
+  if (pending > 0) {
+    if (<u64>pending + 1 > <u64>(end - cursor())) return LINES_FULL;
+    putBytes(beginBytes(), pending);
+    putByte(0x0a);
+    beginEnd = cursor();
+  }
+  template = t;
+  // A column that fits in no output is declined (the binding's) only in a line that has been cut already.
+  start = 0;
+  return finish(kind, end);
+}
+
+function finish(kind: i32, end: usize): i32 {
+  if (!runLine(kind, end)) {
+    if (failure == LINES_COLUMN || (failure == LINES_FULL && resumeOp != 0)) printed();
+    else setState(LS_RESUME_OP, 0);
+    return failure;
+  }
+  printed();
+  return LINES_DONE;
+}
+
+function printed(): void {
+  setState(LS_PRINTED, 1);
+  setState(LS_BEGIN_LENGTH, 0);
+}
+
+/**
+ * Whether the row's tuples fit its template's column table, and every
+ * unchanged TOAST column of its new tuple has an old value to stand in
+ * (else its line names it in `unchanged`: the binding's). Checked before
+ * any of the line is written, which is then never taken back.
+ */
+function fits(t: usize): bool {
+  const tag = head() & 0xff;
+  const body = rec + (<usize>HEADER_WORDS << 2);
+  const table = <usize>loadI32(t + (RT_COLUMNS << 2));
+  let oldT: usize = 0;
+  let newT: usize = 0;
+  if (tag == TAG_INSERT) newT = body;
+  else {
+    if (loadWord(body) != 0) oldT = body + 4;
+    if (tag == TAG_UPDATE) {
+      if (oldT != 0 && !tupleFits(oldT, 0, table, 0, size)) return false;
+      newT = oldT != 0 ? oldT + (<usize>(1 + loadWord(oldT)) << 2) : body + 4;
+    }
+  }
+  if (oldT != 0 && !tupleFits(oldT, 0, table, 0, size)) return false;
+  if (newT == 0) return true;
+  if (!tupleFits(newT, oldT, table, 0, size)) return false;
+  const n = loadWord(newT);
+  const oldN = oldT != 0 ? loadWord(oldT) : 0;
+  for (let i = 0; i < n; i++) {
+    const at = loadWord(newT + (<usize>(1 + i) << 2));
+    if (at < 0 || <u64>at + 5 > size || loadU8(<usize>at) != 0x75) continue;
+    if (i >= oldN) return false;
+    const oldAt = loadWord(oldT + (<usize>(1 + i) << 2));
+    const k = oldAt >= 0 && <u64>oldAt + 5 <= size ? loadU8(<usize>oldAt) : 0;
+    if (k != 0x74 && k != 0x62) return false;
+  }
+  return true;
+}
+
+/** The op the line being written resumes at, plus 1 (0: none), and where this call's output starts (0 in a new line). */
+let resumeOp: i32 = 0;
+let start: usize = 0;
+
+/** Where the B line the last row printed before its own ends (0: none). */
+let beginEnd: usize = 0;
+/** Why the last program failed: LINES_FULL or LINES_STOPPED. */
+let failure: i32 = LINES_STOPPED;
+
+/** A line of `kind` at the cursor, with its newline. */
+function line(kind: i32, end: usize): i32 {
+  template = 0;
+  resumeOp = 0;
+  return runLine(kind, end) ? LINES_DONE : failure;
+}
+
+function runLine(kind: i32, end: usize): bool {
+  if (!run(program(kind), end, resumeOp)) return false;
+  if (cursor() >= end) return full();
+  putByte(0x0a);
+  return true;
+}
+
+function full(): bool {
+  failure = LINES_FULL;
+  return false;
+}
+
+/** The op being run. */
+let op: i32 = 0;
+
+/** Op `op` does not fit: LINES_FULL, and a line that resumes goes on at it. */
+function cut(): bool {
+  if (resumeOp != 0) {
+    setState(LS_RESUME_OP, op + 1);
+    setState(LS_RESUME_COLUMN, 0);
+  }
+  return full();
+}
+
+function stop(): bool {
+  failure = LINES_STOPPED;
+  return false;
+}
+
+/** Runs program p at the cursor, up to `end`, from op `from` - 1 (0: from the start). */
+function run(p: usize, end: usize, from: i32): bool {
+  if (<u64>p + (<u64>LP_PROGRAM_WORDS << 2) > size) return stop();
+  const ops = loadI32(p + (LP_OPS << 2));
+  if (ops < 0 || ops > LP_MAX_OPS) return stop();
+  for (let i = from > 0 ? from - 1 : 0; i < ops; i++) {
+    op = i;
+    const at = p + (<usize>(LP_HEADER_WORDS + LP_OP_WORDS * i) << 2);
+    const code = loadI32(at);
+    const a = loadI32(at + 4);
+    const b = loadI32(at + 8);
+    // Every field but the columns (which check their own room) takes at most FIELD_ROOM bytes.
+    if (code != OP_BYTES && code != OP_COLUMNS && code != OP_HEAD && <u64>(end - cursor()) < <u64>FIELD_ROOM) return cut();
+    if (code == OP_BYTES) {
+      if (a < 0 || b < 0 || <u64>a + <u64>b > size) return stop();
+      if (<u64>b > <u64>(end - cursor())) return cut();
+      putBytes(<usize>a, b);
+    } else if (code == OP_XID) {
+      decimal(u32AsF64(state(LS_XID)));
+    } else if (code == OP_LSN) {
+      if (a == LF_WAL_START) lsn(msg - 24);
+      else if ((head() & 0xff) == TAG_BEGIN) lsn(msg + 1);
+      else lsn(a == LF_FIRST ? msg + 2 : msg + 10);
+    } else if (code == OP_IF_LSN) {
+      if (!hasWalStart()) i += b;
+    } else if (code == OP_TIME) {
+      if (a == 0) {
+        const n = state(LS_TIME_LENGTH);
+        if (n < 0 || n > LS_TIME_BYTES) return stop();
+        putBytes(timeBytes(), n);
+      } else if (!isoTime((head() & 0xff) == TAG_BEGIN ? msg + 9 : msg + 18)) return stop();
+    } else if (code == OP_HEAD) {
+      if (template == 0) return stop();
+      const h = loadI32(template + (RT_HEAD << 2));
+      const n = loadI32(template + (RT_HEAD_LENGTH << 2));
+      if (h < 0 || n < 0 || <u64>h + <u64>n > size) return stop();
+      if (<u64>n > <u64>(end - cursor())) return cut();
+      putBytes(<usize>h, n);
+    } else if (code == OP_COLUMNS) {
+      if (template == 0) return stop();
+      if (!columns(a, b, end, from == i + 1)) return false;
+    } else return stop();
+  }
+  return true;
+}
+
+function head(): i32 {
+  return loadWord(rec);
+}
+
+function hasWalStart(): bool {
+  return ((head() >> 8) & FLAG_XLOGDATA) != 0 && <u64>msg >= 24 && (loadI32BE(msg - 24) | loadI32BE(msg - 20)) != 0;
+}
+
+/**
+ * The bracketed columns of tuple `which` (LT_*) of the row's record; with
+ * `resuming`, from LS_RESUME_COLUMN on with LS_RESUME_FLAGS (its `[` is
+ * written). A column declined, or one that does not fit in a line written
+ * in part already: the resume words say where it goes on.
+ */
+function columns(which: i32, keys: i32, end: usize, resuming: bool): bool {
+  const tag = head() & 0xff;
+  const body = rec + (<usize>HEADER_WORDS << 2);
+  // Update: oldTupleType, [old TUPLE], new TUPLE; Delete: oldTupleType, old TUPLE; Insert: new TUPLE.
+  let oldT: usize = 0;
+  let newT: usize = 0;
+  let oldType = 0;
+  if (tag == TAG_INSERT) newT = body;
+  else {
+    oldType = loadWord(body);
+    if (oldType != 0) oldT = body + 4;
+    if (tag == TAG_UPDATE) newT = oldT != 0 ? oldT + (<usize>(1 + loadWord(oldT)) << 2) : body + 4;
+  }
+  const isNew = which == LT_NEW || (which == LT_IDENTITY && oldT == 0);
+  const tuple: usize = isNew ? newT : oldT;
+  const old: usize = which == LT_NEW ? oldT : 0;
+  if (tuple == 0) return stop();
+  const table = <usize>loadI32(template + (RT_COLUMNS << 2));
+  let from = 0;
+  let flags = numbers;
+  if (resuming) {
+    from = state(LS_RESUME_COLUMN);
+    flags = state(LS_RESUME_FLAGS);
+  } else if (keys == LC_KEYS_IF_K && (oldT == 0 || oldType == 0x4b)) flags |= JF_KEYS;
+  if (!tupleFits(tuple, old, table, from, size)) return stop();
+  if (!resuming) {
+    if (<u64>(end - cursor()) < 2) return cut();
+    putByte(0x5b);
+  }
+  const s = columnsAt(tuple, old, table, from, flags, start, end - 1, size);
+  if (s != JSON_DONE) {
+    const cutLine = s == JSON_FULL ? resumeOp != 0 : true;
+    if (cutLine) {
+      setState(LS_RESUME_OP, op + 1);
+      setState(LS_RESUME_COLUMN, stopColumn());
+      setState(LS_RESUME_FLAGS, stopFlags());
+      setState(LS_RESUME_TUPLE, isNew ? LT_NEW : LT_OLD);
+      // From here on the line is cut: FULL goes on here too.
+      resumeOp = op + 1;
+    }
+    if (s == JSON_FULL) return full();
+    failure = LINES_COLUMN;
+    return false;
+  }
+  putByte(0x5d);
+  return true;
+}
+
+/** The relation map's template of `oid`, or 0. */
+function find(oid: i32): usize {
+  const map = relationMap();
+  const capacity = loadI32(map);
+  if (capacity <= 0 || (capacity & (capacity - 1)) != 0) return 0;
+  let slot = (imul(oid, TABLE_HASH) >>> 16) & (capacity - 1);
+  for (let probes = 0; probes < capacity; probes++) {
+    const e = map + 4 + (<usize>slot << 3);
+    const at = loadI32(e + 4);
+    if (at == 0) return 0;
+    if (loadI32(e) == oid) return <usize>at;
+    slot = (slot + 1) & (capacity - 1);
+  }
+  return 0;
+}
+
+function putDigit(d: f64): void {
+  putByte(0x30 + <i32>d);
+}
+
+/** v (an integer, 0 <= v < 2^53) in decimal. */
+function decimal(v: f64): void {
+  let n = 1;
+  let t = v;
+  while (t >= 10) { t = Math.floor(t / 10); n++; }
+  fixed(v, n);
+}
+
+/** The last n decimal digits of v (an integer, 0 <= v < 2^53), zero-padded. */
+function fixed(v: f64, n: i32): void {
+  const start = cursor();
+  let x = v;
+  for (let i = n - 1; i >= 0; i--) {
+    const q = Math.floor(x / 10);
+    setCursor(start + <usize>i);
+    putDigit(x - q * 10);
+    x = q;
+  }
+  setCursor(start + <usize>n);
+}
+
+function hex(v: i32): void {
+  let shift = 28;
+  while (shift > 0 && ((v >>> shift) & 15) == 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) {
+    const d = (v >>> shift) & 15;
+    putByte(d < 10 ? 0x30 + d : 0x37 + d);
+  }
+}
+
+/** The big-endian LSN at p as PostgreSQL prints it (lsn.ts formatLsn). */
+function lsn(p: usize): void {
+  hex(loadI32BE(p));
+  putByte(0x2f);
+  hex(loadI32BE(p + 4));
+}
+
+/**
+ * The wire timestamp (µs since 2000-01-01, big-endian) at p as the JSON
+ * string timestampToISO() makes (time.ts): `"YYYY-MM-DDTHH:MM:SS.ffffffZ"`.
+ * In doubles, exact below 2^53 µs; years outside 1..9999: false (Date's
+ * text differs there), nothing written that the caller keeps.
+ */
+function isoTime(p: usize): bool {
+  const hi = loadI32BE(p);
+  if (hi < -(1 << 20) || hi >= 1 << 20) return false;
+  const n = <f64>hi * 4294967296.0 + u32AsF64(loadI32BE(p + 4)) + 946684800000000.0;
+  const us = n - Math.floor(n / 1000000) * 1000000;
+  const secs = (n - us) / 1000000;
+  const days = Math.floor(secs / 86400);
+  const sod = secs - days * 86400;
+  // Civil from days (H. Hinnant's algorithm), in exact integer doubles.
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  if (year < 1 || year > 9999) return false;
+  const h = Math.floor(sod / 3600);
+  const mi = Math.floor((sod - h * 3600) / 60);
+  putByte(QUOTE);
+  fixed(year, 4);
+  putByte(0x2d);
+  fixed(month, 2);
+  putByte(0x2d);
+  fixed(day, 2);
+  putByte(0x54);
+  fixed(h, 2);
+  putByte(0x3a);
+  fixed(mi, 2);
+  putByte(0x3a);
+  fixed(sod - h * 3600 - mi * 60, 2);
+  putByte(0x2e);
+  fixed(us, 6);
+  putByte(0x5a);
+  putByte(QUOTE);
+  return true;
+}

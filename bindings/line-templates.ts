@@ -1,0 +1,160 @@
+/**
+ * The kernel's line export, `jsonLines`: whole output lines for a run of
+ * tape records (tape.ts) of one decoded batch — Begin, Commit and the row
+ * changes of plain transactions — written by the kernel
+ * (bindings/kernel/json-lines.ts) from templates the binding writes once:
+ * a program per line kind (the format's literal text and where the fields
+ * go: LP_*), and per relation a template (its schema/table text, its
+ * column table of bindings/jsonl-tape.ts, whether the format wants it). A
+ * format is its programs: JSON Lines (bindings/jsonl/writer.ts) has one;
+ * another format that writes `{name,type,value}` columns (wal2json v2,
+ * Debezium-style) is other literal text and another field order, the same
+ * kernel. Like tape.ts it is compiled into both kernels, so it holds only
+ * integer constants.
+ *
+ * ## jsonLines: 9 arguments
+ *   jsonLines(records, count, flags, area, out, outCapacity, lines, linesCapacity, result): LINES_*
+ * - records, count: byte address of the first tape record, and how many
+ *   consecutive records to walk (the batch's records from one message on).
+ * - flags: JF_NUMBERS_AS_STRINGS (jsonl-tape.ts), LF_TRANSACTIONS (Begin
+ *   and Commit lines too).
+ * - area: byte address of the line area: LS_WORDS state words, the
+ *   programs, the relation map (below), all written by the binding.
+ * - out, outCapacity: the output bytes.
+ * - lines, linesCapacity: LE_WORDS words per line written: LE_END (its end,
+ *   in bytes from `out`), LE_CODE (LK_* | template index << 4).
+ * - result: JR_WORDS result words (jsonl-tape.ts): JR_WRITTEN (bytes),
+ *   JR_RECORD (records done), JR_LINES (lines written).
+ *
+ * ## Status
+ * - LINES_DONE: all `count` records are done.
+ * - LINES_STOPPED: record JR_RECORD is the binding's, whole (nothing of it
+ *   written): a message that is not B, C, I, U or D of a plain
+ *   transaction, a row outside a transaction or after an Origin, a row
+ *   with a column jsonColumns declines (the binding writes that row with
+ *   its per-column path), a Begin or Commit whose time is outside years
+ *   1..9999, a row too large for the whole output.
+ * - LINES_TEMPLATE: record JR_RECORD's relation has no template in the
+ *   map: the binding adds one (or takes the record itself) and calls again.
+ * - LINES_FULL: the output or the line entries are full: the binding takes
+ *   what was written and calls again from JR_RECORD (which may be a row
+ *   whose line is written in part: LS_RESUME_OP says where it goes on).
+ * - LINES_COLUMN: the row of record JR_RECORD is written up to a column
+ *   jsonColumns declines (a binary value, a text outside its shapes, one
+ *   larger than the whole output): the output ends inside its line. The
+ *   binding writes that column (LS_RESUME_TUPLE's column LS_RESUME_COLUMN,
+ *   a comma first if LS_RESUME_FLAGS has JF_COMMA), sets LS_RESUME_COLUMN
+ *   to the next and JF_COMMA if it wrote one, and calls again from the row:
+ *   the kernel goes on at op LS_RESUME_OP - 1. A row with unchanged TOAST
+ *   that no old value stands in for is LINES_STOPPED before any of it is
+ *   written (its line names it in `unchanged`, the binding's).
+ *
+ * ## The line area (at `area`, 4-aligned)
+ *   [ state: LS_WORDS words | time text: LS_TIME_BYTES | pending begin line: LS_BEGIN_BYTES
+ *     | programs: LP_KINDS × LP_PROGRAM_WORDS words | relation map ]
+ * State, read and written by both sides between calls (the transaction
+ * the next record is in): LS_OPEN, LS_XID, LS_PRINTED (a change line was
+ * written), LS_ORIGIN (an Origin message named one: rows are the
+ * binding's), LS_TIME_LENGTH (the transaction's time as JSON text, in the
+ * time bytes), LS_BEGIN_LENGTH (the B line due before the first change
+ * line, without its newline, in the begin bytes; -1: one the kernel cannot
+ * write, so rows are the binding's), LS_CHANGED (set by the kernel when it
+ * began or ended a transaction).
+ *   A program (per LK_* kind) is LP_HEADER_WORDS words (its length in
+ * ops, at most LP_MAX_OPS) then LP_OP_WORDS per op: code, a, b. Every op
+ * checks the room it needs. Ops:
+ * - OP_BYTES a, b: copy memory[a, a + b).
+ * - OP_XID: the transaction's xid (a row's, a Commit's), or the Begin's own, in decimal.
+ * - OP_LSN a: LSN field a (LF_*) as `X/Y`.
+ * - OP_IF_LSN a, b: skip the next b ops unless the message came in an
+ *   XLogData whose walStart is not 0 (only with a = LF_WAL_START).
+ * - OP_TIME a: a = 0 the transaction's time text; else the message's
+ *   time field, as JSON text (a quoted ISO 8601 string).
+ * - OP_HEAD: the relation template's head bytes.
+ * - OP_COLUMNS a, b: the columns of tuple a (LT_*) as jsonColumns writes
+ *   them, bracketed: `[`, columns, `]`; b: LC_* which columns.
+ * The relation map: word capacity (a power of 2), then per entry a
+ * relation OID and the byte address of its template (0: empty), found by
+ * linear probing from `imul(oid, TABLE_HASH) >>> 16 & (capacity - 1)`.
+ * A template: RT_WORDS words: RT_COLUMNS (the jsonl-tape.ts column table),
+ * RT_WANTED (0: the format writes nothing for its rows), RT_HEAD, RT_HEAD_LENGTH
+ * (the bytes OP_HEAD copies), RT_INDEX (the binding's number for it, in LE_CODE).
+ */
+
+export const LINES_DONE = 0;
+export const LINES_STOPPED = 1;
+export const LINES_TEMPLATE = 2;
+export const LINES_FULL = 3;
+export const LINES_COLUMN = 4;
+
+export const LF_TRANSACTIONS = 8;
+
+// Result words, beside jsonl-tape.ts' JR_WRITTEN.
+export const JR_RECORD = 1;
+export const JR_LINES = 2;
+
+// Line entries.
+export const LE_WORDS = 2;
+export const LE_END = 0;
+export const LE_CODE = 1;
+
+// Line kinds: the programs, and the records' kinds.
+export const LK_INSERT = 0;
+export const LK_UPDATE = 1;
+export const LK_DELETE = 2;
+export const LK_BEGIN = 3;
+export const LK_COMMIT = 4;
+export const LP_KINDS = 5;
+
+// State words.
+export const LS_OPEN = 0;
+export const LS_XID = 1;
+export const LS_PRINTED = 2;
+export const LS_ORIGIN = 3;
+export const LS_TIME_LENGTH = 4;
+export const LS_BEGIN_LENGTH = 5;
+export const LS_CHANGED = 6;
+export const LS_RESUME_OP = 7; // 0, or the op a row's line resumes at, plus 1
+export const LS_RESUME_COLUMN = 8;
+export const LS_RESUME_FLAGS = 9;
+export const LS_RESUME_TUPLE = 10; // LT_NEW (with the old tuple for unchanged TOAST) or LT_OLD
+export const LS_WORDS = 12;
+export const LS_TIME_BYTES = 64;
+export const LS_BEGIN_BYTES = 512;
+
+// Programs.
+export const LP_HEADER_WORDS = 1;
+export const LP_OPS = 0;
+export const LP_OP_WORDS = 3;
+export const LP_MAX_OPS = 16;
+export const LP_PROGRAM_WORDS = LP_HEADER_WORDS + LP_OP_WORDS * LP_MAX_OPS;
+
+export const OP_BYTES = 1;
+export const OP_XID = 2;
+export const OP_LSN = 3;
+export const OP_IF_LSN = 4;
+export const OP_TIME = 5;
+export const OP_HEAD = 6;
+export const OP_COLUMNS = 7;
+
+// LSN fields.
+export const LF_WAL_START = 0;
+export const LF_FIRST = 1; // Begin's finalLsn, Commit's commitLsn
+export const LF_SECOND = 2; // Commit's endLsn
+
+// Tuples.
+export const LT_NEW = 0; // Insert, Update: the new tuple
+export const LT_OLD = 1; // Update, Delete: the old tuple (an Update without one: none)
+export const LT_IDENTITY = 2; // the old tuple if the message has one, else the new
+
+// Which columns.
+export const LC_ALL = 0;
+export const LC_KEYS_IF_K = 1; // the replica identity columns when the old tuple is 'K' (or is not there), else all
+
+// Relation templates.
+export const RT_WORDS = 5;
+export const RT_COLUMNS = 0;
+export const RT_WANTED = 1;
+export const RT_HEAD = 2;
+export const RT_HEAD_LENGTH = 3;
+export const RT_INDEX = 4;
