@@ -360,6 +360,7 @@ for (const major of MAJORS) {
         const r = await it.next();
         if (r.done) throw new Error("ended early");
         const m = r.value;
+        if (m.kind === "BackfillRow" || m.kind === "BackfillComplete") continue; // no backfill runs here
         held.push(m);
         if (m.kind === "PrimaryKeepalive") keepalives++;
         if (m.kind !== "Insert") continue;

@@ -25,7 +25,10 @@
 import type { AckTracker } from "../ack.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { PrimaryKeepalive, WalMessage } from "../walsender.ts";
-import type { ReplicationError } from "./errors.ts";
+import type { BackfillItem } from "../backfill-items.ts";
+import { BACKFILL_PREFIX } from "./backfill-chunk.ts";
+import type { BackfillHook } from "./backfill.ts";
+import { ReplicationError } from "./errors.ts";
 import type { StreamProgress } from "./health.ts";
 import { HEARTBEAT_PREFIX } from "./heartbeat.ts";
 import type { Liveness } from "./liveness.ts";
@@ -36,8 +39,8 @@ import type { StreamState } from "./stream-state.ts";
 import { backendMessageError, type OnNotice } from "./copy-both.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
 
-/** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
-export type StreamItem = PgoutputMessage | PrimaryKeepalive;
+/** What the message iteration yields: pgoutput messages (views), keepalives when asked for, and a backfill's items. */
+export type StreamItem = PgoutputMessage | PrimaryKeepalive | BackfillItem;
 
 /** A pull step's answer when nothing is buffered yet. */
 export const WAIT = Symbol("wait");
@@ -80,6 +83,8 @@ export class Iteration {
   #chain: Promise<unknown> = Promise.resolve();
   /** Pulls (next() calls) not settled yet. */
   #inFlight = 0;
+  /** The backfill running, if any: its items come before the stream's next message. */
+  #backfill: BackfillHook | undefined;
 
   constructor(parts: IterationParts) {
     this.#state = parts.state;
@@ -99,6 +104,12 @@ export class Iteration {
     return { ...this.#progress };
   }
 
+  /** A backfill's items are interleaved from now on (undefined: none); only in the message iteration (its rows are views). */
+  set backfill(hook: BackfillHook | undefined) {
+    if (this.#claimed === "transactions") throw new ReplicationError("backfill: its rows come with the stream's message iteration; this stream is iterated by transactions()", { code: "INVALID_OPTION" });
+    this.#backfill = hook;
+  }
+
   /** A new connection starts over from what was confirmed: partial transactions are dropped (they come again whole). */
   restart(): void {
     this.#assembler?.reset();
@@ -112,7 +123,7 @@ export class Iteration {
         const item = this.#poll(keepalives);
         if (item === WAIT) return WAIT;
         if (item === undefined) return DONE;
-        if (item.kind !== "PrimaryKeepalive") {
+        if (item.kind !== "PrimaryKeepalive" && item.kind !== "BackfillRow" && item.kind !== "BackfillComplete") {
           this.#tracker.observe(item, true);
           this.#redelivery.mark(item);
         }
@@ -135,7 +146,7 @@ export class Iteration {
           const msg = this.#poll(false);
           if (msg === WAIT) return WAIT; // the assembler keeps what it holds until the pull goes on
           if (msg === undefined) return DONE;
-          if (msg.kind === "PrimaryKeepalive") continue;
+          if (msg.kind === "PrimaryKeepalive" || msg.kind === "BackfillRow" || msg.kind === "BackfillComplete") continue; // a backfill needs the message iteration
           const item = assembler.push(msg);
           this.#tracker.observe(msg, item !== undefined);
           if (item === undefined) continue;
@@ -162,6 +173,15 @@ export class Iteration {
     const reader = this.#reader;
     for (;;) {
       if (state.stopRequested) return undefined;
+      if (this.#backfill !== undefined) {
+        let b: BackfillItem | undefined;
+        try {
+          b = this.#backfill.take();
+        } catch (e) {
+          throw this.#fail(e as ReplicationError);
+        }
+        if (b !== undefined) return b;
+      }
       if (this.#reconnector.running !== undefined) return WAIT;
       reader.resumeBelowLowWater();
       let item: WalMessage | undefined;
@@ -195,6 +215,8 @@ export class Iteration {
           this.#progress.heartbeatsFiltered++; // heartbeat.ts: a non-transactional message, nothing to acknowledge
           continue;
         }
+        if (this.#backfill?.observe(item) === true) continue;
+        if (item.kind === "Message" && item.prefix === BACKFILL_PREFIX) continue; // another run's watermark (backfill-chunk.ts)
         return item;
       }
       if (state.error !== undefined) throw state.error;

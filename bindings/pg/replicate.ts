@@ -102,6 +102,7 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
         onReconnect: options.onReconnect, onReconnected: options.onReconnected,
       },
       secrets: target.secrets,
+      connection: { target, pg: options.pg },
       monitor: (monitor = new HealthMonitor(new SideConnection(target, options.pg, limits), version, opts, options)),
       reconnect: opts.reconnect === false ? undefined : {
         policy: opts.reconnect,

@@ -28,6 +28,8 @@ import type { HealthMonitor, ReplicationHealth, StreamProgress } from "./health.
 import type { StreamItem } from "./iteration.ts";
 import { Lifecycle, type StreamSetup } from "./lifecycle.ts";
 import type { ReplicationStats } from "./stream-state.ts";
+import { startBackfill, type Backfill, type BackfillOptions, type BackfillSetup } from "./backfill.ts";
+import { refused } from "./backfill-catalog.ts";
 
 export type { ReplicationStats, StreamItem };
 
@@ -45,6 +47,8 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   readonly #keepalives: boolean;
   /** Slot health (health.ts), reading the stream's positions, counters and progress. */
   readonly #monitor: HealthMonitor | undefined;
+  readonly #backfillSetup: BackfillSetup | undefined;
+  #backfill: Backfill | undefined;
 
   /** Use `replicate()`. */
   constructor(setup: StreamSetup) {
@@ -56,6 +60,46 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.closed = life.closed;
     this.#monitor = setup.monitor;
     this.#monitor?.bind(this, (e) => life.lose(e));
+    const c = setup.connection;
+    this.#backfillSetup = c === undefined ? undefined : { connection: c.target, pg: c.pg, options: setup.options, serverVersion: setup.serverVersion, decoder: setup.decoder };
+  }
+
+  /**
+   * Backfills tables while streaming (an incremental snapshot, backfill.ts):
+   * each table read in key order in chunks between watermarks written into
+   * the WAL, its rows handed over as `BackfillRow` items among the live
+   * changes, then `BackfillComplete`. From a table's BackfillComplete on, a
+   * consumer that upserted its BackfillRows by key and applied the live
+   * changes (an Update of a row it lacks as an upsert, a Delete of one as
+   * nothing) holds exactly the table. Needs `messages: true`. Resolves once
+   * the tables are checked (published, with a usable key: INVALID_OPTION
+   * otherwise); one backfill at a time.
+   *
+   * @example
+   * ```ts
+   * const stream = await replicate({ connection, slot: "app", publications: "app", messages: true });
+   * const backfill = await stream.backfill({ tables: ["public.orders"], progress: saved });
+   * for await (const item of stream) {
+   *   if (item.kind === "BackfillRow") upsert(item.relation.name, item.tuple.toObject()), save(item.progress);
+   *   else if (item.kind === "Insert") upsert(item.relation!.name, item.newTuple.toObject());
+   * }
+   * ```
+   */
+  async backfill(options: BackfillOptions): Promise<Backfill> {
+    const setup = this.#backfillSetup;
+    if (setup === undefined) throw refused("this stream opens no other connection (it was not made by replicate())");
+    if (this.#backfill !== undefined && !this.#backfill.done && this.#backfill.error === undefined && !this.#backfill.stopped) {
+      throw refused("a backfill is running on this stream: stop it, or wait for its tables to complete");
+    }
+    const backfill = await startBackfill({ ...setup, serverVersion: this.serverVersion }, options);
+    try {
+      this.#life.iteration.backfill = backfill;
+    } catch (e) {
+      await backfill.stop();
+      throw e;
+    }
+    this.#backfill = backfill;
+    return backfill;
   }
 
   /**
@@ -158,7 +202,8 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
    * none can be sent, and the slot's confirmed position may trail it; it
    * still never passes what the consumer finished). Idempotent.
    */
-  stop(): Promise<void> {
+  async stop(): Promise<void> {
+    await this.#backfill?.stop();
     return this.#life.stop();
   }
 
