@@ -115,12 +115,17 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Reads a chunk (steps 1-3 above). The connection must have WALSENDER_OUTPUT_SETTINGS. */
 export async function readChunk(client: Client, plan: ChunkPlan): Promise<ChunkRead> {
   const t = plan.table;
-  const low = (await client.query<{ lsn: string }>(watermark(plan.run, plan.seq, "low"))).rows[0]!.lsn;
-  const before = (await client.query<{ s: string }>("SELECT pg_catalog.pg_current_snapshot()::text AS s")).rows[0]!.s;
-  const waitSql = `SELECT count(*)::int AS n FROM unnest(pg_catalog.pg_snapshot_xip(${sqlLiteral(before)}::pg_snapshot)) x WHERE pg_catalog.pg_xact_status(x) = 'in progress'`;
-  for (let pause = 1; (await client.query<{ n: number }>(waitSql)).rows[0]!.n > 0; pause = Math.min(pause * 2, 100)) {
+  // One round trip each (simple query protocol: one implicit transaction, a snapshot per statement,
+  // so the second statement's is taken after the watermark was written).
+  const [lowResult, runningResult] = (await client.query(`${watermark(plan.run, plan.seq, "low")}; ` +
+    "SELECT x::text AS xid FROM pg_catalog.pg_snapshot_xip(pg_catalog.pg_current_snapshot()) x")) as unknown as { rows: { lsn?: string; xid?: string }[] }[];
+  const low = lowResult!.rows[0]!.lsn!;
+  let running = runningResult!.rows.map((r) => r.xid!);
+  for (let pause = 1; running.length > 0; pause = Math.min(pause * 2, 100)) {
     if (plan.stopped()) throw new Error("stopped");
     await sleep(pause);
+    const list = running.map((x) => `${x}::xid8`).join(", ");
+    running = (await client.query<{ xid: string }>(`SELECT x::text AS xid FROM unnest(ARRAY[${list}]) x WHERE pg_catalog.pg_xact_status(x) = 'in progress'`)).rows.map((r) => r.xid);
   }
   const key = keyColumns(t);
   const range: string[] = [];
@@ -132,18 +137,18 @@ export async function readChunk(client: Client, plan: ChunkPlan): Promise<ChunkR
   const limit = plan.chunkRows + plan.reread.length;
   const fresh = plan.lastKey === null ? "true" : `${key} > ${keyLiteral(t, plan.lastKey)}`;
   const reframer = new CopyReframer({ relationId: t.relationId, columns: t.columns.length, format: plan.format, maxTupleBytes: plan.maxTupleBytes });
-  await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+  const [, snapshotResult] = (await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT pg_catalog.pg_current_snapshot()::text AS s")) as unknown as { rows: { s: string }[] }[];
   try {
-    const snapshot = new PgSnapshot((await client.query<{ s: string }>("SELECT pg_catalog.pg_current_snapshot()::text AS s")).rows[0]!.s);
+    const snapshot = new PgSnapshot(snapshotResult!.rows[0]!.s);
     await copyOut(client, copyCommand({ table: t, where, orderBy, limit }, plan.format), (payload) => reframer.push(payload)).done;
     reframer.end();
     const filters = [...(t.rowFilter !== undefined ? [t.rowFilter] : []), ...where].map((w) => `(${w})`).join(" AND ");
     // ONLY, as the COPY: an inheritance child is a table of its own.
     const from = `${t.kind === "p" ? "" : "ONLY "}${quoteIdent(t.schema)}.${quoteIdent(t.name)}`;
     const texts = t.key.map((k, i) => `${quoteIdent(k.name)}::text AS k${i}`).join(", ");
-    const sql = `SELECT ${texts}, ${fresh} AS fresh FROM ${from} WHERE ${filters} ORDER BY ${orderBy} LIMIT ${limit}`;
-    const rows = (await client.query<Record<string, string | boolean>>(sql)).rows;
-    await client.query("COMMIT");
+    const sql = `SELECT ${texts}, ${fresh} AS fresh FROM ${from} WHERE ${filters} ORDER BY ${orderBy} LIMIT ${limit}; COMMIT`;
+    const [keysResult] = (await client.query(sql)) as unknown as { rows: Record<string, string | boolean>[] }[];
+    const rows = keysResult!.rows;
     if (rows.length !== reframer.rows) throw new Error(`backfill chunk of ${t.qualified}: ${reframer.rows} rows copied but ${rows.length} keys read under the same snapshot`);
     const rowsOut = reframer.take();
     const frames = new Uint8Array(t.metadata.length + rowsOut.length);
@@ -165,14 +170,7 @@ export async function readChunk(client: Client, plan: ChunkPlan): Promise<ChunkR
 
 /** Step 4: the high watermark, flushed (its transaction takes an xid, so its commit is written and flushed). Returns its LSN. */
 export async function emitHigh(client: Client, run: string, seq: number): Promise<bigint> {
-  await client.query("BEGIN");
-  try {
-    const lsn = (await client.query<{ lsn: string }>(watermark(run, seq, "high"))).rows[0]!.lsn;
-    await client.query("SELECT pg_catalog.pg_current_xact_id()");
-    await client.query("COMMIT");
-    return parseLsn(lsn);
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw e;
-  }
+  // One simple query: an implicit transaction, committed (or rolled back) by the server.
+  const [result] = (await client.query(`${watermark(run, seq, "high")}; SELECT pg_catalog.pg_current_xact_id()`)) as unknown as { rows: { lsn: string }[] }[];
+  return parseLsn(result!.rows[0]!.lsn);
 }

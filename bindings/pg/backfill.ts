@@ -146,6 +146,20 @@ interface Delivery {
 
 let runs = 0;
 
+/** What a backfill did so far. */
+export interface BackfillStats {
+  /** Chunks read (including those read again). */
+  chunks: number;
+  /** Rows handed over. */
+  rows: number;
+  /** Rows of chunks dropped because a live change the chunk did not see touched them. */
+  dropped: number;
+  /** Keys queued to be read again (a row a live change left without its unchanged TOASTed values). */
+  reread: number;
+  /** Chunks read again whole (a change whose place could not be settled). */
+  repeated: number;
+}
+
 export class Backfill implements BackfillHook {
   /** This backfill's id in its watermarks (other runs' watermarks are ignored). */
   readonly run: string;
@@ -164,6 +178,7 @@ export class Backfill implements BackfillHook {
   #failure: ReplicationError | undefined;
   #stopped = false;
   #seq = 0;
+  readonly #stats: BackfillStats = { chunks: 0, rows: 0, dropped: 0, reread: 0, repeated: 0 };
   /** Transaction context in stream order. */
   #xid: number | undefined;
   #deferredXid: number | undefined;
@@ -183,6 +198,10 @@ export class Backfill implements BackfillHook {
   /** Every table's progress now (copies). */
   get progress(): BackfillProgress[] {
     return this.#states.map((s) => progressOf(s, s.lastKey, [...s.reread.values()], s.done));
+  }
+
+  get stats(): BackfillStats {
+    return { ...this.#stats };
   }
 
   /** Whether every table is complete. */
@@ -338,10 +357,14 @@ export class Backfill implements BackfillHook {
       maxTupleBytes: this.#setup.options.maxMessageSize, stopped: () => this.#stopped,
     });
     state.chunks++;
+    this.#stats.chunks++;
     this.#hold(window, chunk);
     await emitHigh(client, this.run, window.seq);
     const outcome = await window.done;
-    if (outcome === "dirty") for (const k of planned) state.reread.set(keyText(k), k);
+    if (outcome === "dirty") {
+      this.#stats.repeated++;
+      for (const k of planned) state.reread.set(keyText(k), k);
+    }
     return outcome;
   }
 
@@ -380,7 +403,10 @@ export class Backfill implements BackfillHook {
     if (msg.kind === "Update" && unchanged && oldTuple !== null && oldKey !== newKey) {
       const texts = newKey === undefined ? undefined : keyTexts(newTuple!, positions);
       if (texts === undefined) this.#fail(`an Update changed a key of ${state.table.qualified} to one whose text cannot be read from the stream (use a text-format stream)`);
-      else state.reread.set(keyText(texts), texts);
+      else {
+        state.reread.set(keyText(texts), texts);
+        this.#stats.reread++;
+      }
     }
     const window = this.#window;
     if (window === undefined || window.state !== state || !window.lowSeen || window.closed) return;
@@ -455,7 +481,11 @@ export class Backfill implements BackfillHook {
       const key = chunk.keys[row]!;
       if (key.fresh) lastKey = key.texts;
       if (window.dropped.has(row)) {
-        if (window.incomplete.has(row)) state.reread.set(keyText(key.texts), key.texts);
+        this.#stats.dropped++;
+        if (window.incomplete.has(row)) {
+          state.reread.set(keyText(key.texts), key.texts);
+          this.#stats.reread++;
+        }
         continue;
       }
       rows.push(row);
@@ -463,6 +493,7 @@ export class Backfill implements BackfillHook {
     }
     state.lastKey = lastKey;
     state.rows += rows.length;
+    this.#stats.rows += rows.length;
     const done = chunk.last && state.reread.size === 0;
     const reread = [...window.planned, ...state.reread.values()];
     let complete: BackfillComplete | undefined;
