@@ -127,6 +127,7 @@ export class Pipeline {
   #delivered: ChangePosition | undefined;
   #generation: number | undefined;
   #snapshotTxn: RecordTransaction | undefined;
+  #backfillTxn: RecordTransaction | undefined;
   #failure: unknown;
   #stopRequested = false;
   #wakeStop: (() => void) | undefined;
@@ -211,6 +212,17 @@ export class Pipeline {
       case "SnapshotRow":
         records.txn = this.#snapshotTxn ??= new RecordTransaction(undefined, source.consistentPoint ?? 0n, undefined, true);
         this.#o.format.push(item, records);
+        break;
+      case "BackfillComplete":
+        this.#backfillTxn = undefined;
+        await this.#flush();
+        return false;
+      case "BackfillRow":
+        // A chunk's rows are written as snapshot rows, ids at its high watermark (change-id.ts).
+        if (this.#backfillTxn?.lsn !== item.lsn) this.#backfillTxn = new RecordTransaction(undefined, item.lsn, undefined, true, "backfill");
+        records.txn = this.#backfillTxn;
+        this.#o.format.push({ kind: "SnapshotRow", relation: item.relation, tuple: item.tuple }, records);
+        records.txn = NO_TRANSACTION;
         break;
       default:
         if (this.#o.raw === true) this.#message(item);
