@@ -102,7 +102,7 @@ export async function openConnected(o: Opening): Promise<Source> {
     startLsn: s.startLsn,
     protoVersion: proto,
     streaming,
-    messages: s.messages ?? false,
+    messages: s.messages ?? s.backfill.length > 0,
     onNotice: (n) => {
       if (n.severity === "WARNING") o.hooks.note(`server warning: ${n.message}`);
     },

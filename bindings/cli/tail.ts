@@ -6,7 +6,7 @@
  * The source → format → sink run is stream-command.ts's.
  */
 import type { Command } from "./command.ts";
-import { NO_RECONNECT, NUMBERS_AS_STRINGS, RUN_FLAGS, SNAPSHOT, SOURCE_FLAGS, TABLES, TRANSACTIONS, flagsOf } from "./flags.ts";
+import { BACKFILL, NO_RECONNECT, NUMBERS_AS_STRINGS, RUN_FLAGS, SNAPSHOT, SOURCE_FLAGS, TABLES, TRANSACTIONS, flagsOf } from "./flags.ts";
 import { openSink } from "../sinks/index.ts";
 import { FORMAT, OPTION, SINK, SUBJECT, checkSink, chosenFormat, sinkOptions } from "./output.ts";
 import { sourceSettings } from "./settings.ts";
@@ -14,7 +14,7 @@ import { streamCommand } from "./stream-command.ts";
 
 const sections = [
   { title: "connection", flags: [...SOURCE_FLAGS, NO_RECONNECT] },
-  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT] },
+  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT, BACKFILL] },
 ];
 
 export const tail: Command = {
