@@ -146,6 +146,21 @@ interface Delivery {
 
 let runs = 0;
 
+/** A backfill running on a stream (`stream.backfill()`): its items come with the stream's message iteration. */
+export interface BackfillRun {
+  /** Every table's progress now (copies): what to pass back as `progress` to resume. */
+  readonly progress: BackfillProgress[];
+  readonly stats: BackfillStats;
+  /** Every table is complete. */
+  readonly done: boolean;
+  /** `stop()` was called, or a failure stopped it. */
+  readonly stopped: boolean;
+  /** The failure that ended it, if any (also thrown by the stream's iteration, in stream order). */
+  readonly error: ReplicationError | undefined;
+  /** Ends it (the stream goes on); what was handed over stays handed over. */
+  stop(): Promise<void>;
+}
+
 /** What a backfill did so far. */
 export interface BackfillStats {
   /** Chunks read (including those read again). */
@@ -160,7 +175,7 @@ export interface BackfillStats {
   repeated: number;
 }
 
-export class Backfill implements BackfillHook {
+export class Backfill implements BackfillHook, BackfillRun {
   /** This backfill's id in its watermarks (other runs' watermarks are ignored). */
   readonly run: string;
   readonly #setup: BackfillSetup;

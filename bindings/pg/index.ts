@@ -25,7 +25,7 @@ export { HEARTBEAT_PREFIX, type HeartbeatOptions } from "./heartbeat.ts";
 export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
 export { SnapshotReplication, type MaterializedSnapshotRow, type SnapshotComplete, type SnapshotItem, type SnapshotRow } from "./snapshot.ts";
 export type { SnapshotOptions, SnapshotProgress, SnapshotReplicateOptions } from "./snapshot-options.ts";
-export { Backfill, type BackfillOptions, type BackfillStats } from "./backfill.ts";
+export type { BackfillOptions, BackfillRun, BackfillStats } from "./backfill.ts";
 export type { BackfillComplete, BackfillItem, BackfillProgress, BackfillRow } from "../backfill-items.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {

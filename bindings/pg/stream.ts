@@ -28,7 +28,7 @@ import type { HealthMonitor, ReplicationHealth, StreamProgress } from "./health.
 import type { StreamItem } from "./iteration.ts";
 import { Lifecycle, type StreamSetup } from "./lifecycle.ts";
 import type { ReplicationStats } from "./stream-state.ts";
-import { startBackfill, type Backfill, type BackfillOptions, type BackfillSetup } from "./backfill.ts";
+import { startBackfill, type Backfill, type BackfillOptions, type BackfillRun, type BackfillSetup } from "./backfill.ts";
 import { refused } from "./backfill-catalog.ts";
 
 export type { ReplicationStats, StreamItem };
@@ -85,7 +85,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
    * }
    * ```
    */
-  async backfill(options: BackfillOptions): Promise<Backfill> {
+  async backfill(options: BackfillOptions): Promise<BackfillRun> {
     const setup = this.#backfillSetup;
     if (setup === undefined) throw refused("this stream opens no other connection (it was not made by replicate())");
     if (this.#backfill !== undefined && !this.#backfill.done && this.#backfill.error === undefined && !this.#backfill.stopped) {
