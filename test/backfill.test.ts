@@ -12,6 +12,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg, { type ClientConfig } from "pg";
 import { replicate, type BackfillProgress, type ReplicationStream } from "../bindings/pg/index.ts";
+import { Pipeline } from "../bindings/pipeline/run.ts";
+import { streamSource } from "../bindings/pipeline/sources.ts";
+import type { Records } from "../bindings/pipeline/records.ts";
+import { FORMATS } from "../bindings/formats/index.ts";
+import { createDecoder } from "../bindings/create-decoder.ts";
 import type { Tuple } from "../bindings/tuple.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 
@@ -35,6 +40,8 @@ const DOCS = 600;
 /** 6400 bytes; with STORAGE EXTERNAL stored out of line, so an Update that leaves it sends it as unchanged TOAST. */
 const TOAST = (g: string) => `repeat(md5(${g}::text), 200)`;
 const MISSING = "<unchanged TOAST the consumer never had>";
+/** docs row 1's title, as a format writes it. */
+const TEXT_OF_FIRST_DOC = `"t1"`;
 
 /** The consumer: rows by key (the first column's text), upserted. */
 class Replica {
@@ -276,6 +283,57 @@ for (const major of MAJORS) {
       } finally {
         await writer?.stop().catch(() => {});
         await stream?.stop();
+        await admin.end();
+      }
+    }, 60_000);
+
+    it("through the pipeline, jsonl and wal2json write backfill rows with backfill: ids no change shares", async () => {
+      const s = `bf${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      try {
+        await setUp(admin, s);
+        for (const name of ["jsonl", "wal2json"]) {
+          const format = FORMATS[name]!;
+          const decoder = await createDecoder({ values: format.values() });
+          const stream = await replicate({
+            connection: c().config, slot: { name: `slot_${s}_${name}`, create: true, temporary: true }, publications: `pub_${s}`, messages: true, ack: "manual", decoder,
+          });
+          const records: { id: string; kind: string; table: string | undefined; text: string }[] = [];
+          let pipeline: Pipeline | undefined;
+          let complete = false;
+          const sink = {
+            name: "test",
+            write: async (r: Records) => {
+              for (let i = 0; i < r.length; i++) {
+                const info = r.record(i);
+                records.push({ id: info.id, kind: info.kind, table: info.table, text: new TextDecoder().decode(info.bytes) });
+              }
+            },
+            close: async () => {},
+          };
+          pipeline = new Pipeline({
+            source: streamSource(stream), format: format.create({ decoder }, {}), sink, replayDecoder: await createDecoder({ values: format.values() }),
+            onItem: (item) => {
+              if (item.kind === "BackfillComplete") {
+                complete = true;
+                void admin.query(`UPDATE ${s}.items SET v = 'after' WHERE id = 1`);
+              } else if (item.kind === "Commit" && complete) pipeline?.stop(); // that update's: the last item
+            },
+          });
+          const backfill = await stream.backfill({ tables: [`${s}.docs`], chunkRows: 100, decoder: await createDecoder({ values: format.values() }) });
+          await pipeline.run();
+          expect(backfill.done).toBe(true);
+          const rows = records.filter((r) => r.kind === "snapshot");
+          expect(rows.length, name).toBe(DOCS);
+          expect(rows.every((r) => /^backfill:[0-9A-F]+\/[0-9A-F]+:\d+$/.test(r.id)), name).toBe(true);
+          const changes = records.filter((r) => r.kind !== "snapshot");
+          expect(changes.length, name).toBeGreaterThan(0);
+          expect(new Set(records.map((r) => r.id)).size, name).toBe(records.length);
+          expect(rows[0]!.text, name).toContain(name === "jsonl" ? `"action":"S"` : `"kind":"insert"`);
+          expect(rows[0]!.text, name).toContain(TEXT_OF_FIRST_DOC);
+        }
+      } finally {
         await admin.end();
       }
     }, 60_000);

@@ -199,6 +199,12 @@ export class Pipeline {
   /** One item; returns true when the limit was reached. */
   async #item(item: SourceItem): Promise<boolean> {
     const source = this.#o.source;
+    if (this.#backfillTxn !== undefined && item.kind !== "BackfillRow") {
+      // A chunk's rows are handed to the sink before anything else: a reconnect drops what was not,
+      // and the source sends changes again, never backfill rows.
+      this.#backfillTxn = undefined;
+      await this.#flush();
+    }
     if (source.generation !== this.#generation) this.#restarted(source.generation);
     this.#o.onItem?.(item);
     const records = this.#records;
@@ -214,9 +220,7 @@ export class Pipeline {
         this.#o.format.push(item, records);
         break;
       case "BackfillComplete":
-        this.#backfillTxn = undefined;
-        await this.#flush();
-        return false;
+        return false; // its chunk's rows were flushed above
       case "BackfillRow":
         // A chunk's rows are written as snapshot rows, ids at its high watermark (change-id.ts).
         if (this.#backfillTxn?.lsn !== item.lsn) this.#backfillTxn = new RecordTransaction(undefined, item.lsn, undefined, true, "backfill");
