@@ -202,9 +202,10 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
    * none can be sent, and the slot's confirmed position may trail it; it
    * still never passes what the consumer finished). Idempotent.
    */
-  async stop(): Promise<void> {
-    await this.#backfill?.stop();
-    return this.#life.stop();
+  stop(): Promise<void> {
+    const stopping = this.#life.stop(); // at once: from the call on, lastAckedLsn does not move
+    const backfill = this.#backfill;
+    return backfill === undefined ? stopping : Promise.all([stopping, backfill.stop()]).then(() => undefined);
   }
 
   /** Iterates pgoutput messages (views valid until the next `next()`); breaking out stops the stream. */
