@@ -337,7 +337,7 @@ for (const major of MAJORS) {
       }
     }, 60_000);
 
-    it("refuses a table not in the publication, one without a usable key, and a stream without messages", async () => {
+    it("refuses a table not in the publication, one without a usable key, a stream without messages, one iterated by transactions()", async () => {
       const s = `bf${++seq}`;
       const admin = new pg.Client(c().config);
       await admin.connect();
@@ -349,6 +349,8 @@ for (const major of MAJORS) {
         await expect(stream.backfill({ tables: [`${s}.other`] })).rejects.toThrow(new RegExp(`backfill: ${s}\\.other is not a table of the publication pub_${s}`));
         await expect(stream.backfill({ tables: [`${s}.nokey`] })).rejects.toThrow(/no usable key: it has no primary key nor a unique index on NOT NULL columns/);
         await expect(stream.backfill({ tables: [`${s}.items`], chunkRows: 0 })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+        stream.transactions();
+        await expect(stream.backfill({ tables: [`${s}.items`] })).rejects.toThrow(/come with the stream's message iteration/);
         plain = await replicate({ connection: c().config, slot: { name: `slot2_${s}`, create: true }, publications: `pub_${s}` });
         await expect(plain.backfill({ tables: [`${s}.items`] })).rejects.toThrow(/without messages: true/);
       } finally {
