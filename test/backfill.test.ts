@@ -17,6 +17,7 @@ import { streamSource } from "../bindings/pipeline/sources.ts";
 import type { Records } from "../bindings/pipeline/records.ts";
 import { FORMATS } from "../bindings/formats/index.ts";
 import { createDecoder } from "../bindings/create-decoder.ts";
+import { PgSnapshot, parseWatermark } from "../bindings/pg/backfill-chunk.ts";
 import type { Tuple } from "../bindings/tuple.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 
@@ -167,6 +168,7 @@ async function consume(
   let completes = 0;
   for await (const item of stream) {
     if (item.kind === "PrimaryKeepalive") continue;
+    if (item.kind === "Message") throw new Error(`a logical decoding message reached the consumer: ${item.prefix}`); // watermarks are filtered out
     if (item.kind === "BackfillRow") {
       replica.upsert(item.relation.name, item.tuple);
       onRow?.(item.relation.name, Number(item.tuple.text(0)));
@@ -183,6 +185,27 @@ async function consume(
   }
   return completes;
 }
+
+describe("watermarks and snapshots", () => {
+  it("a snapshot sees what committed before it: below xmin, or below xmax and not running; 32-bit xids placed by xmax's epoch", () => {
+    const s = new PgSnapshot("100:110:102,105");
+    expect([99, 100, 101, 103, 109].map((x) => s.sees(x))).toEqual([true, true, true, true, true]);
+    expect([102, 105, 110, 200].map((x) => s.sees(x))).toEqual([false, false, false, false]);
+    // Epoch 1: xmax 2^32 + 10; xid 0xFFFFFFF0 is 2^32 - 16 (the epoch before), 5 is 2^32 + 5.
+    const wrapped = new PgSnapshot(`${2 ** 32 - 20}:${2 ** 32 + 10}:${2 ** 32 + 5}`);
+    expect(wrapped.sees(0xfffffff0)).toBe(true);
+    expect(wrapped.sees(5)).toBe(false);
+    expect(wrapped.sees(7)).toBe(true);
+    expect(wrapped.sees(11)).toBe(false);
+  });
+
+  it("a watermark's content is read back, anything else is none", () => {
+    expect(parseWatermark(JSON.stringify({ run: "r", seq: 3, mark: "high" }))).toEqual({ run: "r", seq: 3, mark: "high" });
+    for (const text of ["", "{", "null", "[]", JSON.stringify({ run: "r", seq: "3", mark: "high" }), JSON.stringify({ run: "r", seq: 3, mark: "mid" })]) {
+      expect(parseWatermark(text), text).toBeUndefined();
+    }
+  });
+});
 
 for (const major of MAJORS) {
   describe(`PostgreSQL ${major}`, () => {
