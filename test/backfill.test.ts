@@ -360,6 +360,30 @@ for (const major of MAJORS) {
       }
     }, 60_000);
 
+    it("a backfill whose connection is lost ends the iteration with a ReplicationError naming the table", async () => {
+      const s = `bf${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      let stream: ReplicationStream | undefined;
+      try {
+        await setUp(admin, s);
+        stream = await replicate({ connection: c().config, slot: { name: `slot_${s}`, create: true, temporary: true }, publications: `pub_${s}`, messages: true });
+        await stream.backfill({ tables: [`${s}.items`], chunkRows: 50 });
+        let rows = 0;
+        const run = (async () => {
+          for await (const item of stream!) {
+            if (item.kind !== "BackfillRow" || ++rows !== 1) continue;
+            await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pgoutput-wasm backfill'");
+          }
+        })();
+        await expect(run).rejects.toMatchObject({ name: "ReplicationError", message: expect.stringMatching(new RegExp(`backfill of ${s}\\.items`)) });
+        expect(rows).toBeLessThan(ITEMS);
+      } finally {
+        await stream?.stop();
+        await admin.end();
+      }
+    }, 30_000);
+
     it("refuses a table not in the publication, one without a usable key, a stream without messages, one iterated by transactions()", async () => {
       const s = `bf${++seq}`;
       const admin = new pg.Client(c().config);

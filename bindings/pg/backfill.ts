@@ -72,6 +72,8 @@ export interface BackfillSetup {
   options: NormalizedOptions;
   serverVersion: number;
   decoder: PgoutputDecoder;
+  /** Wakes the stream's waiting pull (a failure is thrown by the iteration without waiting for the next message). */
+  wakeUp?: () => void;
 }
 
 /** What the stream's iteration asks of a backfill (iteration.ts). */
@@ -345,6 +347,7 @@ export class Backfill implements BackfillHook, BackfillRun {
       this.#stopped = true;
       const table = this.#current?.table.qualified ?? "";
       this.#failure = fromPgError(e, `backfill of ${table}`, "CONNECTION_LOST", this.#setup.connection.secrets);
+      this.#setup.wakeUp?.();
     } finally {
       this.#current = undefined;
       this.#window = undefined;
@@ -477,6 +480,7 @@ export class Backfill implements BackfillHook, BackfillRun {
     this.#failure ??= new ReplicationError(`backfill: ${message}`, { code: "SERVER_ERROR" });
     this.#stopped = true;
     this.#window?.outcome("done");
+    this.#setup.wakeUp?.();
   }
 
   /** The high watermark reached: the chunk's rows that no newer change touched are handed over here. */

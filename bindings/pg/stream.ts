@@ -91,7 +91,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     if (this.#backfill !== undefined && !this.#backfill.done && this.#backfill.error === undefined && !this.#backfill.stopped) {
       throw refused("a backfill is running on this stream: stop it, or wait for its tables to complete");
     }
-    const backfill = await startBackfill({ ...setup, serverVersion: this.serverVersion }, options);
+    const backfill = await startBackfill({ ...setup, serverVersion: this.serverVersion, wakeUp: () => this.#life.reader.wakeUp() }, options);
     try {
       this.#life.iteration.backfill = backfill;
     } catch (e) {
