@@ -126,8 +126,6 @@ class Window {
   dropped = new Set<number>();
   /** Rows dropped for an Update with unchanged TOAST: read again. */
   incomplete = new Set<number>();
-  /** Streamed or prepared transactions that touched the table: their changes come before their commit. */
-  readonly deferred = new Set<number>();
   outcome!: (o: "dirty" | "more" | "done") => void;
   readonly done = new Promise<"dirty" | "more" | "done">((resolve) => (this.outcome = resolve));
 
@@ -199,6 +197,12 @@ export class Backfill implements BackfillHook, BackfillRun {
   /** Transaction context in stream order. */
   #xid: number | undefined;
   #deferredXid: number | undefined;
+  /**
+   * Streamed and prepared transactions open (their changes come before
+   * their commit), and whether they touched a table of this backfill; one
+   * that began before the backfill is not here (unknown).
+   */
+  readonly #deferred = new Map<number, boolean>();
   readonly finished: Promise<void>;
 
   constructor(setup: BackfillSetup, states: TableState[], options: BackfillOptions, decoder: PgoutputDecoder, client: Client) {
@@ -267,12 +271,14 @@ export class Backfill implements BackfillHook, BackfillRun {
         return false;
       case "BeginPrepare":
         this.#deferredXid = msg.xid;
+        this.#deferred.set(msg.xid, false);
         return false;
       case "Prepare":
         this.#deferredXid = undefined;
         return false;
       case "StreamStart":
         this.#deferredXid = msg.xid;
+        if (msg.firstSegment) this.#deferred.set(msg.xid, false);
         return false;
       case "StreamStop":
         this.#deferredXid = undefined;
@@ -334,6 +340,8 @@ export class Backfill implements BackfillHook, BackfillRun {
       for (const state of this.#states) {
         if (state.done) continue;
         this.#current = state;
+        // What an open streamed or prepared transaction did to this table before it was current is unknown.
+        for (const xid of this.#deferred.keys()) this.#deferred.set(xid, true);
         for (;;) {
           await this.#drain();
           if (this.#stopped) return;
@@ -426,13 +434,13 @@ export class Backfill implements BackfillHook, BackfillRun {
         this.#stats.reread++;
       }
     }
-    const window = this.#window;
-    if (window === undefined || window.state !== state || !window.lowSeen || window.closed) return;
     const deferred = msg.xid !== undefined ? msg.xid : this.#deferredXid;
     if (deferred !== undefined) {
-      window.deferred.add(deferred);
+      if (this.#deferred.has(deferred)) this.#deferred.set(deferred, true); // settled at its commit (#deferredEnd)
       return;
     }
+    const window = this.#window;
+    if (window === undefined || window.state !== state || !window.lowSeen || window.closed) return;
     if (this.#xid === undefined) return;
     const keys = msg.kind === "Insert" ? [newKey] : msg.kind === "Delete" ? [oldKey] : oldTuple === null ? [newKey] : [oldKey, newKey];
     if (newTuple !== undefined && newKey === undefined) keys.push(undefined);
@@ -465,9 +473,11 @@ export class Backfill implements BackfillHook, BackfillRun {
 
   /** A streamed or prepared transaction ended: committed between the watermarks and unseen by the chunk, its changes (not kept) may be newer. */
   #deferredEnd(xid: number, committed: boolean): void {
+    const touched = this.#deferred.get(xid);
+    this.#deferred.delete(xid);
     const window = this.#window;
-    if (window === undefined || !window.deferred.delete(xid) || !committed) return;
-    if (!window.lowSeen || window.closed) return;
+    if (!committed || touched === false || window === undefined || !window.lowSeen || window.closed) return;
+    // Its changes are not kept (a transaction can be any size): unseen by the chunk, any of them may be newer.
     if (window.chunk === undefined || !window.chunk.snapshot.sees(xid)) window.dirty = true;
   }
 
