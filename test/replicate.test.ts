@@ -365,7 +365,7 @@ for (const major of MAJORS) {
         const r = await it.next();
         if (r.done) throw new Error("ended early");
         const m = r.value;
-        if (m.kind === "RelationChanged" || m.kind === "Ddl") continue;
+        if (m.kind === "RelationChanged" || m.kind === "Ddl" || m.kind === "BackfillRow" || m.kind === "BackfillComplete") continue;
         held.push(m);
         if (m.kind === "PrimaryKeepalive") keepalives++;
         if (m.kind !== "Insert") continue;

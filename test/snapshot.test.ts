@@ -259,7 +259,7 @@ for (const major of MAJORS) {
             await writer.query(`INSERT INTO ${s}.done VALUES (1)`);
             continue;
           }
-          if (item.kind === "PrimaryKeepalive" || item.kind === "RelationChanged" || item.kind === "Ddl") continue;
+          if (item.kind === "PrimaryKeepalive" || item.kind === "RelationChanged" || item.kind === "Ddl" || item.kind === "BackfillRow" || item.kind === "BackfillComplete") continue;
           if (!complete) sawChangeBeforeComplete = true;
           if (item.kind === "Insert" || item.kind === "Update" || item.kind === "Delete") relationIds.set(item.relation!.name, item.relation!.relationId);
           if (item.kind === "Insert" && item.relation?.name === "done") break;

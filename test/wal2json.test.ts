@@ -202,7 +202,7 @@ async function streamOnce(options: FormatOptionValues): Promise<string[]> {
   const tee: PipelineSource = {
     async *[Symbol.asyncIterator]() {
       for await (const item of source as AsyncIterable<SourceItem>) {
-        if (item.kind !== "PrimaryKeepalive" && item.kind !== "SnapshotRow" && item.kind !== "SnapshotComplete") frames.push(frameOf(item));
+        if (item.kind !== "PrimaryKeepalive" && item.kind !== "SnapshotRow" && item.kind !== "SnapshotComplete" && item.kind !== "BackfillRow" && item.kind !== "BackfillComplete") frames.push(frameOf(item));
         yield item;
       }
     },

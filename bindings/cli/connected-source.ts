@@ -106,7 +106,7 @@ export async function openConnected(o: Opening): Promise<Source> {
     startLsn: s.startLsn,
     protoVersion: proto,
     streaming,
-    messages: s.messages ?? false,
+    messages: s.messages ?? s.backfill.length > 0,
     // Parsed (and its passwords remembered for redaction) as --connection is.
     primary: primary?.config,
     onNotice: (n) => {

@@ -108,6 +108,13 @@ export const SNAPSHOT: Flag = {
 then the changes after them; needs a new slot (--create-slot, or no --slot)`,
 };
 
+export const BACKFILL: Flag = {
+  name: "backfill", type: "string", multiple: true, value: "TABLE",
+  description: `also write every row of these tables while streaming (S lines among the
+changes: read in key order, in chunks between WAL watermarks, on the running
+slot); schema.table or table, repeat or comma-separate; turns on --messages`,
+};
+
 /** How a stream is run: tail's and capture's. */
 export const RUN_FLAGS: readonly Flag[] = [
   { name: "max-messages", type: "string", value: "N", description: "stop after N records: N lines, or N messages of a capture" },

@@ -43,6 +43,8 @@ export interface SourceSettings {
   progress: boolean;
   /** Copy the publications' rows first (initial snapshot), on a new slot. */
   snapshot: boolean;
+  /** Tables to backfill while streaming (bindings/pg/backfill.ts). */
+  backfill: string[];
   maxMessages: number | undefined;
   /** --heartbeat SECONDS, in ms (bindings/pg/heartbeat.ts). */
   heartbeatMs: number | undefined;
@@ -118,11 +120,14 @@ export function sourceSettings(f: FlagValues, env: NodeJS.ProcessEnv = process.e
     follow: flag("follow"),
     progress: flag("progress"),
     snapshot: flag("snapshot"),
+    backfill: listFlag(f.backfill as string[] | undefined),
     maxMessages: positiveInt("max-messages", str("max-messages")),
     reconnect: f["no-reconnect"] === false,
     ddl: flag("ddl"),
     until: str("until"),
   };
+  if (settings.backfill.length > 0 && settings.snapshot) throw usage("--backfill and --snapshot exclude each other", "--snapshot copies every published table at the start; --backfill reads tables while streaming from an existing slot");
+  if (settings.backfill.length > 0 && settings.messages === false) throw usage("--backfill needs --messages (its watermarks are logical decoding messages)");
   checkWithReplicate(settings);
   return settings;
 }

@@ -24,6 +24,7 @@ import { Pipeline, type PipelineStats } from "../pipeline/run.ts";
 import { SinkError, type Sink } from "../pipeline/sink.ts";
 import { snapshotSource, streamSource } from "../pipeline/sources.ts";
 import { CliError, explain } from "./errors.ts";
+import { ReplicationError } from "../pg/errors.ts";
 import type { SourceSettings } from "./settings.ts";
 import { Interrupted, openSource, type Source } from "./source.ts";
 import { StatusLine } from "./status.ts";
@@ -154,6 +155,15 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
     );
     if (settings.ack === "manual") acknowledgeFromStdin(src);
 
+    if (settings.backfill.length > 0) {
+      try {
+        await src.stream.backfill({ tables: settings.backfill, decoder: await src.replayDecoder() });
+      } catch (e) {
+        if (e instanceof ReplicationError && e.code === "INVALID_OPTION") throw new CliError(e.message);
+        throw e;
+      }
+      status.note(`${label}: backfilling ${settings.backfill.join(", ")} while streaming`);
+    }
     const acknowledge = settings.ack === "auto";
     const run = new Pipeline({
       source: src.snapshot !== undefined ? snapshotSource(src.snapshot, { acknowledge }) : streamSource(src.stream, { acknowledge }),
@@ -175,6 +185,8 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
         } else if (item.kind === "StreamCommit") {
           transactions++;
           ends.set(item.xid, item.endLsn);
+        } else if (item.kind === "BackfillComplete") {
+          status.note(`${label}: backfill of ${item.table} complete: ${item.rows} rows`);
         } else if (item.kind === "SnapshotComplete") {
           status.note(`${label}: snapshot complete: ${item.rows} rows of ${item.tables} tables; streaming from ${formatLsn(item.consistentPoint)}`);
         }

@@ -6,7 +6,7 @@
  * The source → format → sink run is stream-command.ts's.
  */
 import type { Command } from "./command.ts";
-import { DDL, NO_RECONNECT, NUMBERS_AS_STRINGS, RUN_FLAGS, SNAPSHOT, SOURCE_FLAGS, TABLES, TRANSACTIONS, UNTIL, flagsOf } from "./flags.ts";
+import { BACKFILL, DDL, NO_RECONNECT, NUMBERS_AS_STRINGS, RUN_FLAGS, SNAPSHOT, SOURCE_FLAGS, TABLES, TRANSACTIONS, UNTIL, flagsOf } from "./flags.ts";
 import { openSink } from "../sinks/index.ts";
 import { FORMAT, OPTION, SINK, SUBJECT, checkSink, chosenFormat, sinkOptions } from "./output.ts";
 import { sourceSettings } from "./settings.ts";
@@ -15,7 +15,7 @@ import { METRICS, parseMetricsAddress } from "./metrics-server.ts";
 
 const sections = [
   { title: "connection", flags: [...SOURCE_FLAGS, NO_RECONNECT] },
-  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT, METRICS, DDL, UNTIL] },
+  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT, METRICS, DDL, UNTIL, BACKFILL] },
 ];
 
 export const tail: Command = {

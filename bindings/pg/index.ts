@@ -34,6 +34,8 @@ export { DDL_PREFIX, ddlCaptureInstalled, installDdlCapture, removeDdlCapture, t
 export type { ReconnectOptions, ReconnectEvent, ReconnectedEvent } from "./reconnect.ts";
 export { SnapshotReplication, type MaterializedSnapshotRow, type SnapshotComplete, type SnapshotItem, type SnapshotRow } from "./snapshot.ts";
 export type { SnapshotOptions, SnapshotProgress, SnapshotReplicateOptions } from "./snapshot-options.ts";
+export type { BackfillOptions, BackfillRun, BackfillStats } from "./backfill.ts";
+export type { BackfillComplete, BackfillItem, BackfillProgress, BackfillRow } from "../backfill-items.ts";
 export { ReplicationError, isReplicationError, type ReplicationErrorCode } from "./errors.ts";
 export {
   TransactionAssembler,

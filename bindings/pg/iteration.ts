@@ -25,7 +25,10 @@
 import { transactionEnd, type AckTracker } from "../ack.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { PrimaryKeepalive, WalMessage } from "../walsender.ts";
-import type { ReplicationError } from "./errors.ts";
+import type { BackfillItem } from "../backfill-items.ts";
+import { BACKFILL_PREFIX } from "./backfill-chunk.ts";
+import type { BackfillHook } from "./backfill.ts";
+import { ReplicationError } from "./errors.ts";
 import type { StreamProgress } from "./health.ts";
 import { HEARTBEAT_PREFIX } from "./heartbeat.ts";
 import type { Liveness } from "./liveness.ts";
@@ -42,9 +45,9 @@ import { pastStop } from "./stop-at.ts";
 /**
  * What the message iteration yields: pgoutput messages (views), keepalives
  * when asked for, a RelationChanged after a Relation message that changed
- * its table, and Ddl items for the DDL trigger's messages.
+ * its table, Ddl items for the DDL trigger's messages, and a backfill's items.
  */
-export type StreamItem = PgoutputMessage | PrimaryKeepalive | RelationChanged | Ddl;
+export type StreamItem = PgoutputMessage | PrimaryKeepalive | RelationChanged | Ddl | BackfillItem;
 
 /** What the stream derives from the messages (on unless a pipeline asked for the messages alone: it derives them itself). */
 export interface Derived {
@@ -112,6 +115,8 @@ export class Iteration {
   #chain: Promise<unknown> = Promise.resolve();
   /** Pulls (next() calls) not settled yet. */
   #inFlight = 0;
+  /** The backfill running, if any: its items come before the stream's next message. */
+  #backfill: BackfillHook | undefined;
 
   constructor(parts: IterationParts) {
     this.#state = parts.state;
@@ -132,6 +137,12 @@ export class Iteration {
   /** Timestamps of the last commit and keepalive reached, and the heartbeat messages filtered out (a copy). */
   get progress(): StreamProgress {
     return { ...this.#progress };
+  }
+
+  /** A backfill's items are interleaved from now on (undefined: none); only in the message iteration (its rows are views). */
+  set backfill(hook: BackfillHook | undefined) {
+    if (this.#claimed === "transactions") throw new ReplicationError("backfill: its rows come with the stream's message iteration; this stream is iterated by transactions()", { code: "INVALID_OPTION" });
+    this.#backfill = hook;
   }
 
   /** A new connection starts over from what was confirmed: partial transactions are dropped (they come again whole). */
@@ -155,7 +166,7 @@ export class Iteration {
         const item = this.#poll(keepalives);
         if (item === WAIT) return WAIT;
         if (item === undefined) return DONE;
-        if (item.kind !== "PrimaryKeepalive" && item.kind !== "RelationChanged") {
+        if (item.kind !== "PrimaryKeepalive" && item.kind !== "RelationChanged" && item.kind !== "BackfillRow" && item.kind !== "BackfillComplete") {
           const msg = item.kind === "Ddl" ? this.#ddlMessage! : item;
           this.#tracker.observe(msg, true);
           this.#redelivery.mark(msg);
@@ -180,7 +191,7 @@ export class Iteration {
           const msg = this.#poll(false);
           if (msg === WAIT) return WAIT; // the assembler keeps what it holds until the pull goes on
           if (msg === undefined) return DONE;
-          if (msg.kind === "PrimaryKeepalive") continue;
+          if (msg.kind === "PrimaryKeepalive" || msg.kind === "BackfillRow" || msg.kind === "BackfillComplete") continue; // a backfill needs the message iteration
           if (msg.kind === "RelationChanged" || msg.kind === "Ddl") {
             assembler.push(msg);
             if (msg.kind === "RelationChanged") continue;
@@ -219,6 +230,15 @@ export class Iteration {
         this.#derivedNext = undefined;
         return derivedNext;
       }
+      if (this.#backfill !== undefined) {
+        let b: BackfillItem | undefined;
+        try {
+          b = this.#backfill.take();
+        } catch (e) {
+          throw this.#fail(e as ReplicationError);
+        }
+        if (b !== undefined) return b;
+      }
       if (this.#reconnector.running !== undefined) return WAIT;
       reader.resumeBelowLowWater();
       let item: WalMessage | undefined;
@@ -252,6 +272,9 @@ export class Iteration {
           continue;
         }
         if (this.#stopAt !== undefined && pastStop(item, this.#stopAt)) return this.#reachStop();
+        // Before the messages are filtered: the backfill sees every change, and takes its watermarks.
+        if (this.#backfill?.observe(item) === true) continue;
+        if (item.kind === "Message" && item.prefix === BACKFILL_PREFIX) continue; // another run's watermark (backfill-chunk.ts)
         if (item.kind === "Commit" || item.kind === "StreamCommit" || item.kind === "CommitPrepared") {
           this.#progress.lastCommitTime = item.commitTime;
           this.#progress.lastCommitAt = Date.now();

@@ -22,7 +22,7 @@ import type { WalMessage } from "../walsender.ts";
 import { AckTracker } from "../ack.ts";
 import type { NormalizedOptions, ReplicateOptions } from "./options.ts";
 import { ReplicationError, fromPgError } from "./errors.ts";
-import { endClient } from "./client.ts";
+import { endClient, type PgModule, type ResolvedConnection } from "./client.ts";
 import { copyDoneFrame, queryFrame } from "./frames.ts";
 import type { RawSocket } from "./socket.ts";
 import type { HealthMonitor } from "./health.ts";
@@ -53,6 +53,8 @@ export interface StreamSetup {
   monitor?: HealthMonitor;
   /** How to reconnect after a retryable failure; absent, the failure ends the stream. */
   reconnect?: ReconnectHow;
+  /** Where to open other connections (a backfill's); absent, the stream opens none. */
+  connection?: { target: ResolvedConnection; pg: PgModule | undefined };
 }
 
 export class Lifecycle {

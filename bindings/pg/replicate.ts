@@ -106,6 +106,7 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
         onReconnect: options.onReconnect, onReconnected: options.onReconnected,
       },
       secrets: target.secrets,
+      connection: { target, pg: options.pg },
       monitor: (monitor = new HealthMonitor(new SideConnection(target, options.pg, limits), version, opts, options, primary)),
       reconnect: opts.reconnect === false ? undefined : {
         policy: opts.reconnect,

@@ -14,7 +14,7 @@ import type { Client } from "pg";
 import { quoteIdent } from "./commands.ts";
 
 /** An SQL string literal whatever standard_conforming_strings says (an E'' string: backslashes always escaped). */
-function sqlLiteral(text: string): string {
+export function sqlLiteral(text: string): string {
   return `E'${text.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
 }
 
@@ -193,11 +193,18 @@ export async function readSnapshotTables(client: Client, publications: readonly 
   return tables;
 }
 
-/** A part of a table to copy: all of it, or the heap pages [fromPage, toPage) (toPage undefined: to the end). */
+/**
+ * A part of a table to copy: all of it, or the heap pages [fromPage, toPage)
+ * (toPage undefined: to the end); a backfill chunk adds its conditions, its
+ * key order and its size.
+ */
 export interface CopyTask {
   table: SnapshotTable;
   fromPage?: number;
   toPage?: number;
+  where?: readonly string[];
+  orderBy?: string;
+  limit?: number;
 }
 
 /**
@@ -236,8 +243,10 @@ export function copyCommand(task: CopyTask, format: "binary" | "text"): string {
   if (t.rowFilter !== undefined) where.push(`(${t.rowFilter})`);
   if (task.fromPage !== undefined && task.fromPage > 0) where.push(`ctid >= '(${task.fromPage},0)'::tid`);
   if (task.toPage !== undefined) where.push(`ctid < '(${task.toPage},0)'::tid`);
-  if (t.kind === "r" && where.length === 0 && cols.length > 0) return `COPY ${target} (${cols}) TO STDOUT${fmt}`;
+  for (const w of task.where ?? []) where.push(`(${w})`);
+  const tail = `${task.orderBy !== undefined ? ` ORDER BY ${task.orderBy}` : ""}${task.limit !== undefined ? ` LIMIT ${task.limit}` : ""}`;
+  if (t.kind === "r" && where.length === 0 && tail === "" && cols.length > 0) return `COPY ${target} (${cols}) TO STDOUT${fmt}`;
   // ONLY: an inheritance parent's children are tables of their own in pgoutput.
   const from = t.kind === "p" ? target : `ONLY ${target}`;
-  return `COPY (SELECT ${cols} FROM ${from}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""}) TO STDOUT${fmt}`;
+  return `COPY (SELECT ${cols} FROM ${from}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""}${tail}) TO STDOUT${fmt}`;
 }

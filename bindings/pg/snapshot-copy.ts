@@ -44,6 +44,9 @@ interface Worker {
 
 const PROGRESS_MS = 100;
 
+/** The output settings of a walsender, so that text COPY (and `::text`) prints values as pgoutput does. */
+export const WALSENDER_OUTPUT_SETTINGS = "SET DateStyle = 'ISO, YMD'; SET IntervalStyle = postgres; SET extra_float_digits = 1; SET bytea_output = hex; SET lc_monetary = 'C';";
+
 export class SnapshotCopy {
   /** Tables, rows and bytes so far (the snapshot hands out copies). */
   readonly progress: SnapshotProgress = { tables: 0, tablesDone: 0, rows: 0, bytes: 0, estimatedRows: 0 };
@@ -100,8 +103,7 @@ export class SnapshotCopy {
     this.#workers = clients.filter((c): c is Client => !(c instanceof Error) && typeof (c as Client).query === "function").map((client) => ({ client, paused: false }));
     const failed = clients.find((c) => c instanceof Error);
     if (failed !== undefined) throw failed;
-    // The output settings of a walsender, so that text COPY prints values as pgoutput does.
-    const importSql = `SET DateStyle = 'ISO, YMD'; SET IntervalStyle = postgres; SET extra_float_digits = 1; SET bytea_output = hex; SET lc_monetary = 'C'; ` +
+    const importSql = `${WALSENDER_OUTPUT_SETTINGS} ` +
       `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT ${quoteLiteral(s.snapshotName)}`;
     await Promise.all(this.#workers.map((w) => w.client.query(importSql)));
     this.#tables = await readSnapshotTables(this.#workers[0]!.client, s.options.publications, s.serverVersion, s.snapshot.tables);

@@ -30,6 +30,8 @@ import { Lifecycle, type StreamSetup } from "./lifecycle.ts";
 import type { ReplicationStats } from "./stream-state.ts";
 import { metricsText, type MetricFamily, type MetricLabels } from "../metrics/exposition.ts";
 import { sampleSlot, streamFamilies, streamLabels, type StreamMetricsOptions } from "./stream-metrics.ts";
+import { startBackfill, type Backfill, type BackfillOptions, type BackfillRun, type BackfillSetup } from "./backfill.ts";
+import { refused } from "./backfill-catalog.ts";
 
 export type { ReplicationStats, StreamItem };
 
@@ -60,6 +62,8 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   readonly #monitor: HealthMonitor | undefined;
   /** The labels of its metrics: slot and publication(s). */
   readonly #labels: MetricLabels;
+  readonly #backfillSetup: BackfillSetup | undefined;
+  #backfill: Backfill | undefined;
 
   /** Use `replicate()`. */
   constructor(setup: StreamSetup) {
@@ -72,6 +76,46 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
     this.#monitor = setup.monitor;
     this.#monitor?.bind(this, (e) => life.lose(e));
     this.#labels = streamLabels(this.slotName, setup.options.publications);
+    const c = setup.connection;
+    this.#backfillSetup = c === undefined ? undefined : { connection: c.target, pg: c.pg, options: setup.options, serverVersion: setup.serverVersion, decoder: setup.decoder };
+  }
+
+  /**
+   * Backfills tables while streaming (an incremental snapshot, backfill.ts):
+   * each table read in key order in chunks between watermarks written into
+   * the WAL, its rows handed over as `BackfillRow` items among the live
+   * changes, then `BackfillComplete`. From a table's BackfillComplete on, a
+   * consumer that upserted its BackfillRows by key and applied the live
+   * changes (an Update of a row it lacks as an upsert, a Delete of one as
+   * nothing) holds exactly the table. Needs `messages: true`. Resolves once
+   * the tables are checked (published, with a usable key: INVALID_OPTION
+   * otherwise); one backfill at a time.
+   *
+   * @example
+   * ```ts
+   * const stream = await replicate({ connection, slot: "app", publications: "app", messages: true });
+   * const backfill = await stream.backfill({ tables: ["public.orders"], progress: saved });
+   * for await (const item of stream) {
+   *   if (item.kind === "BackfillRow") upsert(item.relation.name, item.tuple.toObject()), save(item.progress);
+   *   else if (item.kind === "Insert") upsert(item.relation!.name, item.newTuple.toObject());
+   * }
+   * ```
+   */
+  async backfill(options: BackfillOptions): Promise<BackfillRun> {
+    const setup = this.#backfillSetup;
+    if (setup === undefined) throw refused("this stream opens no other connection (it was not made by replicate())");
+    if (this.#backfill !== undefined && !this.#backfill.done && this.#backfill.error === undefined && !this.#backfill.stopped) {
+      throw refused("a backfill is running on this stream: stop it, or wait for its tables to complete");
+    }
+    const backfill = await startBackfill({ ...setup, serverVersion: this.serverVersion, wakeUp: () => this.#life.reader.wakeUp() }, options);
+    try {
+      this.#life.iteration.backfill = backfill;
+    } catch (e) {
+      await backfill.stop();
+      throw e;
+    }
+    this.#backfill = backfill;
+    return backfill;
   }
 
   /**
@@ -206,7 +250,9 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
    * still never passes what the consumer finished). Idempotent.
    */
   stop(): Promise<void> {
-    return this.#life.stop();
+    const stopping = this.#life.stop(); // at once: from the call on, lastAckedLsn does not move
+    const backfill = this.#backfill;
+    return backfill === undefined ? stopping : Promise.all([stopping, backfill.stop()]).then(() => undefined);
   }
 
   static {

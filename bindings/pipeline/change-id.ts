@@ -8,7 +8,9 @@
  * position.
  *
  * Snapshot rows are not changes of a transaction: their ids start with
- * `snapshot:` and cannot collide with a change's.
+ * `snapshot:` (the initial snapshot's, at its consistent point) or
+ * `backfill:` (a backfill chunk's, at its high watermark) and cannot collide
+ * with a change's, nor with each other (no two chunks share a watermark).
  */
 import { formatLsn, parseLsn } from "../lsn.ts";
 
@@ -20,6 +22,14 @@ export interface ChangePosition {
 
 export function changeId(lsn: bigint, index: number): string {
   return `${formatLsn(lsn)}:${index}`;
+}
+
+/** The id prefixes of rows that are no change: an initial snapshot's, a backfill's. */
+export const ROW_ID_PREFIXES = { snapshot: "snapshot:", backfill: "backfill:" } as const;
+
+/** Whether `id` is a snapshot or backfill row's (it says nothing about where the changes are). */
+export function isRowId(id: string): boolean {
+  return id.startsWith(ROW_ID_PREFIXES.snapshot) || id.startsWith(ROW_ID_PREFIXES.backfill);
 }
 
 /** The position of an `X/Y:N` id, or `undefined` for any other text (a snapshot row's id, say). */

@@ -27,7 +27,7 @@
 import type { Relation } from "../relation.ts";
 import { ByteSink } from "../jsonl/sink.ts";
 import { formatLsn } from "../lsn.ts";
-import { compareChangePositions, type ChangePosition } from "./change-id.ts";
+import { compareChangePositions, ROW_ID_PREFIXES, type ChangePosition } from "./change-id.ts";
 
 /** What a record is. */
 export type RecordKind =
@@ -52,10 +52,12 @@ export class RecordTransaction {
     readonly lsn: bigint,
     /** Commit (prepare) time, µs since the Unix epoch; `undefined` where none is known. */
     readonly time: bigint | undefined,
-    /** Snapshot rows: ids that cannot collide with a change's. */
+    /** Snapshot (or backfill) rows: ids that cannot collide with a change's. */
     readonly snapshot = false,
+    /** Whose rows: the initial snapshot's or a backfill chunk's (change-id.ts). */
+    rows: keyof typeof ROW_ID_PREFIXES = "snapshot",
   ) {
-    this.#idPrefix = `${snapshot ? "snapshot:" : ""}${formatLsn(lsn)}:`;
+    this.#idPrefix = `${snapshot ? ROW_ID_PREFIXES[rows] : ""}${formatLsn(lsn)}:`;
     this.ordered = lsn > 0n && !snapshot;
   }
 

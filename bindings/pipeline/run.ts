@@ -159,6 +159,7 @@ export class Pipeline {
   #startedAt: ChangePosition | undefined;
   /** In the transaction the destination holds part of: first sights make RelationChanged items. */
   #baseline = false;
+  #backfillTxn: RecordTransaction | undefined;
   #failure: unknown;
   #stopRequested = false;
   #wakeStop: (() => void) | undefined;
@@ -248,6 +249,12 @@ export class Pipeline {
   /** One item; returns true when the limit was reached. */
   async #item(item: SourceItem): Promise<boolean> {
     const source = this.#o.source;
+    if (this.#backfillTxn !== undefined && item.kind !== "BackfillRow") {
+      // A chunk's rows are handed to the sink before anything else: a reconnect drops what was not,
+      // and the source sends changes again, never backfill rows.
+      this.#backfillTxn = undefined;
+      await this.#flush();
+    }
     if (source.generation !== this.#generation) this.#restarted(source.generation);
     this.#o.onItem?.(item);
     const records = this.#records;
@@ -261,6 +268,15 @@ export class Pipeline {
       case "SnapshotRow":
         records.txn = this.#snapshotTxn ??= new RecordTransaction(undefined, source.consistentPoint ?? 0n, undefined, true);
         this.#o.format.push(item, records);
+        break;
+      case "BackfillComplete":
+        return false; // its chunk's rows were flushed above
+      case "BackfillRow":
+        // A chunk's rows are written as snapshot rows, ids at its high watermark (change-id.ts).
+        if (this.#backfillTxn?.lsn !== item.lsn) this.#backfillTxn = new RecordTransaction(undefined, item.lsn, undefined, true, "backfill");
+        records.txn = this.#backfillTxn;
+        this.#o.format.push({ kind: "SnapshotRow", relation: item.relation, tuple: item.tuple }, records);
+        records.txn = NO_TRANSACTION;
         break;
       default:
         if (this.#o.raw === true) this.#message(item);

@@ -9,10 +9,11 @@ import { underived, type ReplicationStream } from "../pg/stream.ts";
 import type { SnapshotReplication } from "../pg/snapshot.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { SnapshotComplete, SnapshotRow } from "../snapshot-items.ts";
+import type { BackfillItem } from "../backfill-items.ts";
 import type { PrimaryKeepalive } from "../walsender.ts";
 
 /** What a source yields. */
-export type SourceItem = PgoutputMessage | PrimaryKeepalive | SnapshotRow | SnapshotComplete;
+export type SourceItem = PgoutputMessage | PrimaryKeepalive | SnapshotRow | SnapshotComplete | BackfillItem;
 
 /** Where a pipeline's items come from. */
 export interface PipelineSource {

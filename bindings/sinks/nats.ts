@@ -24,7 +24,7 @@ import type { NatsConnection, JetStreamManager, StreamConfig } from "nats";
 import type { Relation } from "../relation.ts";
 import { formatLsn, parseLsn } from "../lsn.ts";
 import { timestampToISO } from "../time.ts";
-import { parseChangeId, type ChangePosition } from "../pipeline/change-id.ts";
+import { isRowId, parseChangeId, type ChangePosition } from "../pipeline/change-id.ts";
 import type { RecordTransaction, Records } from "../pipeline/records.ts";
 import { SinkError, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
@@ -147,7 +147,7 @@ function positionOf(top: StreamTop, stream: string): ChangePosition | undefined 
       sink: "nats", target: stream, hint: "the exactly-once guarantee needs this sink to be the stream's only writer: give it a stream of its own",
     });
   }
-  if (top.id.startsWith("snapshot:")) return undefined;
+  if (isRowId(top.id)) return undefined;
   const change = parseChangeId(top.id);
   if (change !== undefined) return change;
   try {
