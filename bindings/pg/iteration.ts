@@ -34,6 +34,9 @@ import type { Redelivery } from "./redelivery.ts";
 import type { SocketReader } from "./socket-reader.ts";
 import type { StreamState } from "./stream-state.ts";
 import { backendMessageError, type OnNotice } from "./copy-both.ts";
+import { transactionEnd, type AckMessage } from "../ack.ts";
+import type { PgoutputDecoder } from "../decoder.ts";
+import { TapeDecoder } from "../kernel/decoder.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
 
 /** What the message iteration yields: pgoutput messages (views), and keepalives when asked for. */
@@ -58,6 +61,8 @@ export interface IterationParts {
   fail: (error: ReplicationError) => ReplicationError;
   /** Breaking out of a loop stops the stream. */
   stop: () => Promise<void>;
+  /** The stream's decoder: held streamed transactions are decoded again by a fork of it. */
+  decoder: PgoutputDecoder;
 }
 
 export class Iteration {
@@ -71,6 +76,7 @@ export class Iteration {
   readonly #onNotice: OnNotice;
   readonly #fail: (error: ReplicationError) => ReplicationError;
   readonly #stop: () => Promise<void>;
+  readonly #decoder: PgoutputDecoder;
   readonly #progress: StreamProgress = {
     lastCommitTime: undefined, lastCommitAt: undefined, lastKeepaliveTime: undefined, lastKeepaliveAt: undefined, heartbeatsFiltered: 0,
   };
@@ -92,6 +98,12 @@ export class Iteration {
     this.#onNotice = parts.onNotice;
     this.#fail = parts.fail;
     this.#stop = parts.stop;
+    this.#decoder = parts.decoder;
+  }
+
+  /** A decoder like the stream's for replaying streamed transactions; a decoder of the user's own that cannot fork: the assembler's default. */
+  #replayDecoder(): PgoutputDecoder | undefined {
+    return this.#decoder instanceof TapeDecoder ? this.#decoder.fork() : undefined;
   }
 
   /** Timestamps of the last commit and keepalive reached, and the heartbeat messages filtered out (a copy). */
@@ -125,22 +137,40 @@ export class Iteration {
     };
   }
 
-  /** Whole transactions, materialized (see `ReplicationStream.transactions`). */
+  /**
+   * Whole transactions, materialized (see `ReplicationStream.transactions`).
+   * A transaction over `maxTransactionBytes` comes in fragments: its end is
+   * observed (and so acknowledged, in auto mode) with the final one only.
+   */
   transactions(options: AssemblerOptions): AsyncIterableIterator<TransactionItem> {
     this.#claim("transactions");
-    const assembler = (this.#assembler = new TransactionAssembler(options));
+    const assembler = (this.#assembler = new TransactionAssembler({ replayDecoder: this.#replayDecoder(), ...options }));
+    const hand = (item: TransactionItem): IteratorResult<TransactionItem> => {
+      if ("redelivered" in item) {
+        if (this.#redelivery.redeliveredTransaction(item)) (item as { redelivered: boolean }).redelivered = true;
+        if (!item.final || item.fragment > 0) this.#redelivery.fragment(item.lsn);
+      }
+      return { done: false, value: item };
+    };
     const iterator: AsyncIterableIterator<TransactionItem> = {
       next: () => this.#pull((): IteratorResult<TransactionItem> | typeof WAIT => {
+        const more = assembler.pull();
+        if (more !== undefined) {
+          // The rest of a streamed transaction: its end message is observed with the final fragment.
+          if (more.final) this.#tracker.observe(more.end as unknown as AckMessage, true);
+          return hand(more);
+        }
         for (;;) {
           const msg = this.#poll(false);
           if (msg === WAIT) return WAIT; // the assembler keeps what it holds until the pull goes on
           if (msg === undefined) return DONE;
           if (msg.kind === "PrimaryKeepalive") continue;
           const item = assembler.push(msg);
-          this.#tracker.observe(msg, item !== undefined);
+          const partial = item !== undefined && "final" in item && !item.final;
+          // An end message whose transaction is not all handed over yet waits for its final fragment.
+          if (!partial || transactionEnd(msg) === undefined) this.#tracker.observe(msg, item !== undefined);
           if (item === undefined) continue;
-          if ("redelivered" in item && this.#redelivery.redelivered(item.endLsn)) (item as { redelivered: boolean }).redelivered = true;
-          return { done: false, value: item };
+          return hand(item);
         }
       }),
       return: async (): Promise<IteratorResult<TransactionItem>> => {

@@ -106,6 +106,7 @@ export class Lifecycle {
     this.iteration = new Iteration({
       state, tracker, reader, liveness: this.liveness, reconnector: this.reconnector, redelivery: this.redelivery,
       deliverHeartbeats: o.deliverHeartbeats, onNotice: setup.callbacks.onNotice, fail: (e) => this.#fail(e), stop: () => this.stop(),
+      decoder: setup.decoder,
     });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#client.on("error", this.#onClientError);

@@ -49,6 +49,14 @@ export interface PipelineOptions {
   sink: Sink;
   /** The decoder streamed transactions are replayed with (made like the source's, used for nothing else); needed for `streaming` on, unless `raw`. */
   replayDecoder?: PgoutputDecoder;
+  /**
+   * Streamed transactions are held until their StreamCommit: in memory up to
+   * this many bytes for all of them together (default 32 MiB), beyond it in
+   * temporary files (resequence.ts).
+   */
+  maxHeldBytes?: number;
+  /** Where those files are made (default the OS temp directory). */
+  tempDir?: string;
   /** The format takes the messages as sent, streamed blocks included (FormatDefinition.raw). */
   raw?: boolean;
   /** In flight at most (default 10,000 records, 16 MiB). */
@@ -141,7 +149,7 @@ export class Pipeline {
     this.#o = { batchBytes: 64 << 10, holdBytes: 1 << 20, drainTimeoutMs: 10_000, ...options };
     this.#windowRecords = options.window?.records ?? 10_000;
     this.#windowBytes = options.window?.bytes ?? 16 << 20;
-    this.#resequencer = options.replayDecoder === undefined ? undefined : new StreamResequencer(options.replayDecoder);
+    this.#resequencer = options.replayDecoder === undefined ? undefined : new StreamResequencer(options.replayDecoder, { maxHeldBytes: options.maxHeldBytes, tempDir: options.tempDir });
   }
 
   get stats(): PipelineStats {
@@ -387,6 +395,7 @@ export class Pipeline {
         });
       }
     }
+    this.#resequencer?.reset(); // closes the files of what was held
     await this.#o.source.stop();
     await this.#o.sink.close().catch(() => {});
   }
