@@ -6,7 +6,8 @@
  * The source → format → sink run is stream-command.ts's.
  */
 import type { Command } from "./command.ts";
-import { NO_RECONNECT, NUMBERS_AS_STRINGS, RUN_FLAGS, SNAPSHOT, SOURCE_FLAGS, TABLES, TRANSACTIONS, flagsOf } from "./flags.ts";
+import { usage } from "./errors.ts";
+import { HELD_MEMORY, NO_RECONNECT, NUMBERS_AS_STRINGS, RUN_FLAGS, SNAPSHOT, SOURCE_FLAGS, TABLES, TRANSACTIONS, flagsOf } from "./flags.ts";
 import { openSink } from "../sinks/index.ts";
 import { FORMAT, OPTION, SINK, SUBJECT, checkSink, chosenFormat, sinkOptions } from "./output.ts";
 import { sourceSettings } from "./settings.ts";
@@ -14,7 +15,7 @@ import { streamCommand } from "./stream-command.ts";
 
 const sections = [
   { title: "connection", flags: [...SOURCE_FLAGS, NO_RECONNECT] },
-  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT] },
+  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT, HELD_MEMORY] },
 ];
 
 export const tail: Command = {
@@ -60,8 +61,16 @@ Errors: one line with a hint, exit code 1 (2 for bad options).`,
     checkSink(target);
     const sinkFlags = sinkOptions(target, values);
     return streamCommand({
-      label: "tail", settings, format, formatOptions: options, target, writtenUnit: "lines",
+      label: "tail", settings, maxHeldBytes: heldMemory(values["held-memory"] as string | undefined), format, formatOptions: options, target, writtenUnit: "lines",
       openSink: () => openSink(target, sinkFlags),
     });
   },
 };
+
+/** --held-memory MIB, in bytes. */
+function heldMemory(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const mib = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(mib >= 0)) throw usage(`--held-memory must be a number of MiB, not ${JSON.stringify(text)}`);
+  return Math.round(mib * (1 << 20));
+}

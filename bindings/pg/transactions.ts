@@ -242,11 +242,8 @@ export class TransactionAssembler {
     const delivery = this.#delivery;
     if (delivery === undefined) return undefined;
     const r = delivery.next();
-    if (r.done === true) {
-      this.#delivery = undefined;
-      return undefined;
-    }
-    return r.value;
+    if (r.done === true || r.value.final) this.#delivery = undefined;
+    return r.done === true ? undefined : r.value;
   }
 
   /** Feeds one message; returns the item it completes, if any (then `pull()` the rest). */
