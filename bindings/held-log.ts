@@ -39,8 +39,9 @@ export class HeldBudget {
 }
 
 const RECORD_HEADER = 8;
-/** Bytes gathered before a write to the file. */
-const WRITE_BUFFER = 1 << 20;
+/** The first slab's size; each next one doubles, up to SLAB_MAX (a small transaction costs a small slab). */
+const SLAB_MIN = 4 << 10;
+const SLAB_MAX = 1 << 20;
 /** Bytes read from the file at a time (more when one entry is larger). */
 const READ_BUFFER = 4 << 20;
 
@@ -49,21 +50,28 @@ let fileCounter = 0;
 const linked = new Set<string>();
 let exitHooked = false;
 
+/**
+ * Entries are written as records into slabs: the full ones kept in memory,
+ * or, once the log spilled, written to its file (the current slab is then
+ * its write buffer). One record format in memory and on disk, one reader.
+ */
 export class HeldLog {
   readonly #budget: HeldBudget;
-  #items: Uint8Array[] = [];
-  #subs: number[] = [];
-  /** Bytes of #items, counted in the budget. */
+  /** Full slabs (memory only), each the bytes of whole records. */
+  #slabs: Uint8Array[] = [];
+  #slab: Uint8Array;
+  #len = 0;
+  /** Slab bytes counted in the budget. */
   #memory = 0;
-  #file: { fd: number; path: string | undefined; size: number; buf: Uint8Array; len: number } | undefined;
+  #file: { fd: number; path: string | undefined; size: number } | undefined;
   readonly #aborted = new Set<number>();
-  /** Entries, and their bytes, including those of aborted subtransactions. */
   #count = 0;
   #bytes = 0;
   #closed = false;
 
   constructor(budget: HeldBudget) {
     this.#budget = budget;
+    this.#slab = new Uint8Array(0);
   }
 
   /** Entries added (aborted subtransactions' included). */
@@ -81,22 +89,28 @@ export class HeldLog {
     return this.#file !== undefined;
   }
 
-  /** Adds an entry (kept: the log takes ownership of `bytes`); `sub` is its subtransaction, 0 for an entry no abort removes. */
-  add(bytes: Uint8Array, sub: number): void {
+  /**
+   * Adds an entry: `head` then `body`, copied (they may be views into memory
+   * that is reused); `sub` is its subtransaction, 0 for an entry no abort removes.
+   */
+  add(head: Uint8Array, body: Uint8Array, sub: number): void {
     if (this.#closed) throw new TypeError("this held transaction was closed");
+    const size = head.length + body.length;
     this.#count++;
-    this.#bytes += bytes.length;
-    const budget = this.#budget;
-    if (this.#file === undefined && budget.used + bytes.length > budget.limit) this.#spill();
-    if (this.#file !== undefined) {
-      this.#write(bytes, sub);
-      return;
+    this.#bytes += size;
+    if (this.#len + RECORD_HEADER + size > this.#slab.length) this.#nextSlab(RECORD_HEADER + size);
+    const slab = this.#slab;
+    const dv = new DataView(slab.buffer, slab.byteOffset + this.#len, RECORD_HEADER);
+    dv.setUint32(0, size);
+    dv.setUint32(4, sub >>> 0);
+    slab.set(head, this.#len + RECORD_HEADER);
+    slab.set(body, this.#len + RECORD_HEADER + head.length);
+    this.#len += RECORD_HEADER + size;
+    if (this.#file !== undefined && slab.length > SLAB_MAX) {
+      // A write buffer grown for one large entry is not kept.
+      this.#flush();
+      this.#slab = new Uint8Array(SLAB_MAX);
     }
-    this.#items.push(bytes);
-    this.#subs.push(sub);
-    this.#memory += bytes.length;
-    budget.used += bytes.length;
-    if (budget.used > budget.highWater) budget.highWater = budget.used;
   }
 
   /** StreamAbort of a subtransaction: its entries are skipped from now on. */
@@ -111,17 +125,7 @@ export class HeldLog {
    */
   *chunks(chunkBytes: number): Generator<Uint8Array[]> {
     if (this.#file === undefined) {
-      const items = this.#items;
-      const subs = this.#subs;
-      for (let i = 0; i < items.length; ) {
-        const chunk: Uint8Array[] = [];
-        for (let bytes = 0; i < items.length && (chunk.length === 0 || bytes + items[i]!.length <= chunkBytes); i++) {
-          if (this.#aborted.has(subs[i]!)) continue;
-          chunk.push(items[i]!);
-          bytes += items[i]!.length;
-        }
-        if (chunk.length > 0) yield chunk;
-      }
+      for (const slab of [...this.#slabs, this.#slab.subarray(0, this.#len)]) yield* this.#records(slab, chunkBytes);
       return;
     }
     yield* this.#fileChunks(chunkBytes);
@@ -133,8 +137,9 @@ export class HeldLog {
     this.#closed = true;
     this.#budget.used -= this.#memory;
     this.#memory = 0;
-    this.#items = [];
-    this.#subs = [];
+    this.#slabs = [];
+    this.#slab = new Uint8Array(0);
+    this.#len = 0;
     const file = this.#file;
     this.#file = undefined;
     if (file === undefined) return;
@@ -145,7 +150,27 @@ export class HeldLog {
     }
   }
 
-  /** Moves what is in memory to a new file; what comes later goes there too. */
+  /** The current slab is full: keep it (memory) or write it out (file), and start one that fits `need`. */
+  #nextSlab(need: number): void {
+    const budget = this.#budget;
+    if (this.#file === undefined) {
+      const size = Math.max(need, Math.min(SLAB_MAX, Math.max(SLAB_MIN, this.#slab.length * 2)));
+      if (budget.used + size > budget.limit) this.#spill();
+      else {
+        if (this.#len > 0) this.#slabs.push(this.#slab.subarray(0, this.#len));
+        this.#slab = new Uint8Array(size);
+        this.#len = 0;
+        this.#memory += size;
+        budget.used += size;
+        if (budget.used > budget.highWater) budget.highWater = budget.used;
+        return;
+      }
+    }
+    this.#flush();
+    if (need > this.#slab.length) this.#slab = new Uint8Array(Math.max(need, SLAB_MAX));
+  }
+
+  /** Moves what is in memory to a new file; what comes later goes there too, through one slab. */
   #spill(): void {
     const budget = this.#budget;
     const name = path.join(budget.dir, `pgoutputwasm-held-${process.pid}-${++fileCounter}-${Date.now().toString(36)}`);
@@ -163,100 +188,80 @@ export class HeldLog {
         });
       }
     }
-    this.#file = { fd, path: kept, size: 0, buf: new Uint8Array(WRITE_BUFFER), len: 0 };
+    const file = (this.#file = { fd, path: kept, size: 0 });
     budget.spills++;
-    const items = this.#items;
-    const subs = this.#subs;
+    for (const slab of this.#slabs) {
+      writeAll(fd, slab, file.size);
+      file.size += slab.length;
+    }
+    this.#slabs = [];
+    // The current slab stays as the write buffer: outside the budget from now on.
     budget.used -= this.#memory;
     this.#memory = 0;
-    this.#items = [];
-    this.#subs = [];
-    for (let i = 0; i < items.length; i++) this.#write(items[i]!, subs[i]!);
-  }
-
-  #write(bytes: Uint8Array, sub: number): void {
-    const file = this.#file!;
-    if (file.len + RECORD_HEADER + bytes.length > file.buf.length) this.#flush();
-    const header = new DataView(file.buf.buffer, file.buf.byteOffset + file.len, RECORD_HEADER);
-    header.setUint32(0, bytes.length);
-    header.setUint32(4, sub >>> 0);
-    file.len += RECORD_HEADER;
-    if (RECORD_HEADER + bytes.length > file.buf.length) {
-      this.#flush(); // the header alone; a large entry is written from its own bytes
-      writeAll(file.fd, bytes, file.size);
-      file.size += bytes.length;
-      return;
+    if (this.#slab.length < SLAB_MAX) {
+      const buf = new Uint8Array(SLAB_MAX);
+      buf.set(this.#slab.subarray(0, this.#len));
+      this.#slab = buf;
     }
-    file.buf.set(bytes, file.len);
-    file.len += bytes.length;
   }
 
   #flush(): void {
     const file = this.#file!;
-    if (file.len === 0) return;
-    writeAll(file.fd, file.buf.subarray(0, file.len), file.size);
-    file.size += file.len;
-    file.len = 0;
+    if (this.#len === 0) return;
+    writeAll(file.fd, this.#slab.subarray(0, this.#len), file.size);
+    file.size += this.#len;
+    this.#len = 0;
   }
 
-  *#fileChunks(chunkBytes: number): Generator<Uint8Array[]> {
-    this.#flush();
-    const file = this.#file!;
-    let buf = new Uint8Array(Math.max(READ_BUFFER, chunkBytes + RECORD_HEADER));
-    let pos = 0; // file position of buf[0]
-    let have = 0; // valid bytes in buf
-    let at = 0; // the next record's offset in buf
-    const size = file.size;
-    const fill = (): void => {
-      // Keeps the unread tail, then reads after it.
-      buf.copyWithin(0, at, have);
-      pos += at;
-      have -= at;
-      at = 0;
-      while (have < buf.length && pos + have < size) {
-        const n = fs.readSync(file.fd, buf, have, buf.length - have, pos + have);
-        if (n === 0) throw new Error("a held transaction's file ended early");
-        have += n;
-      }
-    };
-    fill();
-    while (at < have) {
+  /** The records of a region of whole records, in chunks. */
+  *#records(region: Uint8Array, chunkBytes: number): Generator<Uint8Array[]> {
+    let at = 0;
+    while (at < region.length) {
       const chunk: Uint8Array[] = [];
       let bytes = 0;
-      for (;;) {
-        if (at + RECORD_HEADER > have) {
-          if (chunk.length > 0 || at === have && pos + have >= size) break;
-          if (pos + have >= size) throw new Error("a held transaction's file ended inside an entry");
-          fill();
-          continue;
-        }
-        const dv = new DataView(buf.buffer, buf.byteOffset + at, RECORD_HEADER);
+      while (at < region.length) {
+        const dv = new DataView(region.buffer, region.byteOffset + at, RECORD_HEADER);
         const len = dv.getUint32(0);
-        const sub = dv.getUint32(4);
-        if (at + RECORD_HEADER + len > have) {
-          if (chunk.length > 0) break; // the chunk's arrays must not move: read on at the next chunk
-          if (pos + have >= size) throw new Error("a held transaction's file ended inside an entry");
-          if (RECORD_HEADER + len > buf.length) {
-            const bigger = new Uint8Array(RECORD_HEADER + len);
-            bigger.set(buf.subarray(at, have));
-            pos += at;
-            have -= at;
-            at = 0;
-            buf = bigger;
-          }
-          fill();
-          continue;
-        }
         if (chunk.length > 0 && bytes + len > chunkBytes) break;
         at += RECORD_HEADER;
-        if (!this.#aborted.has(sub)) {
-          chunk.push(buf.subarray(at, at + len));
+        if (!this.#aborted.has(dv.getUint32(4))) {
+          chunk.push(region.subarray(at, at + len));
           bytes += len;
         }
         at += len;
       }
       if (chunk.length > 0) yield chunk;
-      if (at >= have && pos + have < size) fill();
+    }
+  }
+
+  /** The file's records: read a buffer of whole records at a time (grown for an entry larger than it). */
+  *#fileChunks(chunkBytes: number): Generator<Uint8Array[]> {
+    this.#flush();
+    const { fd, size } = this.#file!;
+    let buf = new Uint8Array(Math.max(READ_BUFFER, chunkBytes + RECORD_HEADER));
+    for (let pos = 0; pos < size; ) {
+      let have = 0;
+      while (have < buf.length && pos + have < size) {
+        const n = fs.readSync(fd, buf, have, buf.length - have, pos + have);
+        if (n === 0) throw new Error("a held transaction's file ended early");
+        have += n;
+      }
+      // The whole records in what was read.
+      let whole = 0;
+      while (whole + RECORD_HEADER <= have) {
+        const len = new DataView(buf.buffer, buf.byteOffset + whole, RECORD_HEADER).getUint32(0);
+        if (whole + RECORD_HEADER + len > have) break;
+        whole += RECORD_HEADER + len;
+      }
+      if (whole === 0) {
+        if (have < RECORD_HEADER) throw new Error("a held transaction's file ended inside an entry");
+        const len = new DataView(buf.buffer, buf.byteOffset, RECORD_HEADER).getUint32(0);
+        if (RECORD_HEADER + len <= buf.length) throw new Error("a held transaction's file ended inside an entry");
+        buf = new Uint8Array(RECORD_HEADER + len);
+        continue;
+      }
+      yield* this.#records(buf.subarray(0, whole), chunkBytes);
+      pos += whole;
     }
   }
 }

@@ -11,6 +11,7 @@
 import type { PgoutputDecoder } from "./decoder.ts";
 import type { HeldLog } from "./held-log.ts";
 import type { PgoutputMessage } from "./messages.ts";
+import type { StreamedTransactions } from "./streamed-transactions.ts";
 import { toPostgresTimestamp } from "./time.ts";
 
 /** Held messages decoded per replay call. */
@@ -21,22 +22,21 @@ const XLOG_HEADER = 25;
 /** Kinds that belong to a subtransaction (dropped when it aborts); Relation, Type and Origin do not. */
 const CHANGE_KINDS = new Set(["Insert", "Update", "Delete", "Truncate", "Message"]);
 
-/** The subtransaction a message inside a block belongs to, for `HeldLog.add` (0: none, no abort removes it). */
-export function subtransactionOf(msg: { kind: string; xid?: number }): number {
+/** The subtransaction a message inside a block belongs to (0: none, no abort removes it). */
+function subtransactionOf(msg: { kind: string; xid?: number }): number {
   return CHANGE_KINDS.has(msg.kind) ? (msg.xid ?? 0) : 0;
 }
 
-/** The message as an XLogData payload: its positions, then its bytes (a copy: it outlives the batch). */
-export function payloadOf(msg: PgoutputMessage): Uint8Array {
-  const body = msg.bytes();
-  const out = new Uint8Array(XLOG_HEADER + body.length);
-  const dv = new DataView(out.buffer);
-  out[0] = 0x77; // w
-  dv.setBigUint64(1, msg.walStart ?? 0n);
-  dv.setBigUint64(9, msg.walEnd ?? 0n);
-  dv.setBigInt64(17, msg.sendTime === undefined ? 0n : toPostgresTimestamp(msg.sendTime));
-  out.set(body, XLOG_HEADER);
-  return out;
+const header = new Uint8Array(XLOG_HEADER);
+const headerView = new DataView(header.buffer);
+
+/** Holds a message inside a block as an XLogData payload: its positions, then its bytes (copied: the log outlives the batch). */
+export function hold(held: StreamedTransactions, msg: PgoutputMessage): void {
+  header[0] = 0x77; // w
+  headerView.setBigUint64(1, msg.walStart ?? 0n);
+  headerView.setBigUint64(9, msg.walEnd ?? 0n);
+  headerView.setBigInt64(17, msg.sendTime === undefined ? 0n : toPostgresTimestamp(msg.sendTime));
+  held.add(header, msg.bytes(), subtransactionOf(msg));
 }
 
 /** The held messages, decoded again in order; a view is valid until the next one is asked for. Closes the log at the end. */

@@ -71,9 +71,9 @@ export class StreamedTransactions {
     this.#blockXid = undefined;
   }
 
-  /** Adds a message to the transaction of the block being read (outside a block: nothing, as PostgreSQL sends no such change). */
-  add(payload: Uint8Array, sub: number | undefined): void {
-    this.current?.log.add(payload, sub ?? 0);
+  /** Adds a message (`head` then `body`, copied) to the transaction of the block being read (outside a block: nothing, as PostgreSQL sends no such change). */
+  add(head: Uint8Array, body: Uint8Array, sub: number): void {
+    this.current?.log.add(head, body, sub);
   }
 
   /** StreamAbort: drops the transaction (subXid = xid) or that subtransaction's messages. */

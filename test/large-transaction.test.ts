@@ -28,7 +28,7 @@ import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/clus
 import { buildCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BUILD = "large-transaction";
+const BUILD = `large-transaction${process.env.PGOUTPUT_LARGE === "1" ? "-2gb" : ""}`;
 const LIB = path.join(ROOT, "build", BUILD);
 const MAIN = path.join(LIB, "cli", "main.js");
 const CONSUMER = path.join(ROOT, "test", "support", "large-consumer.mjs");
@@ -47,8 +47,12 @@ const RSS_LIMIT = 256 * MiB;
 const LIVE_LIMIT = LARGE ? 160 * MiB : 24 * MiB;
 const TIMEOUT = LARGE ? 3_600_000 : 120_000;
 
-const MAJORS: PgMajor[] = [15, 18];
+/** PGOUTPUT_LARGE_MAJORS=18 (say) runs one version only. */
+const MAJORS = (process.env.PGOUTPUT_LARGE_MAJORS ?? "15,18").split(",").map(Number) as PgMajor[];
+/** Not streamed (protocol 1), streamed: protocol 4 (streaming parallel) where the server has it (16+), else 2 (streaming on). */
 const PROTOCOLS = [1, 4] as const;
+const wire = (major: PgMajor, proto: 1 | 4): { proto: number; streaming: "off" | "on" | "parallel" } =>
+  proto === 1 ? { proto: 1, streaming: "off" } : major >= 16 ? { proto: 4, streaming: "parallel" } : { proto: 2, streaming: "on" };
 const CONSUMERS = ["transactions", "stdout", "file", "control"] as const;
 const clusters = new Map<PgMajor, Cluster>();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pgoutputwasm-largetx-"));
@@ -141,8 +145,8 @@ interface TailRun {
 async function tail(c: Cluster, proto: 1 | 4, consumer: "stdout" | "file" | "control"): Promise<TailRun> {
   const file = path.join(tmp, `${c.major}-${consumer}-p${proto}.jsonl`);
   const args = [
-    MAIN, "tail", "-c", c.connectionString, "--publication", "p_big", "--slot", slotName(consumer, proto), "--proto", String(proto),
-    "--streaming", proto === 1 ? "off" : "parallel", "--max-messages", String(ROWS + 1),
+    MAIN, "tail", "-c", c.connectionString, "--publication", "p_big", "--slot", slotName(consumer, proto), "--proto", String(wire(c.major, proto).proto),
+    "--streaming", wire(c.major, proto).streaming, "--max-messages", String(ROWS + 1),
     ...(consumer === "control" ? ["--held-memory", String(Math.ceil((2 * TRANSACTION_BYTES) / MiB))] : HELD_MIB === undefined ? [] : ["--held-memory", String(HELD_MIB)]),
     ...(consumer === "file" ? ["--sink", `file:${file}`] : []),
   ];
@@ -180,7 +184,7 @@ interface ConsumerResult {
 async function consume(c: Cluster, proto: 1 | 4): Promise<ConsumerResult> {
   const config = JSON.stringify({
     lib: LIB, connection: { host: c.host, port: c.port, user: c.user, database: c.database }, slot: slotName("transactions", proto),
-    publication: "p_big", protoVersion: proto, streaming: proto === 1 ? undefined : "parallel", maxTransactionBytes: MAX_TRANSACTION_BYTES, rows: ROWS,
+    publication: "p_big", protoVersion: wire(c.major, proto).proto, streaming: proto === 1 ? undefined : wire(c.major, proto).streaming, maxTransactionBytes: MAX_TRANSACTION_BYTES, rows: ROWS,
   });
   const child = spawn(process.execPath, ["--expose-gc", CONSUMER, config], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } });
   let out = "";
@@ -197,7 +201,7 @@ const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
 for (const major of MAJORS) {
   describe(`PostgreSQL ${major}: a ${(TRANSACTION_BYTES / 1e6).toFixed(0)} MB transaction`, () => {
     for (const proto of PROTOCOLS) {
-      const how = proto === 1 ? "protocol 1, not streamed" : "protocol 4, streamed";
+      const how = proto === 1 ? "protocol 1, not streamed" : `protocol ${wire(major, proto).proto}, streamed`;
 
       it(`transactions(), ${how}: in fragments, each change once, acknowledged after the final one, memory bounded`, async () => {
         const r = await consume(clusters.get(major)!, proto);

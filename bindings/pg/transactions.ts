@@ -55,7 +55,7 @@ import { streamAbortLsn } from "../ack.ts";
 import { createDecoderSync } from "../create-decoder.ts";
 import { HeldBudget } from "../held-log.ts";
 import { StreamedTransactions } from "../streamed-transactions.ts";
-import { payloadOf, replayed, subtransactionOf } from "../streamed-replay.ts";
+import { hold, replayed } from "../streamed-replay.ts";
 
 /** A materialized message (see `materialize()`): plain fields, bigints kept. */
 export type MaterializedMessage = Record<string, unknown>;
@@ -329,7 +329,7 @@ export class TransactionAssembler {
       return block.bytes >= this.maxTransactionBytes ? blockPart(block, false) : undefined;
     }
     if (this.#streamed.blockXid !== undefined) {
-      this.#streamed.add(payloadOf(msg), subtransactionOf(msg));
+      hold(this.#streamed, msg);
       return undefined;
     }
     const open = this.#open;

@@ -21,7 +21,7 @@ import type { PgoutputDecoder } from "../decoder.ts";
 import { HeldBudget } from "../held-log.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import { StreamedTransactions } from "../streamed-transactions.ts";
-import { payloadOf, replayed, subtransactionOf } from "../streamed-replay.ts";
+import { hold, replayed } from "../streamed-replay.ts";
 
 /** Default memory for the streamed transactions held: beyond it they go to temporary files. */
 export const DEFAULT_HELD_BYTES = 32 << 20;
@@ -107,7 +107,7 @@ export class StreamResequencer {
           yield msg;
           return;
         }
-        this.#held.add(payloadOf(msg), subtransactionOf(msg));
+        hold(this.#held, msg);
     }
   }
 
