@@ -25,6 +25,7 @@ import * as path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { replicate, type Transaction } from "../bindings/pg/index.ts";
 import { buildCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -234,5 +235,43 @@ for (const major of MAJORS) {
         }
       }, TIMEOUT);
     }
+
+    it("transactions(), protocol 1: a reconnect between fragments delivers the transaction again whole, from fragment 0, marked redelivered; acknowledged after its final fragment only", async () => {
+      const c = clusters.get(major)!;
+      const rows = 8000; // 15 MB: more than the socket's and the stream's buffers hold, so the server is still sending when the walsender goes
+      await c.query(`CREATE TABLE re (id int PRIMARY KEY, v text); CREATE PUBLICATION p_re FOR TABLE re`);
+      await c.query(`SELECT pg_create_logical_replication_slot('re', 'pgoutput')`);
+      await c.query(`INSERT INTO re SELECT g, lpad(g::text, ${ROW_TEXT}, 'x') FROM generate_series(1, ${rows}) g`);
+      const stream = await replicate({
+        connection: { host: c.host, port: c.port, user: c.user, database: c.database }, slot: "re", publications: "p_re",
+        highWaterMark: 256 << 10, lowWaterMark: 64 << 10, reconnect: { initialDelayMs: 50, maxDelayMs: 400 },
+      });
+      const seen: { fragment: number; final: boolean; redelivered: boolean; generation: number; ids: number[]; ackedBefore: bigint }[] = [];
+      try {
+        for await (const item of stream.transactions({ maxTransactionBytes: 256 << 10 })) {
+          if (item.kind !== "commit") continue;
+          const t = item as Transaction;
+          const ids = t.messages.filter((m) => m.kind === "Insert").map((m) => Number((m.newTuple as { text: string }[])[0]!.text));
+          seen.push({ fragment: t.fragment, final: t.final, redelivered: t.redelivered, generation: stream.generation, ids, ackedBefore: stream.lastAckedLsn });
+          if (seen.length === 3) await c.query(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 're'`);
+          if (t.final) {
+            expect(stream.lastAckedLsn).toBeLessThan(t.endLsn);
+            break;
+          }
+        }
+      } finally {
+        await stream.stop();
+      }
+      const again = seen.findIndex((s) => s.generation > 0);
+      expect(again).toBeGreaterThanOrEqual(3);
+      const [first, second] = [seen.slice(0, again), seen.slice(again)];
+      expect(first.map((s) => s.fragment)).toEqual(first.map((_, i) => i));
+      expect(first.every((s) => !s.final && !s.redelivered)).toBe(true);
+      // Again whole: from fragment 0, every fragment marked, every id once.
+      expect(second.map((s) => s.fragment)).toEqual(second.map((_, i) => i));
+      expect(second.every((s) => s.redelivered)).toBe(true);
+      expect(second.flatMap((s) => s.ids)).toEqual(Array.from({ length: rows }, (_, i) => i + 1));
+      expect(second.at(-1)!.final).toBe(true);
+    }, TIMEOUT);
   });
 }
