@@ -26,6 +26,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { replicate, type Transaction } from "../bindings/pg/index.ts";
+import { DEFAULT_MAX_TRANSACTION_BYTES } from "../bindings/pg/transactions.ts";
 import { buildCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -210,7 +211,7 @@ for (const major of MAJORS) {
           `RSS ${mib(r.rss0)} at start, peak ${mib(r.hwm)}; live heap growth ${mib(r.liveGrowth)}`);
         expect({ changes: r.changes, duplicates: r.duplicates, missing: r.missing }).toEqual({ changes: ROWS + 1, duplicates: 0, missing: 0 });
         expect(r.streamed).toBe(proto === 4);
-        expect(r.fragments).toBeGreaterThan(TRANSACTION_BYTES / (MAX_TRANSACTION_BYTES ?? 32 * MiB) / 2);
+        expect(r.fragments).toBeGreaterThan(TRANSACTION_BYTES / (MAX_TRANSACTION_BYTES ?? DEFAULT_MAX_TRANSACTION_BYTES) / 2);
         expect(r.ackedBeforeFinal).toBe(true);
         expect(r.ackedAfter).toBe(true);
         expect(r.liveGrowth).toBeLessThan(LIVE_LIMIT);
