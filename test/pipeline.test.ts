@@ -148,6 +148,29 @@ class TestSink implements Sink {
 const ids = (sink: TestSink) => sink.written.flatMap((w) => w.ids);
 
 describe(`pipeline (${backend.name})`, () => {
+  it("a streamed transaction is written in batches of about holdBytes as it is replayed at its commit, not whole", async () => {
+    const rel = { relationId: 16390, namespace: "public", relationName: "t", columns: [{ name: "id", typeId: 23, isKey: true }, { name: "v", typeId: 25 }] };
+    const frames: Uint8Array[] = [encode.streamStart({ xid: 77, firstSegment: true }).bytes, encode.relation(rel).bytes];
+    for (let i = 0; i < 2000; i++) frames.push(encode.insert({ relation: rel, xid: 77, newTuple: [String(i), "x".repeat(500)] }).bytes);
+    frames.push(encode.streamStop().bytes, encode.streamCommit({ xid: 77, commitLsn: 0x9000n, endLsn: 0x9100n, commitTime: 1n }).bytes);
+    const d = await decoder();
+    const source: PipelineSource = {
+      async *[Symbol.asyncIterator]() {
+        for (const f of frames) yield d.decode(f) as SourceItem;
+      },
+      ack: () => {},
+      stop: async () => {},
+    };
+    const batches: number[] = [];
+    let records = 0;
+    const sink: Sink = { name: "sizes", write: async (r) => void (batches.push(r.bytes.len), (records += r.length)), close: async () => {} };
+    const holdBytes = 64 << 10;
+    await new Pipeline({ source, format: jsonl.create({ decoder: d }, {}), sink, replayDecoder: await decoder(), holdBytes }).run();
+    expect(records).toBe(2000);
+    expect(batches.length).toBeGreaterThan(10);
+    expect(Math.max(...batches)).toBeLessThan(holdBytes + 2048);
+  });
+
   it("memory does not follow the number of items read: a run of 200,000 leaves nothing per item behind", async () => {
     const n = 200_000;
     let growth = 0;

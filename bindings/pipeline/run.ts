@@ -213,36 +213,35 @@ export class Pipeline {
     const source = this.#o.source;
     if (source.generation !== this.#generation) this.#restarted(source.generation);
     this.#o.onItem?.(item);
-    const records = this.#records;
     switch (item.kind) {
       case "PrimaryKeepalive":
-        if (records.length > 0 && !source.ready) await this.#flush();
+        if (this.#records.length > 0 && !source.ready) await this.#flush();
         return false;
       case "SnapshotComplete":
         await this.#flush();
         return false;
       case "SnapshotRow":
-        records.txn = this.#snapshotTxn ??= new RecordTransaction(undefined, source.consistentPoint ?? 0n, undefined, true);
-        this.#o.format.push(item, records);
+        this.#records.txn = this.#snapshotTxn ??= new RecordTransaction(undefined, source.consistentPoint ?? 0n, undefined, true);
+        this.#o.format.push(item, this.#records);
         break;
       default:
         if (this.#o.raw === true) this.#message(item);
         else if (this.#resequencer?.takes(item) === true) {
-          for (const m of this.#resequencer.push(item)) this.#message(m);
+          for (const m of this.#resequencer.push(item)) {
+            this.#message(m);
+            // A streamed transaction is replayed whole at its commit: written as it goes, as a plain one is.
+            if (this.#records.bytes.len < this.#o.holdBytes) continue;
+            if (await this.#atLimit()) return true; // (leaving the loop closes what is held)
+            await this.#flush();
+          }
           if (item.kind === "StreamAbort") this.#abortEnd(item);
         } else {
           if (item.kind.startsWith("Stream")) throw new TypeError("a streamed transaction reached a pipeline made without replayDecoder");
           this.#message(item);
         }
     }
-    this.#stats.skipped += records.skipped;
-    records.skipped = 0;
-    const limit = this.#o.limit;
-    if (limit !== undefined && this.#stats.records + records.length >= limit) {
-      records.truncate(limit - this.#stats.records);
-      await this.#flush();
-      return true;
-    }
+    if (await this.#atLimit()) return true;
+    const records = this.#records;
     const ended = records.acks.length > 0 && records.acks[records.acks.length - 1]!.after === records.length;
     if (records.bytes.len >= this.#o.holdBytes || (ended && (records.bytes.len >= this.#o.batchBytes || !source.ready))) await this.#flush();
     else if (ended && this.#linger === undefined) this.#armLinger();
@@ -261,6 +260,18 @@ export class Pipeline {
     }).finally(() => {
       this.#wake = undefined;
     });
+  }
+
+  /** Counts what the batch took back; at the limit, cuts the batch there and writes it (then the run ends). */
+  async #atLimit(): Promise<boolean> {
+    const records = this.#records;
+    this.#stats.skipped += records.skipped;
+    records.skipped = 0;
+    const limit = this.#o.limit;
+    if (limit === undefined || this.#stats.records + records.length < limit) return false;
+    records.truncate(limit - this.#stats.records);
+    await this.#flush();
+    return true;
   }
 
   /** Finished records wait for what the source says arrived: for LINGER_MS at most, then a waiting pull writes them. */
