@@ -123,6 +123,9 @@ describe("the decoder hands text timestamps to its kernel", () => {
     };
     const d = new (class extends TapeDecoder {
       readonly backend = "baseline" as const;
+      fork(): TapeDecoder {
+        throw new Error("not forked here");
+      }
     })({}, counting);
     const relation = {
       relationId: 16401, namespace: "public", relationName: "g", replicaIdentity: "d" as const,

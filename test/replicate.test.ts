@@ -458,7 +458,7 @@ for (const major of MAJORS) {
       expect(items[0]!.begin).toMatchObject({ kind: "BeginPrepare", gid: "g1" });
       expect(items[1]!.messages).toEqual([]);
       expect(insertedIds(items[4]!)).toEqual(range(100, 2099));
-      expect(items[4]!.end.kind).toBe("StreamPrepare");
+      expect(items[4]!.end?.kind).toBe("StreamPrepare");
       for (let i = 1; i < items.length; i++) expect(items[i]!.endLsn).toBeGreaterThan(items[i - 1]!.endLsn);
       await s.stop();
       expect(s.lastAckedLsn).toBeGreaterThanOrEqual(items[4]!.endLsn);
@@ -901,7 +901,7 @@ async function streamingScenario(c: Ctx, o: { streaming: "on" | "parallel"; prot
   expect(txs.map((x) => [x.kind, x.streamed])).toEqual([["commit", true], ["commit", false]]);
   expect(insertedIds(txs[0]!)).toEqual([...range(1, 2000), 5000]);
   expect(insertedIds(txs[1]!)).toEqual([50000]);
-  expect(txs[0]!.end.kind).toBe("StreamCommit");
+  expect(txs[0]!.end?.kind).toBe("StreamCommit");
 
   const items = await p.until((x) => x.some((i) => i.kind === "commit"));
   const kinds = items.filter((i) => i.kind !== "streamBlock").map((i) => i.kind);

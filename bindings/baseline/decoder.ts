@@ -26,4 +26,8 @@ export class BaselineDecoder extends TapeDecoder {
   constructor(options: DecoderOptions = {}) {
     super(options, createKernel);
   }
+
+  fork(): BaselineDecoder {
+    return new BaselineDecoder(this.options);
+  }
 }

@@ -130,6 +130,14 @@ none: never (a later run from the slot gets them all again)`,
   { name: "progress", type: "boolean", default: false, description: "status line and summary on stderr even when it is not a terminal" },
 ];
 
+/** tail's: the memory streamed transactions may take until their commit (pipeline/resequence.ts). */
+export const HELD_MEMORY: Flag = {
+  name: "held-memory", type: "string", value: "MIB",
+  description: `streamed transactions are held until they commit: in memory up to
+MIB for all of them (default 32), beyond it in temporary files
+(removed as soon as made: nothing is left, however the run ends)`,
+};
+
 // Shorthands of jsonl's options (formats/jsonl.ts), for tail and decode --changes.
 export const TABLES: Flag = {
   name: "tables", type: "string", multiple: true, value: "LIST", formatOption: "tables",

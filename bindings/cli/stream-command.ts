@@ -45,6 +45,8 @@ export interface StreamPlan {
   writtenUnit: string;
   /** Stop after this long. */
   seconds?: number;
+  /** Streamed transactions held in memory at most until their commit (--held-memory); beyond, in temp files. */
+  maxHeldBytes?: number;
   /** The summary's last words, from the pipeline's figures. */
   summary?: (stats: PipelineStats) => string;
   /** Serve the run's metrics there (`--metrics`), from the start to the end of the run. */
@@ -171,6 +173,7 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
       sink,
       raw: plan.format.raw,
       replayDecoder: plan.format.raw ? undefined : await src.replayDecoder(),
+      maxHeldBytes: plan.maxHeldBytes,
       limit: settings.maxMessages,
       drainTimeoutMs: DRAIN_SECONDS * 1000,
       ddl: settings.ddl,

@@ -6,7 +6,8 @@
  * The source → format → sink run is stream-command.ts's.
  */
 import type { Command } from "./command.ts";
-import { BACKFILL, DDL, NO_RECONNECT, NUMBERS_AS_STRINGS, RUN_FLAGS, SNAPSHOT, SOURCE_FLAGS, TABLES, TRANSACTIONS, UNTIL, flagsOf } from "./flags.ts";
+import { usage } from "./errors.ts";
+import { BACKFILL, DDL, HELD_MEMORY, NO_RECONNECT, NUMBERS_AS_STRINGS, RUN_FLAGS, SNAPSHOT, SOURCE_FLAGS, TABLES, TRANSACTIONS, UNTIL, flagsOf } from "./flags.ts";
 import { openSink } from "../sinks/index.ts";
 import { FORMAT, OPTION, SINK, SUBJECT, checkSink, chosenFormat, sinkOptions } from "./output.ts";
 import { sourceSettings } from "./settings.ts";
@@ -15,7 +16,7 @@ import { METRICS, parseMetricsAddress } from "./metrics-server.ts";
 
 const sections = [
   { title: "connection", flags: [...SOURCE_FLAGS, NO_RECONNECT] },
-  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT, METRICS, DDL, UNTIL, BACKFILL] },
+  { title: "output", flags: [TABLES, TRANSACTIONS, FORMAT, OPTION, NUMBERS_AS_STRINGS, SINK, SUBJECT, ...RUN_FLAGS, SNAPSHOT, METRICS, DDL, UNTIL, BACKFILL, HELD_MEMORY] },
 ];
 
 export const tail: Command = {
@@ -62,8 +63,16 @@ Errors: one line with a hint, exit code 1 (2 for bad options).`,
     const sinkFlags = sinkOptions(target, values);
     const metrics = typeof values.metrics === "string" ? parseMetricsAddress(values.metrics) : undefined;
     return streamCommand({
-      label: "tail", settings, format, formatOptions: options, target, writtenUnit: "lines",
+      label: "tail", settings, maxHeldBytes: heldMemory(values["held-memory"] as string | undefined), format, formatOptions: options, target, writtenUnit: "lines",
       openSink: () => openSink(target, sinkFlags), metrics,
     });
   },
 };
+
+/** --held-memory MIB, in bytes. */
+function heldMemory(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const mib = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(mib >= 0)) throw usage(`--held-memory must be a number of MiB, not ${JSON.stringify(text)}`);
+  return Math.round(mib * (1 << 20));
+}

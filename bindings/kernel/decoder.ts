@@ -85,7 +85,11 @@ export abstract class TapeDecoder implements PgoutputDecoder {
   /** Frame header size of the pushed form: 4 for push, 5 for pushBackend. */
   #pendingHeader = 4;
 
+  /** The options it was made with (for `fork()`). */
+  protected readonly options: DecoderOptions;
+
   constructor(options: DecoderOptions, newKernel: () => KernelExports) {
+    this.options = options;
     this.#newKernel = newKernel;
     this.#maxMessage = checkMaxMessageSize(options.maxMessageSize);
     this.values = new ValueDecoder(options.values, {
@@ -101,6 +105,13 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     });
     this.#start();
   }
+
+  /**
+   * A new decoder made like this one (same backend, options and kernel
+   * module), sharing no state: it decodes held messages again (a streamed
+   * transaction at its commit) without touching this one's batches.
+   */
+  abstract fork(): TapeDecoder;
 
   /** The largest message accepted (the `maxMessageSize` option). */
   get maxMessageSize(): number {

@@ -22,7 +22,6 @@
  * a pull is one resolved promise: no async function and no chaining, which
  * is what each message costs while the consumer keeps up.
  */
-import { transactionEnd, type AckTracker } from "../ack.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { PrimaryKeepalive, WalMessage } from "../walsender.ts";
 import type { BackfillItem } from "../backfill-items.ts";
@@ -37,6 +36,9 @@ import type { Redelivery } from "./redelivery.ts";
 import type { SocketReader } from "./socket-reader.ts";
 import type { StreamCounters, StreamState } from "./stream-state.ts";
 import { backendMessageError, type OnNotice } from "./copy-both.ts";
+import { transactionEnd, type AckMessage, type AckTracker } from "../ack.ts";
+import type { PgoutputDecoder } from "../decoder.ts";
+import { TapeDecoder } from "../kernel/decoder.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
 import { RelationShapes, type RelationChanged } from "../relation-changes.ts";
 import { ddlOf, type Ddl } from "./ddl.ts";
@@ -81,6 +83,8 @@ export interface IterationParts {
   fail: (error: ReplicationError) => ReplicationError;
   /** Breaking out of a loop stops the stream. */
   stop: () => Promise<void>;
+  /** The stream's decoder: held streamed transactions are decoded again by a fork of it. */
+  decoder: PgoutputDecoder;
 }
 
 export class Iteration {
@@ -106,6 +110,7 @@ export class Iteration {
   readonly #onNotice: OnNotice;
   readonly #fail: (error: ReplicationError) => ReplicationError;
   readonly #stop: () => Promise<void>;
+  readonly #decoder: PgoutputDecoder;
   readonly #progress: StreamProgress = {
     lastCommitTime: undefined, lastCommitAt: undefined, lastKeepaliveTime: undefined, lastKeepaliveAt: undefined, heartbeatsFiltered: 0,
   };
@@ -132,6 +137,12 @@ export class Iteration {
     this.#onNotice = parts.onNotice;
     this.#fail = parts.fail;
     this.#stop = parts.stop;
+    this.#decoder = parts.decoder;
+  }
+
+  /** A decoder like the stream's for replaying streamed transactions; a decoder of the user's own that cannot fork: the assembler's default. */
+  #replayDecoder(): PgoutputDecoder | undefined {
+    return this.#decoder instanceof TapeDecoder ? this.#decoder.fork() : undefined;
   }
 
   /** Timestamps of the last commit and keepalive reached, and the heartbeat messages filtered out (a copy). */
@@ -181,28 +192,47 @@ export class Iteration {
     };
   }
 
-  /** Whole transactions, materialized (see `ReplicationStream.transactions`). */
+  /**
+   * Whole transactions, materialized (see `ReplicationStream.transactions`).
+   * A transaction over `maxTransactionBytes` comes in fragments: its end is
+   * observed (and so acknowledged, in auto mode) with the final one only.
+   */
   transactions(options: AssemblerOptions): AsyncIterableIterator<TransactionItem> {
     this.#claim("transactions");
-    const assembler = (this.#assembler = new TransactionAssembler(options));
+    const assembler = (this.#assembler = new TransactionAssembler({ replayDecoder: this.#replayDecoder(), ddl: this.#derived.ddl, ...options }));
+    const hand = (item: TransactionItem): IteratorResult<TransactionItem> => {
+      if ("redelivered" in item) {
+        if (this.#redelivery.redeliveredTransaction(item)) (item as { redelivered: boolean }).redelivered = true;
+        if (!item.final || item.fragment > 0) this.#redelivery.fragment(item.lsn);
+      }
+      return { done: false, value: item };
+    };
     const iterator: AsyncIterableIterator<TransactionItem> = {
       next: () => this.#pull((): IteratorResult<TransactionItem> | typeof WAIT => {
+        const more = assembler.pull();
+        if (more !== undefined) {
+          // The rest of a streamed transaction: its end message is observed with the final fragment.
+          if (more.final) this.#tracker.observe(more.end as unknown as AckMessage, true);
+          return hand(more);
+        }
         for (;;) {
           const msg = this.#poll(false);
           if (msg === WAIT) return WAIT; // the assembler keeps what it holds until the pull goes on
           if (msg === undefined) return DONE;
           if (msg.kind === "PrimaryKeepalive" || msg.kind === "BackfillRow" || msg.kind === "BackfillComplete") continue; // a backfill needs the message iteration
-          if (msg.kind === "RelationChanged" || msg.kind === "Ddl") {
+          if (msg.kind === "RelationChanged") {
             assembler.push(msg);
-            if (msg.kind === "RelationChanged") continue;
+            continue;
           }
+          // A Ddl stands for the trigger's message: the tracker sees that, and a held streamed transaction keeps its bytes.
           const message = msg.kind === "Ddl" ? this.#ddlMessage! : msg;
-          const item = msg.kind === "Ddl" ? undefined : assembler.push(msg);
-          this.#tracker.observe(message, item !== undefined);
+          const item = msg.kind === "Ddl" ? assembler.push(msg, message) : assembler.push(msg);
+          const partial = item !== undefined && "final" in item && !item.final;
+          // An end message whose transaction is not all handed over yet waits for its final fragment.
+          if (!partial || transactionEnd(message) === undefined) this.#tracker.observe(message, item !== undefined);
           this.#ended(message);
           if (item === undefined) continue;
-          if ("redelivered" in item && this.#redelivery.redelivered(item.endLsn)) (item as { redelivered: boolean }).redelivered = true;
-          return { done: false, value: item };
+          return hand(item);
         }
       }),
       return: async (): Promise<IteratorResult<TransactionItem>> => {

@@ -109,6 +109,7 @@ export class Lifecycle {
       state, stats, tracker, reader, liveness: this.liveness, reconnector: this.reconnector, redelivery: this.redelivery,
       deliverHeartbeats: o.deliverHeartbeats, derived: { relationChanges: o.relationChanges, ddl: o.ddl, userMessages: o.userMessages }, stopAt: o.stopAt,
       onNotice: setup.callbacks.onNotice, fail: (e) => this.#fail(e), stop: () => this.stop(),
+      decoder: setup.decoder,
     });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#client.on("error", this.#onClientError);

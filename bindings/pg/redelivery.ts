@@ -16,6 +16,9 @@ export class Redelivery {
   #beginSeen = 0n;
   #begin = 0n;
   #redelivering = false;
+  /** The highest `lsn` of a transaction some of whose fragments were handed over, and its value at the latest reconnect. */
+  #fragmentSeen = 0n;
+  #fragment = 0n;
   /** The Commit / Prepare ending a redelivered span was handed over: the next message is outside it. */
   #spanEnded = false;
 
@@ -28,6 +31,7 @@ export class Redelivery {
   outage(handedOver: bigint): void {
     this.#end = handedOver;
     this.#begin = this.#beginSeen;
+    this.#fragment = this.#fragmentSeen;
   }
 
   /** Message iteration: `m` is handed over; keeps `redelivering` for the transaction the consumer is in. */
@@ -44,8 +48,18 @@ export class Redelivery {
     } else if (kind === "Commit" || kind === "Prepare") this.#spanEnded = this.#redelivering;
   }
 
-  /** Transaction iteration: whether a transaction ending at `endLsn` was handed over before the latest reconnect. */
-  redelivered(endLsn: bigint): boolean {
-    return endLsn <= this.#end;
+  /** Transaction iteration: a fragment of the transaction at `lsn` (its commit or prepare LSN) is handed over. */
+  fragment(lsn: bigint): void {
+    if (lsn > this.#fragmentSeen) this.#fragmentSeen = lsn;
+  }
+
+  /**
+   * Transaction iteration: whether the transaction was handed over, whole or
+   * some of its fragments, before the latest reconnect. Transactions come in
+   * commit order, so one at or before the latest fragment handed over was
+   * handed over too.
+   */
+  redeliveredTransaction(t: { readonly lsn: bigint; readonly endLsn: bigint; readonly final: boolean }): boolean {
+    return (t.final && t.endLsn <= this.#end) || (t.lsn > 0n && t.lsn <= this.#fragment);
   }
 }

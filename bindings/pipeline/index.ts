@@ -25,7 +25,7 @@ export {
 export { captureSource, snapshotSource, streamSource, type StreamSourceOptions } from "./sources.ts";
 export { Records, type RecordInfo, type RecordKind, type RecordTransaction } from "./records.ts";
 export { changeId, compareChangePositions, parseChangeId, type ChangePosition } from "./change-id.ts";
-export { StreamResequencer } from "./resequence.ts";
+export { StreamResequencer, type ResequencerOptions } from "./resequence.ts";
 export type { Format, FormatContext, FormatDefinition, FormatItem, FormatOptionSpec, FormatOptionValues } from "./format.ts";
 export { SinkError, headersRefused, type Sink, type SinkDefinition } from "./sink.ts";
 export { SinkMeter } from "../sinks/meter.ts";

@@ -2,30 +2,36 @@
  * Streamed (in-progress) transactions replayed as plain ones, so that a
  * format only ever sees Begin … Commit. With `streaming` on, a large
  * transaction's changes come in StreamStart … StreamStop blocks that
- * interleave with other transactions; they are held here as the bytes the
+ * interleave with other transactions; they are held as the bytes the
  * server sent (each message with its XLogData positions) and, at the
  * StreamCommit, decoded again by a decoder of their own and handed on
  * between a Begin and a Commit made from the StreamCommit's fields
  * (StreamPrepare: BeginPrepare … Prepare). A StreamAbort drops the
  * transaction, or the changes of the subtransaction it names.
  *
- * The replay needs nothing from outside the transaction: pgoutput sends a
- * streamed transaction its own Relation and Type messages, inside its
- * blocks. It decodes a few MiB at a time, so a transaction's views never
- * need more memory than that; what is held is the wire bytes (about the
- * size the server sent).
+ * Memory: what is held stays in memory up to `maxHeldBytes` for all the
+ * transactions held together; a transaction that would pass it goes to a
+ * temporary file of its own (held-log.ts: unlinked at once, so nothing is
+ * left whatever ends the process), and the replay reads it back a few MiB
+ * at a time (streamed-replay.ts). So a streamed transaction of any size
+ * goes through in bounded memory; the price is its bytes written to and
+ * read from the temp directory once.
  */
 import type { PgoutputDecoder } from "../decoder.ts";
+import { HeldBudget } from "../held-log.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import { StreamedTransactions } from "../streamed-transactions.ts";
-import { toPostgresTimestamp } from "../time.ts";
+import { hold, replayed } from "../streamed-replay.ts";
 
-/** Held messages decoded per replay call. */
-const REPLAY_BYTES = 4 << 20;
-/** `w`, walStart, walEnd, sendTime: the XLogData header the replay decodes the held messages behind. */
-const XLOG_HEADER = 25;
-/** Kinds that belong to a subtransaction (dropped when it aborts); Relation, Type and Origin do not. */
-const CHANGE_KINDS = new Set(["Insert", "Update", "Delete", "Truncate", "Message"]);
+/** Default memory for the streamed transactions held: beyond it they go to temporary files. */
+export const DEFAULT_HELD_BYTES = 32 << 20;
+
+export interface ResequencerOptions {
+  /** Bytes held in memory for all streamed transactions together (default 32 MiB); beyond, in temporary files. */
+  maxHeldBytes?: number;
+  /** Where the temporary files are made (default the OS temp directory). */
+  tempDir?: string;
+}
 
 /** The parts of a synthetic Begin / Commit / BeginPrepare / Prepare that formats read. */
 function synthetic<T extends Record<string, unknown>>(fields: T): PgoutputMessage {
@@ -41,12 +47,13 @@ function synthetic<T extends Record<string, unknown>>(fields: T): PgoutputMessag
 }
 
 export class StreamResequencer {
-  readonly #held = new StreamedTransactions<Uint8Array>();
+  readonly #held: StreamedTransactions;
   readonly #decoder: PgoutputDecoder;
 
   /** `replay`: a decoder made like the stream's (the same value options), used for nothing else. */
-  constructor(replay: PgoutputDecoder) {
+  constructor(replay: PgoutputDecoder, options: ResequencerOptions = {}) {
     this.#decoder = replay;
+    this.#held = new StreamedTransactions(new HeldBudget(options.maxHeldBytes ?? DEFAULT_HELD_BYTES, options.tempDir));
   }
 
   /** Whether `msg` must go through push(): a streaming message, or one inside a block. Every other message passes as it is. */
@@ -57,6 +64,12 @@ export class StreamResequencer {
   /** Streamed transactions held. */
   get held(): number {
     return this.#held.size;
+  }
+
+  /** Memory held now and at most, and the transactions that went to a file. */
+  get heldStats(): { bytes: number; highWater: number; spills: number } {
+    const b = this.#held.budget;
+    return { bytes: b.used, highWater: b.highWater, spills: b.spills };
   }
 
   /**
@@ -78,12 +91,12 @@ export class StreamResequencer {
         return;
       case "StreamCommit":
       case "StreamPrepare": {
-        const items = this.#held.take(msg.xid)?.items ?? [];
+        const held = this.#held.take(msg.xid);
         const commit = msg.kind === "StreamCommit";
         yield commit
           ? synthetic({ kind: "Begin", streamed: true, xid: msg.xid, finalLsn: msg.commitLsn, commitTime: msg.commitTime })
           : synthetic({ kind: "BeginPrepare", streamed: true, xid: msg.xid, gid: msg.gid, prepareLsn: msg.prepareLsn, endLsn: msg.endLsn, prepareTime: msg.prepareTime });
-        yield* this.#replayed(items);
+        if (held !== undefined) yield* replayed(held.log, this.#decoder);
         yield commit
           ? synthetic({ kind: "Commit", streamed: true, flags: 0, commitLsn: msg.commitLsn, endLsn: msg.endLsn, commitTime: msg.commitTime, walStart: msg.walStart })
           : synthetic({ kind: "Prepare", streamed: true, flags: 0, xid: msg.xid, gid: msg.gid, prepareLsn: msg.prepareLsn, endLsn: msg.endLsn, prepareTime: msg.prepareTime, walStart: msg.walStart });
@@ -94,7 +107,7 @@ export class StreamResequencer {
           yield msg;
           return;
         }
-        this.#held.add(payloadOf(msg), CHANGE_KINDS.has(msg.kind) ? (msg as { xid?: number }).xid : undefined);
+        hold(this.#held, msg);
     }
   }
 
@@ -102,31 +115,4 @@ export class StreamResequencer {
   reset(): void {
     this.#held.reset();
   }
-
-  *#replayed(items: readonly Uint8Array[]): Generator<PgoutputMessage> {
-    const decoder = this.#decoder;
-    for (let i = 0; i < items.length; ) {
-      const chunk: Uint8Array[] = [];
-      for (let bytes = 0; i < items.length && (chunk.length === 0 || bytes + items[i]!.length <= REPLAY_BYTES); i++) {
-        chunk.push(items[i]!);
-        bytes += items[i]!.length;
-      }
-      decoder.inStream = true; // the held changes carry their xid, as inside a block
-      const batch = decoder.decodeCopyData(chunk);
-      for (let k = 0; k < batch.length; k++) yield batch.get(k) as PgoutputMessage;
-    }
-  }
-}
-
-/** The message as an XLogData payload: its positions, then its bytes (a copy: it outlives the batch). */
-function payloadOf(msg: PgoutputMessage): Uint8Array {
-  const body = msg.bytes();
-  const out = new Uint8Array(XLOG_HEADER + body.length);
-  const dv = new DataView(out.buffer);
-  out[0] = 0x77; // w
-  dv.setBigUint64(1, msg.walStart ?? 0n);
-  dv.setBigUint64(9, msg.walEnd ?? 0n);
-  dv.setBigInt64(17, msg.sendTime === undefined ? 0n : toPostgresTimestamp(msg.sendTime));
-  out.set(body, XLOG_HEADER);
-  return out;
 }

@@ -67,6 +67,14 @@ export interface PipelineOptions {
   sink: Sink;
   /** The decoder streamed transactions are replayed with (made like the source's, used for nothing else); needed for `streaming` on, unless `raw`. */
   replayDecoder?: PgoutputDecoder;
+  /**
+   * Streamed transactions are held until their StreamCommit: in memory up to
+   * this many bytes for all of them together (default 32 MiB), beyond it in
+   * temporary files (resequence.ts).
+   */
+  maxHeldBytes?: number;
+  /** Where those files are made (default the OS temp directory). */
+  tempDir?: string;
   /** The format takes the messages as sent, streamed blocks included (FormatDefinition.raw). */
   raw?: boolean;
   /** In flight at most (default 10,000 records, 16 MiB). */
@@ -162,19 +170,24 @@ export class Pipeline {
   #backfillTxn: RecordTransaction | undefined;
   #failure: unknown;
   #stopRequested = false;
-  #wakeStop: (() => void) | undefined;
-  readonly #stopped = new Promise<typeof STOP>((resolve) => (this.#wakeStop = () => resolve(STOP)));
+  /**
+   * Wakes the source read being awaited, if any: stop(), a sink's failure,
+   * the linger timer. One promise per read, settled by whichever comes
+   * first: racing each read against one promise that lives as long as the
+   * run would leave a reaction on it per item (30 MB per 100,000 changes).
+   */
+  #wake: ((why: typeof STOP | typeof LINGER) => void) | undefined;
   /** Armed when finished records wait unwritten; wakes a pull that waits for the source meanwhile. */
   #linger: ReturnType<typeof setTimeout> | undefined;
-  #lingered: Promise<typeof LINGER> | undefined;
-  #wakeLinger: (() => void) | undefined;
+  /** The linger timer fired: a read waiting for the source gives way to the waiting records. */
+  #lingerDue = false;
   #settled: (() => void) | undefined;
 
   constructor(options: PipelineOptions) {
     this.#o = { batchBytes: 64 << 10, holdBytes: 1 << 20, drainTimeoutMs: 10_000, ...options };
     this.#windowRecords = options.window?.records ?? 10_000;
     this.#windowBytes = options.window?.bytes ?? 16 << 20;
-    this.#resequencer = options.replayDecoder === undefined ? undefined : new StreamResequencer(options.replayDecoder);
+    this.#resequencer = options.replayDecoder === undefined ? undefined : new StreamResequencer(options.replayDecoder, { maxHeldBytes: options.maxHeldBytes, tempDir: options.tempDir });
   }
 
   get stats(): PipelineStats {
@@ -202,7 +215,7 @@ export class Pipeline {
   /** Ends the run: nothing more is read; see the file's comment. */
   stop(): void {
     this.#stopRequested = true;
-    this.#wakeStop?.();
+    this.#wake?.(STOP);
   }
 
   async run(): Promise<PipelineResult> {
@@ -221,13 +234,13 @@ export class Pipeline {
         }
         const pending = it.next();
         pending.catch(() => {}); // lost to a stop request: its outcome no longer matters
-        let r = await (this.#lingered === undefined ? Promise.race([pending, this.#stopped]) : Promise.race([pending, this.#stopped, this.#lingered]));
+        let r = await this.#read(pending, this.#linger !== undefined);
         if (r === LINGER) {
           await this.#flush();
-          r = await Promise.race([pending, this.#stopped]);
+          r = await this.#read(pending, false);
         }
-        if (r === STOP) {
-          reason = "stopped";
+        if (r === STOP || r === LINGER) {
+          reason = "stopped"; // (LINGER: not from a read without linger)
           break;
         }
         if (r.done) break;
@@ -257,31 +270,36 @@ export class Pipeline {
     }
     if (source.generation !== this.#generation) this.#restarted(source.generation);
     this.#o.onItem?.(item);
-    const records = this.#records;
     switch (item.kind) {
       case "PrimaryKeepalive":
-        if (records.length > 0 && !source.ready) await this.#flush();
+        if (this.#records.length > 0 && !source.ready) await this.#flush();
         return false;
       case "SnapshotComplete":
         await this.#flush();
         return false;
       case "SnapshotRow":
-        records.txn = this.#snapshotTxn ??= new RecordTransaction(undefined, source.consistentPoint ?? 0n, undefined, true);
-        this.#o.format.push(item, records);
+        this.#records.txn = this.#snapshotTxn ??= new RecordTransaction(undefined, source.consistentPoint ?? 0n, undefined, true);
+        this.#o.format.push(item, this.#records);
         break;
       case "BackfillComplete":
         return false; // its chunk's rows were flushed above
       case "BackfillRow":
         // A chunk's rows are written as snapshot rows, ids at its high watermark (change-id.ts).
         if (this.#backfillTxn?.lsn !== item.lsn) this.#backfillTxn = new RecordTransaction(undefined, item.lsn, undefined, true, "backfill");
-        records.txn = this.#backfillTxn;
-        this.#o.format.push({ kind: "SnapshotRow", relation: item.relation, tuple: item.tuple }, records);
-        records.txn = NO_TRANSACTION;
+        this.#records.txn = this.#backfillTxn;
+        this.#o.format.push({ kind: "SnapshotRow", relation: item.relation, tuple: item.tuple }, this.#records);
+        this.#records.txn = NO_TRANSACTION;
         break;
       default:
         if (this.#o.raw === true) this.#message(item);
         else if (this.#resequencer?.takes(item) === true) {
-          for (const m of this.#resequencer.push(item)) this.#message(m);
+          for (const m of this.#resequencer.push(item)) {
+            this.#message(m);
+            // A streamed transaction is replayed whole at its commit: written as it goes, as a plain one is.
+            if (this.#records.bytes.len < this.#o.holdBytes) continue;
+            if (await this.#atLimit()) return true; // (leaving the loop closes what is held)
+            await this.#flush();
+          }
           if (item.kind === "StreamAbort") this.#abortEnd(item);
         } else if (item.kind === "StreamAbort") {
           // Nothing was held to drop. PostgreSQL 18 sends a stray Stream Abort to a client that never asked for
@@ -292,32 +310,54 @@ export class Pipeline {
           this.#message(item);
         }
     }
-    this.#stats.skipped += records.skipped;
-    records.skipped = 0;
-    const limit = this.#o.limit;
-    if (limit !== undefined && this.#stats.records + records.length >= limit) {
-      records.truncate(limit - this.#stats.records);
-      await this.#flush();
-      return true;
-    }
+    if (await this.#atLimit()) return true;
+    const records = this.#records;
     const ended = records.acks.length > 0 && records.acks[records.acks.length - 1]!.after === records.length;
     if (records.bytes.len >= this.#o.holdBytes || (ended && (records.bytes.len >= this.#o.batchBytes || !source.ready))) await this.#flush();
     else if (ended && this.#linger === undefined) this.#armLinger();
     return false;
   }
 
+  /** The source's next item, or STOP, or (with `linger`, once the linger timer fired) LINGER, whichever comes first. */
+  #read(pending: Promise<IteratorResult<SourceItem>>, linger: boolean): Promise<IteratorResult<SourceItem> | typeof STOP | typeof LINGER> {
+    return new Promise<IteratorResult<SourceItem> | typeof STOP | typeof LINGER>((resolve, reject) => {
+      this.#wake = (why) => {
+        if (why === STOP || linger) resolve(why);
+      };
+      pending.then(resolve, reject);
+      if (this.#failure !== undefined || this.#stopRequested) queueMicrotask(() => resolve(STOP));
+      else if (linger && this.#lingerDue) queueMicrotask(() => resolve(LINGER)); // after pending's reaction: an item already there comes first
+    }).finally(() => {
+      this.#wake = undefined;
+    });
+  }
+
+  /** Counts what the batch took back; at the limit, cuts the batch there and writes it (then the run ends). */
+  async #atLimit(): Promise<boolean> {
+    const records = this.#records;
+    this.#stats.skipped += records.skipped;
+    records.skipped = 0;
+    const limit = this.#o.limit;
+    if (limit === undefined || this.#stats.records + records.length < limit) return false;
+    records.truncate(limit - this.#stats.records);
+    await this.#flush();
+    return true;
+  }
+
   /** Finished records wait for what the source says arrived: for LINGER_MS at most, then a waiting pull writes them. */
   #armLinger(): void {
-    this.#lingered = new Promise((resolve) => (this.#wakeLinger = () => resolve(LINGER)));
-    this.#linger = setTimeout(() => this.#wakeLinger?.(), LINGER_MS);
+    this.#lingerDue = false;
+    this.#linger = setTimeout(() => {
+      this.#lingerDue = true;
+      this.#wake?.(LINGER);
+    }, LINGER_MS);
   }
 
   #disarmLinger(): void {
     if (this.#linger === undefined) return;
     clearTimeout(this.#linger);
     this.#linger = undefined;
-    this.#lingered = undefined;
-    this.#wakeLinger = undefined;
+    this.#lingerDue = false;
   }
 
   /** A message of a plain transaction (or outside one): its transaction context, the format (and what is derived from it), its end. */
@@ -450,7 +490,7 @@ export class Pipeline {
 
   #fail(e: unknown): void {
     this.#failure ??= e;
-    this.#wakeStop?.();
+    this.#wake?.(STOP);
     const wake = this.#settled;
     this.#settled = undefined;
     wake?.();
@@ -478,6 +518,7 @@ export class Pipeline {
         });
       }
     }
+    this.#resequencer?.reset(); // closes the files of what was held
     await this.#o.source.stop();
     await this.#o.sink.close().catch(() => {});
   }

@@ -10,9 +10,16 @@ import { instantiate, kernelModule, kernelModuleAsync } from "./module.ts";
 export class WasmDecoder extends TapeDecoder {
   readonly backend = "wasm" as const;
 
+  readonly #module: WebAssembly.Module;
+
   /** Synchronous construction (compiles the inlined kernel on first use). See also `WasmDecoder.create`. */
   constructor(options: DecoderOptions = {}, module: WebAssembly.Module = kernelModule()) {
     super(options, () => instantiate(module));
+    this.#module = module;
+  }
+
+  fork(): WasmDecoder {
+    return new WasmDecoder(this.options, this.#module);
   }
 
   /** Compiles asynchronously (or uses the given wasm bytes or module) and returns a decoder. */

@@ -160,4 +160,8 @@ export class TwinDecoder extends TapeDecoder {
   constructor(options: DecoderOptions = {}) {
     super(options, () => twinKernel());
   }
+
+  fork(): TwinDecoder {
+    return new TwinDecoder(this.options);
+  }
 }
