@@ -40,24 +40,13 @@ import { transactionEnd, type AckMessage, type AckTracker } from "../ack.ts";
 import type { PgoutputDecoder } from "../decoder.ts";
 import { TapeDecoder } from "../kernel/decoder.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
-import { RelationShapes, type RelationChanged } from "../relation-changes.ts";
-import { ddlOf, type Ddl } from "./ddl.ts";
+import { RelationShapes } from "../relation-changes.ts";
+import type { Derived, StreamItem } from "./stream-items.ts";
+import type { RelationChanged } from "../relation-changes.ts";
+import { ddlOf } from "./ddl.ts";
 import { pastStop } from "./stop-at.ts";
 
-/**
- * What the message iteration yields: pgoutput messages (views), keepalives
- * when asked for, a RelationChanged after a Relation message that changed
- * its table, Ddl items for the DDL trigger's messages, and a backfill's items.
- */
-export type StreamItem = PgoutputMessage | PrimaryKeepalive | RelationChanged | Ddl | BackfillItem;
-
-/** What the stream derives from the messages (on unless a pipeline asked for the messages alone: it derives them itself). */
-export interface Derived {
-  relationChanges: boolean;
-  ddl: boolean;
-  /** Deliver messages other than the DDL trigger's. */
-  userMessages: boolean;
-}
+export type { Derived, StreamItem } from "./stream-items.ts";
 
 /** A pull step's answer when nothing is buffered yet. */
 export const WAIT = Symbol("wait");
