@@ -31,103 +31,21 @@
  * stopped. A source's failure is thrown after that; a sink's failure ends
  * the run at once: nothing after the failed batch is confirmed.
  *
- * Derived items (relation-changes.ts, pg/ddl.ts): the format is fed a
- * RelationChanged right after a Relation message that changed its table,
- * and (`ddl`) a Ddl for the DDL trigger's message, in the order the format
- * sees the messages — after the replay of streamed transactions, so an
- * aborted one changes nothing. They take a position in their transaction
- * like any record. The shapes compared with are those handed to the
- * format, put back to the confirmed position when the source starts over,
- * so a redelivered transaction has the same records. A process that starts
- * anew knows no shape: the first Relation of each table is the baseline,
- * except in the transaction the destination holds part of (the sink's
- * `delivered()`), where a first sight makes a RelationChanged with no
- * previous shape — so that transaction has at least the records it had
- * before, and taking back what the destination holds never skips a change
- * it does not hold (it may write one again).
+ * What a message makes (its transaction context, the items derived from
+ * it) is message-feed.ts's.
  */
-import type { PgoutputDecoder } from "../decoder.ts";
-import type { PgoutputMessage } from "../messages.ts";
-import { transactionEnd } from "../ack.ts";
 import type { ChangePosition } from "./change-id.ts";
-import type { Format } from "./format.ts";
 import { NO_TRANSACTION, Records, RecordTransaction } from "./records.ts";
 import { StreamResequencer } from "./resequence.ts";
 import type { Sink } from "./sink.ts";
 import type { PipelineSource, SourceItem } from "./sources.ts";
 import { family, metricsText, type MetricFamily } from "../metrics/exposition.ts";
-import { RelationShapes } from "../relation-changes.ts";
-import { ddlOf } from "../pg/ddl.ts";
+import { MessageFeed } from "./message-feed.ts";
 
 export type { PipelineSource, SourceItem } from "./sources.ts";
 
-export interface PipelineOptions {
-  source: PipelineSource;
-  format: Format;
-  sink: Sink;
-  /** The decoder streamed transactions are replayed with (made like the source's, used for nothing else); needed for `streaming` on, unless `raw`. */
-  replayDecoder?: PgoutputDecoder;
-  /**
-   * Streamed transactions are held until their StreamCommit: in memory up to
-   * this many bytes for all of them together (default 32 MiB), beyond it in
-   * temporary files (resequence.ts).
-   */
-  maxHeldBytes?: number;
-  /** Where those files are made (default the OS temp directory). */
-  tempDir?: string;
-  /** The format takes the messages as sent, streamed blocks included (FormatDefinition.raw). */
-  raw?: boolean;
-  /** In flight at most (default 10,000 records, 16 MiB). */
-  window?: { records?: number; bytes?: number };
-  /** A batch is written at a transaction's end once it holds this much (default 64 KiB), */
-  batchBytes?: number;
-  /** … and in the middle of a transaction once it holds this much (default 1 MiB). */
-  holdBytes?: number;
-  /** Stop after this many records. */
-  limit?: number;
-  /** How long stop() waits for the writes in flight (default 10 s). */
-  drainTimeoutMs?: number;
-  /** At the end, also write the records of the last, unfinished transaction (`decode` of a capture shows all it read). */
-  writePartial?: boolean;
-  /** RelationChanged items for Relation messages that change their table's shape (default true). */
-  relationChanges?: boolean;
-  /** The DDL trigger's messages (pg/ddl.ts) as Ddl items (default false: they are Messages like any other). */
-  ddl?: boolean;
-  /** `false`: logical messages other than the DDL trigger's are dropped (the stream asks for messages for `ddl`). Default true. */
-  messages?: boolean;
-  /** Every item as it is reached, before it is formatted (a status line, a demo's bookkeeping). */
-  onItem?: (item: SourceItem) => void;
-  /** A transaction end was confirmed to the source (its records, and all before, are durable). */
-  onAck?: (lsn: bigint) => void;
-}
-
-export interface PipelineStats {
-  /** Items read from the source. */
-  items: number;
-  /** Records handed to the sink, and their bytes. */
-  records: number;
-  bytes: number;
-  /** Records the sink confirmed. */
-  durable: number;
-  /** Records and bytes in flight. */
-  inFlight: number;
-  inFlightBytes: number;
-  /** Sink writes. */
-  writes: number;
-  /** Records not written again because the destination had them (after a restart or reconnect). */
-  skipped: number;
-  /** The position confirmed to the source last, */
-  acked: bigint | undefined;
-  /** … and the confirmations made. */
-  acks: number;
-}
-
-/** How a run ended. */
-export interface PipelineResult {
-  /** `stopped`: stop() or the limit; `ended`: the source ended. */
-  reason: "stopped" | "limit" | "ended";
-  stats: PipelineStats;
-}
+export type { PipelineOptions, PipelineResult, PipelineStats } from "./run-options.ts";
+import type { PipelineOptions, PipelineResult, PipelineStats } from "./run-options.ts";
 
 interface InFlight {
   records: number;
@@ -161,12 +79,7 @@ export class Pipeline {
   #delivered: ChangePosition | undefined;
   #generation: number | undefined;
   #snapshotTxn: RecordTransaction | undefined;
-  /** The shapes handed to the format (see the file's comment). */
-  readonly #shapes = new RelationShapes();
-  /** What the sink said its destination holds, at the start. */
-  #startedAt: ChangePosition | undefined;
-  /** In the transaction the destination holds part of: first sights make RelationChanged items. */
-  #baseline = false;
+  readonly #feed: MessageFeed;
   #backfillTxn: RecordTransaction | undefined;
   #failure: unknown;
   #stopRequested = false;
@@ -187,6 +100,7 @@ export class Pipeline {
     this.#o = { batchBytes: 64 << 10, holdBytes: 1 << 20, drainTimeoutMs: 10_000, ...options };
     this.#windowRecords = options.window?.records ?? 10_000;
     this.#windowBytes = options.window?.bytes ?? 16 << 20;
+    this.#feed = new MessageFeed(options);
     this.#resequencer = options.replayDecoder === undefined ? undefined : new StreamResequencer(options.replayDecoder, { maxHeldBytes: options.maxHeldBytes, tempDir: options.tempDir });
   }
 
@@ -220,7 +134,8 @@ export class Pipeline {
 
   async run(): Promise<PipelineResult> {
     const { source, sink } = this.#o;
-    this.#delivered = this.#startedAt = (await sink.delivered?.()) ?? undefined;
+    this.#delivered = (await sink.delivered?.()) ?? undefined;
+    this.#feed.startedAt = this.#delivered;
     this.#records.skip = this.#delivered;
     const it = source[Symbol.asyncIterator]();
     let reason: PipelineResult["reason"] = "ended";
@@ -291,23 +206,23 @@ export class Pipeline {
         this.#records.txn = NO_TRANSACTION;
         break;
       default:
-        if (this.#o.raw === true) this.#message(item);
+        if (this.#o.raw === true) this.#feed.message(item, this.#records);
         else if (this.#resequencer?.takes(item) === true) {
           for (const m of this.#resequencer.push(item)) {
-            this.#message(m);
+            this.#feed.message(m, this.#records);
             // A streamed transaction is replayed whole at its commit: written as it goes, as a plain one is.
             if (this.#records.bytes.len < this.#o.holdBytes) continue;
             if (await this.#atLimit()) return true; // (leaving the loop closes what is held)
             await this.#flush();
           }
-          if (item.kind === "StreamAbort") this.#abortEnd(item);
+          if (item.kind === "StreamAbort") this.#feed.abortEnd(item, this.#records);
         } else if (item.kind === "StreamAbort") {
           // Nothing was held to drop. PostgreSQL 18 sends a stray Stream Abort to a client that never asked for
           // streaming (estuary/connectors#5228): it ends no transaction this pipeline saw.
-          this.#abortEnd(item);
+          this.#feed.abortEnd(item, this.#records);
         } else {
           if (item.kind.startsWith("Stream")) throw new TypeError("a streamed transaction reached a pipeline made without replayDecoder");
-          this.#message(item);
+          this.#feed.message(item, this.#records);
         }
     }
     if (await this.#atLimit()) return true;
@@ -360,57 +275,6 @@ export class Pipeline {
     this.#lingerDue = false;
   }
 
-  /** A message of a plain transaction (or outside one): its transaction context, the format (and what is derived from it), its end. */
-  #message(msg: PgoutputMessage): void {
-    const records = this.#records;
-    const format = this.#o.format;
-    switch (msg.kind) {
-      case "Begin":
-        records.txn = new RecordTransaction(msg.xid, msg.finalLsn, msg.commitTime);
-        this.#baseline = this.#startedAt?.lsn === msg.finalLsn;
-        break;
-      case "BeginPrepare":
-        records.txn = new RecordTransaction(msg.xid, msg.prepareLsn, msg.prepareTime);
-        this.#baseline = this.#startedAt?.lsn === msg.prepareLsn;
-        break;
-      case "CommitPrepared":
-        records.txn = new RecordTransaction(msg.xid, msg.commitLsn, msg.commitTime);
-        break;
-      case "RollbackPrepared":
-        records.txn = new RecordTransaction(msg.xid, msg.rollbackEndLsn, msg.rollbackTime);
-        break;
-      case "Message": {
-        const ddl = this.#o.ddl === true ? ddlOf(msg) : undefined;
-        if (ddl !== undefined) {
-          if (format.keepsMessages === true) format.push(msg, records);
-          format.push(ddl, records);
-          return;
-        }
-        if (this.#o.messages === false) return;
-        if (!msg.transactional) records.txn = new RecordTransaction(undefined, msg.lsn, undefined);
-        break;
-      }
-    }
-    format.push(msg, records);
-    if (msg.kind === "Relation" && this.#o.relationChanges !== false) {
-      const changed = this.#shapes.observe(msg, this.#baseline);
-      if (changed !== undefined) format.push(changed, records);
-    }
-    const end = transactionEnd(msg);
-    if (end !== undefined) {
-      records.acks.push({ after: records.length, lsn: end });
-      records.txn = NO_TRANSACTION;
-      this.#shapes.ended(end);
-      this.#baseline = false;
-    } else if (msg.kind === "Message" && !msg.transactional) records.txn = NO_TRANSACTION;
-  }
-
-  /** A StreamAbort of a whole transaction ends it with no records: its position may be confirmed in turn. */
-  #abortEnd(msg: PgoutputMessage): void {
-    const end = transactionEnd(msg);
-    if (end !== undefined) this.#records.acks.push({ after: this.#records.length, lsn: end });
-  }
-
   /** The source started over from what was confirmed: drop what was not handed over; take back what was. */
   #restarted(generation: number | undefined): void {
     const first = this.#generation === undefined;
@@ -422,8 +286,7 @@ export class Pipeline {
     this.#records.skip = this.#delivered;
     this.#o.format.reset();
     this.#resequencer?.reset();
-    this.#shapes.rollback(); // to what was confirmed (settle): the source starts over from there
-    this.#baseline = false;
+    this.#feed.restart();
   }
 
   /** Hands the batch to the sink (a batch of acks alone settles in turn, without a write). */
@@ -480,7 +343,7 @@ export class Pipeline {
       this.#o.source.ack(ack);
       this.#stats.acked = ack;
       this.#stats.acks++;
-      this.#shapes.confirmed(ack);
+      this.#feed.confirmed(ack);
       this.#o.onAck?.(ack);
     }
     const wake = this.#settled;

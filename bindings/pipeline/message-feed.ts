@@ -1,0 +1,109 @@
+/**
+ * What a message of the source makes in the pipeline's batch: its
+ * transaction context (the records' transaction, the acknowledgement at its
+ * end), the format's records, and the items derived from it.
+ *
+ * Derived items (relation-changes.ts, pg/ddl.ts): the format is fed a
+ * RelationChanged right after a Relation message that changed its table,
+ * and (`ddl`) a Ddl for the DDL trigger's message, in the order the format
+ * sees the messages — after the replay of streamed transactions, so an
+ * aborted one changes nothing. They take a position in their transaction
+ * like any record. The shapes compared with are those handed to the
+ * format, put back to the confirmed position when the source starts over,
+ * so a redelivered transaction has the same records. A process that starts
+ * anew knows no shape: the first Relation of each table is the baseline,
+ * except in the transaction the destination holds part of (the sink's
+ * `delivered()`), where a first sight makes a RelationChanged with no
+ * previous shape — so that transaction has at least the records it had
+ * before, and taking back what the destination holds never skips a change
+ * it does not hold (it may write one again).
+ */
+import { transactionEnd } from "../ack.ts";
+import type { PgoutputMessage } from "../messages.ts";
+import { ddlOf } from "../pg/ddl.ts";
+import { RelationShapes } from "../relation-changes.ts";
+import type { ChangePosition } from "./change-id.ts";
+import type { Format } from "./format.ts";
+import { NO_TRANSACTION, RecordTransaction, type Records } from "./records.ts";
+
+export interface MessageFeedOptions {
+  format: Format;
+  relationChanges?: boolean;
+  ddl?: boolean;
+  messages?: boolean;
+}
+
+export class MessageFeed {
+  readonly #o: MessageFeedOptions;
+  /** The shapes handed to the format (see the file's comment). */
+  readonly #shapes = new RelationShapes();
+  /** What the sink said its destination holds, at the start. */
+  startedAt: ChangePosition | undefined;
+  /** In the transaction the destination holds part of: first sights make RelationChanged items. */
+  #baseline = false;
+
+  constructor(options: MessageFeedOptions) {
+    this.#o = options;
+  }
+
+  /** A message of a plain transaction (or outside one): its transaction context, the format (and what is derived from it), its end. */
+  message(msg: PgoutputMessage, records: Records): void {
+    const format = this.#o.format;
+    switch (msg.kind) {
+      case "Begin":
+        records.txn = new RecordTransaction(msg.xid, msg.finalLsn, msg.commitTime);
+        this.#baseline = this.startedAt?.lsn === msg.finalLsn;
+        break;
+      case "BeginPrepare":
+        records.txn = new RecordTransaction(msg.xid, msg.prepareLsn, msg.prepareTime);
+        this.#baseline = this.startedAt?.lsn === msg.prepareLsn;
+        break;
+      case "CommitPrepared":
+        records.txn = new RecordTransaction(msg.xid, msg.commitLsn, msg.commitTime);
+        break;
+      case "RollbackPrepared":
+        records.txn = new RecordTransaction(msg.xid, msg.rollbackEndLsn, msg.rollbackTime);
+        break;
+      case "Message": {
+        const ddl = this.#o.ddl === true ? ddlOf(msg) : undefined;
+        if (ddl !== undefined) {
+          if (format.keepsMessages === true) format.push(msg, records);
+          format.push(ddl, records);
+          return;
+        }
+        if (this.#o.messages === false) return;
+        if (!msg.transactional) records.txn = new RecordTransaction(undefined, msg.lsn, undefined);
+        break;
+      }
+    }
+    format.push(msg, records);
+    if (msg.kind === "Relation" && this.#o.relationChanges !== false) {
+      const changed = this.#shapes.observe(msg, this.#baseline);
+      if (changed !== undefined) format.push(changed, records);
+    }
+    const end = transactionEnd(msg);
+    if (end !== undefined) {
+      records.acks.push({ after: records.length, lsn: end });
+      records.txn = NO_TRANSACTION;
+      this.#shapes.ended(end);
+      this.#baseline = false;
+    } else if (msg.kind === "Message" && !msg.transactional) records.txn = NO_TRANSACTION;
+  }
+
+  /** A StreamAbort of a whole transaction ends it with no records: its position may be confirmed in turn. */
+  abortEnd(msg: PgoutputMessage, records: Records): void {
+    const end = transactionEnd(msg);
+    if (end !== undefined) records.acks.push({ after: records.length, lsn: end });
+  }
+
+  /** The source starts over from what was confirmed: the shapes go back there. */
+  restart(): void {
+    this.#shapes.rollback();
+    this.#baseline = false;
+  }
+
+  /** A transaction end was confirmed: the shapes up to it are kept through a restart. */
+  confirmed(lsn: bigint): void {
+    this.#shapes.confirmed(lsn);
+  }
+}
