@@ -37,7 +37,6 @@
 import type { ChangePosition } from "./change-id.ts";
 import { NO_TRANSACTION, Records, RecordTransaction } from "./records.ts";
 import { StreamResequencer } from "./resequence.ts";
-import type { Sink } from "./sink.ts";
 import type { PipelineSource, SourceItem } from "./sources.ts";
 import { family, metricsText, type MetricFamily } from "../metrics/exposition.ts";
 import { MessageFeed } from "./message-feed.ts";
