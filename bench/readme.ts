@@ -4,7 +4,8 @@
  *   node build/bench/bench/readme.js [--write] [--results DIR] [corpus names...]
  *
  * Prints the section (or with --write replaces it in README.md, from its
- * heading to the next `## ` heading or the end). Default corpora: every
+ * heading to the next `## ` heading or the end, and writes the targets
+ * table to bench/targets.md). Default corpora: every
  * bench/results/*.json of default scale, proto1-text first. Refuses (exit 1)
  * results measured on uncommitted changes.
  */
@@ -68,6 +69,9 @@ function table(r: BenchReport): string[] {
   return out;
 }
 
+/** The targets table, written to bench/targets.md beside the README's section. */
+const targets: string[] = [];
+
 function section(): string {
   const names = corpora();
   const reports = names.map((n) => JSON.parse(readFileSync(path.join(dir, `${n}.json`), "utf8")) as BenchReport);
@@ -116,8 +120,11 @@ function section(): string {
     for (const u of r.unsupported) lines.push(`${u.competitor} cannot decode this corpus: \`${u.reason}\`.`, "");
     for (const n of r.notes) if (n.startsWith("binary corpus")) lines.push(`Note: ${n.replace(/^binary corpus: /, "")}`, "");
     if (r === main) {
-      lines.push(
-        "Targets, judged on the paired ratios of this run (Benchmark.js's block-by-block ratio beside it):",
+      lines.push("The targets, judged on this run's paired ratios: [bench/targets.md](bench/targets.md).", "");
+      targets.push(
+        "# Benchmark targets",
+        "",
+        `Judged on the paired ratios of the README's run (${r.corpus.name}, commit ${main.git!.commit}; Benchmark.js's block-by-block ratio beside it). Written by \`node build/bench/bench/readme.js --write\`.`,
         "",
         "| target | wanted | paired | Benchmark.js | |",
         "|---|---:|---:|---:|---|",
@@ -129,8 +136,7 @@ function section(): string {
         while (d < 5 && v < target && fmt(v, d) === fmt(target, d)) d++;
         return fmt(v, d) + "×";
       };
-      for (const t of r.targets) lines.push(`| ${t.name} | ≥ ${t.target}× | ${x(t.paired, t.target)} | ${x(t.benchmarkJs, t.target)} | ${t.met === null ? "n/a" : t.met ? "met" : "not met"} |`);
-      lines.push("");
+      for (const t of r.targets) targets.push(`| ${t.name} | ≥ ${t.target}× | ${x(t.paired, t.target)} | ${x(t.benchmarkJs, t.target)} | ${t.met === null ? "n/a" : t.met ? "met" : "not met"} |`);
     }
   }
   const memFile = path.join(dir, `${main.corpus.name}.memory.json`);
@@ -181,7 +187,9 @@ if (args.write) {
     next = old.slice(0, start + 1) + text + (after < 0 ? "" : "\n" + old.slice(after + 1));
   }
   writeFileSync(readme, next.replace(/\n*$/, "\n"));
-  console.log(`updated ${readme}`);
+  const targetsFile = path.join(repoRoot(), "bench", "targets.md");
+  writeFileSync(targetsFile, targets.join("\n") + "\n");
+  console.log(`updated ${readme} and ${targetsFile}`);
 } else {
   process.stdout.write(text + "\n");
 }
