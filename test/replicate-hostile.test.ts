@@ -179,7 +179,7 @@ describe("a hostile or stalled walsender", () => {
     const bytes = backendStream(walPayloads(aliasStream()).map((p) => backend.copyData(p.bytes)));
     const reference = new WasmDecoder().pushBackend(bytes.slice()).materialize().filter((m) => m.kind !== "PrimaryKeepalive");
     fake = await startFakeWalsender(() => {});
-    const { s, client } = await connect(fake, { decoder, receiveTimeoutMs: 0 });
+    const { s, client } = await connect(fake, { decoder, receiveTimeoutMs: 0, messages: true });
     const socket = (client() as unknown as { connection: { stream: net.Socket } }).connection.stream;
     // As pg's parser buffer: one Buffer, each chunk a view of it, rewritten after every 'data' event.
     const pool = Buffer.allocUnsafe(4096);
