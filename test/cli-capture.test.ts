@@ -25,6 +25,7 @@ import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { decodeCapture, peekChanges } from "../devkit/capture/slot.ts";
 import { transactionEnd } from "../bindings/ack.ts";
 import { parseLsn } from "../bindings/lsn.ts";
+import { waitStreaming } from "./support/slot-streaming.ts";
 import { buildCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -114,19 +115,6 @@ async function tx(client: Client, ...statements: string[]): Promise<void> {
   await client.query("COMMIT");
 }
 
-/** Waits until a walsender streams from the slot (START_REPLICATION; the slot is also active while being created). */
-async function waitActive(slot: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const rows = await cluster.query(
-      `SELECT 1 FROM pg_replication_slots s JOIN pg_stat_activity a ON a.pid = s.active_pid
-       WHERE s.slot_name = $1 AND a.query LIKE 'START_REPLICATION%'`, [slot]);
-    if (rows.length > 0) return;
-    if (Date.now() > deadline) throw new Error(`slot ${slot} not streaming`);
-    await sleep(50);
-  }
-}
-
 const NUM = "98765432109876543210987654321.123456789012345678901234567890";
 
 describe("capture from PostgreSQL 15", () => {
@@ -134,7 +122,7 @@ describe("capture from PostgreSQL 15", () => {
     const file = join(tmp, "live.bin");
     const slot = "cap_live";
     const cap = start(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--create-slot", "--messages"]);
-    await waitActive(slot);
+    await waitStreaming(cluster, slot);
     const w = await cluster.connect();
     try {
       await tx(w, `INSERT INTO cap VALUES (-9223372036854775808, '${NUM}', repeat('n', 5000), '{"k": 18446744073709551616}')`, `SELECT pg_logical_emit_message(true, 'cap', 'in the transaction')`);
@@ -262,7 +250,7 @@ describe("capture through the pipeline (stream → capture format → file sink)
     await cluster.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [`${slot}_peek`]);
     const file = join(tmp, "flow.bin");
     const cap = start(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot]);
-    await waitActive(slot);
+    await waitStreaming(cluster, slot);
     const w = await cluster.connect();
     try {
       for (let t = 0; t < 5; t++) await tx(w, `INSERT INTO cap (id, n, note) SELECT g, g, 'flow' FROM generate_series(${7000 + t * 10}, ${7004 + t * 10}) g`, `UPDATE cap SET n = -n WHERE id = ${7000 + t * 10}`);
@@ -300,7 +288,7 @@ describe("capture through the pipeline (stream → capture format → file sink)
     const slot = "cap_kill";
     const file = join(tmp, "killed.bin");
     const cap = start(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--create-slot"]);
-    await waitActive(slot);
+    await waitStreaming(cluster, slot);
     const w = await cluster.connect();
     let writing = true;
     const load = (async () => {
@@ -357,7 +345,7 @@ describe("tail --sink file:PATH", () => {
     try {
       for (const [runs, from] of [[1, 9001], [2, 9004]] as const) {
         const t = start([...args, ...(runs === 1 ? ["--create-slot"] : [])]);
-        await waitActive(slot);
+        await waitStreaming(cluster, slot);
         await tx(w, `INSERT INTO cap (id, n) SELECT g, g FROM generate_series(${from}, ${from + 2}) g`);
         const deadline = Date.now() + 20_000;
         while ((readFileSync(file, "utf8").match(/"action":"C"/g) ?? []).length < runs) {

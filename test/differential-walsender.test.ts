@@ -16,7 +16,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
 import { TwinDecoder } from "./support/twin-kernel.ts";
 import { Differences, outcome, type Outcome } from "./support/differences.ts";
-import { deepEqual, hex } from "../devkit/encoder/encoder.ts";
+import { concat, deepEqual, hex } from "../devkit/encoder/encoder.ts";
 import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "../devkit/fuzz/random.ts";
 import { backend, backendStream, wal, type BackendEncoded, type WalEncoded } from "../devkit/encoder/walsender-encoder.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
@@ -274,14 +274,7 @@ describe("wasm and baseline agree on walsender streams", () => {
         frame.set(body, 5);
         parts.push(frame);
       }
-      let total = 0;
-      for (const p of parts) total += p.length;
-      const raw = new Uint8Array(total);
-      let o = 0;
-      for (const p of parts) {
-        raw.set(p, o);
-        o += p.length;
-      }
+      const raw = concat(parts);
       const cut = r.int(0, raw.length);
       const [w1, b1] = both(pushBackend(raw.subarray(0, cut)));
       diffs.check(`garbage #${i}, first ${cut} bytes: ${hex(raw)}`, w1, b1);

@@ -15,8 +15,9 @@ import { createHash } from "node:crypto";
 import type { ClientConfig } from "pg";
 import { replicate, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { Cluster, PgMajor } from "../devkit/cluster/cluster.ts";
 import { liveBytes } from "./support/memory.ts";
+import { startClusters, syncCommitPool } from "./support/clusters.ts";
 import { backend, onceAcrossBackends } from "./support/backends.ts";
 
 const MAJORS: PgMajor[] = [15, 18];
@@ -27,13 +28,7 @@ const clusters = new Map<PgMajor, { cluster: Cluster; config: ClientConfig; pool
 let seq = 0;
 
 beforeAll(async () => {
-  for (const major of MAJORS) {
-    const cluster = await startCluster(major);
-    const config: ClientConfig = { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database };
-    const pool = new pg.Pool({ ...config, max: 2, options: "-c synchronous_commit=on" });
-    pool.on("error", () => {});
-    clusters.set(major, { cluster, config, pool });
-  }
+  await startClusters(MAJORS, clusters, (cluster, config) => ({ cluster, config, pool: syncCommitPool(config, 2) }));
 });
 
 afterAll(async () => {

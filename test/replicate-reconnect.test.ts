@@ -21,6 +21,7 @@ import { backoffCap, backoffDelay, reconnectPolicy, RECONNECT_DEFAULTS } from ".
 import { formatLsn } from "../bindings/lsn.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { restartCluster } from "../devkit/cluster/restart.ts";
+import { startClusters, syncCommitPool } from "./support/clusters.ts";
 import { startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
 import { backend } from "../devkit/encoder/walsender-encoder.ts";
 import * as net from "node:net";
@@ -66,13 +67,7 @@ const streams = new Set<ReplicationStream>();
 let seq = 0;
 
 beforeAll(async () => {
-  for (const major of MAJORS) {
-    const cluster = await startCluster(major);
-    const config: ClientConfig = { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database };
-    const pool = new pg.Pool({ ...config, max: 3, options: "-c synchronous_commit=on" });
-    pool.on("error", () => {}); // idle clients die with a restart
-    ctxs.set(major, { major, cluster, pool, config });
-  }
+  await startClusters(MAJORS, ctxs, (cluster, config) => ({ major: cluster.major, cluster, pool: syncCommitPool(config, 3), config }));
 });
 
 afterAll(async () => {

@@ -30,6 +30,7 @@ import { ByteQueue } from "../bindings/pg/queue.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { restartCluster } from "../devkit/cluster/restart.ts";
 import { encode } from "../devkit/encoder/encoder.ts";
+import { startClusters, syncCommitPool } from "./support/clusters.ts";
 import { delayProxy } from "./support/delay-proxy.ts";
 
 // ------------------------------------------------------------------ sans-IO
@@ -170,17 +171,7 @@ const openStreams = new Set<ReplicationStream>();
 let seq = 0;
 
 beforeAll(async () => {
-  const started = await Promise.allSettled(MAJORS.map((m) => startCluster(m)));
-  for (const s of started) {
-    if (s.status !== "fulfilled") continue;
-    const cluster = s.value;
-    const config: ClientConfig = { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database };
-    const pool = new pg.Pool({ ...config, max: 4, options: "-c synchronous_commit=on" });
-    pool.on("error", () => {}); // idle clients die with a restart
-    ctxs.set(cluster.major, { major: cluster.major, cluster, pool, config });
-  }
-  const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed) throw failed.reason;
+  await startClusters(MAJORS, ctxs, (cluster, config) => ({ major: cluster.major, cluster, pool: syncCommitPool(config, 4), config }));
 });
 
 afterAll(async () => {

@@ -21,7 +21,8 @@ import { isPgoutputError } from "../bindings/errors.ts";
 import { createDecoder } from "../bindings/create-decoder.ts";
 import type { Tuple } from "../bindings/tuple.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { Cluster, PgMajor } from "../devkit/cluster/cluster.ts";
+import { startClusters } from "./support/clusters.ts";
 import { CASES, SETUP_SQL } from "./support/values-cases.ts";
 import { TYPES_QUERY, typesFromCatalog } from "../bindings/values/index.ts";
 
@@ -30,10 +31,7 @@ const clusters = new Map<PgMajor, { cluster: Cluster; config: ClientConfig }>();
 let seq = 0;
 
 beforeAll(async () => {
-  const started = await Promise.all(MAJORS.map((m) => startCluster(m)));
-  for (const cluster of started) {
-    clusters.set(cluster.major, { cluster, config: { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database } });
-  }
+  await startClusters(MAJORS, clusters, (cluster, config) => ({ cluster, config }));
 }, 120_000);
 
 afterAll(async () => {

@@ -26,6 +26,7 @@ import type { DecodeOptions } from "../../bindings/decoder.ts";
 import type { MessageKind, OldTupleType, ReplicaIdentity } from "../../bindings/messages.ts";
 import type { MaterializedColumn } from "../../bindings/tuple.ts";
 import { layoutOf } from "../../bindings/layout.ts";
+import { concatBytes } from "../../bindings/copy-bytes.ts";
 
 /** µs between the Unix epoch and PostgreSQL's epoch, 2000-01-01 (written out here, not imported, so the encoder checks the decoder). */
 export const PG_EPOCH_UNIX_US = 946_684_800_000_000n;
@@ -584,17 +585,7 @@ export function framedOffset(list: readonly MessageLike[], index: number): numbe
 }
 
 /** Concatenates byte arrays. */
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  let total = 0;
-  for (const p of parts) total += p.length;
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
+export const concat = (parts: readonly Uint8Array[]): Uint8Array => concatBytes(parts);
 
 /** Hex dump for failure messages. */
 export function hex(bytes: Uint8Array, max = 96): string {
