@@ -15,7 +15,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
 import { TwinDecoder } from "./support/twin-kernel.ts";
-import { Differences, outcome, type Outcome } from "./support/differences.ts";
+import { bothOutcomes, Differences, garbageRun, type Outcome } from "./support/differences.ts";
 import { concat, deepEqual, hex } from "../devkit/encoder/encoder.ts";
 import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "../devkit/fuzz/random.ts";
 import { backend, backendStream, wal, type BackendEncoded, type WalEncoded } from "../devkit/encoder/walsender-encoder.ts";
@@ -85,12 +85,7 @@ describe("wasm and baseline agree on walsender streams", () => {
   });
 
   /** The wasm and the baseline outcome; the twin kernel's must be the wasm one (and its kernels agreed on every call). */
-  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => {
-    const w = outcome(() => fn(wasm));
-    const t = outcome(() => fn(twin));
-    if (!deepEqual(t, w)) expect(t, "the twin kernel's outcome (word-for-word kernel comparison)").toEqual(w);
-    return [w, outcome(() => fn(baseline))];
-  };
+  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => bothOutcomes(fn, wasm, twin, baseline);
 
   /** Whole-batch results with consumed. */
   const copyData = (list: readonly Uint8Array[]) => (d: PgoutputDecoder) => {
@@ -236,14 +231,8 @@ describe("wasm and baseline agree on walsender streams", () => {
   }
 
   it("random garbage payloads", () => {
-    const r = new Random(4243);
-    const diffs = new Differences("seed 4243");
-    wasm.reset();
-    twin.reset();
-    baseline.reset();
-    for (let i = 0; i < 3000; i++) {
-      const n = r.int(0, 60);
-      const bytes = r.bytes(n);
+    garbageRun(4243, 3000, 60, [wasm, twin, baseline], (bytes, i, r, diffs) => {
+      const n = bytes.length;
       if (n > 0 && r.chance(0.8)) bytes[0] = r.pick([0x77, 0x77, 0x6b, 0x64]);
       if (n > 25 && r.chance(0.6)) bytes[25] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
       const inStream = r.chance(0.5);
@@ -252,8 +241,7 @@ describe("wasm and baseline agree on walsender streams", () => {
       baseline.inStream = inStream;
       const [w, b] = both(copyData([bytes]));
       diffs.check(`garbage #${i} (inStream ${inStream}): ${hex(bytes)}`, w, b);
-    }
-    diffs.report();
+    });
   });
 
   it("random garbage backend frames", () => {

@@ -12,7 +12,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
 import { TwinDecoder } from "./support/twin-kernel.ts";
-import { Differences, outcome, type Outcome } from "./support/differences.ts";
+import { bothOutcomes, Differences, garbageRun, type Outcome } from "./support/differences.ts";
 import { deepEqual, frame, hex, type Encoded } from "../devkit/encoder/encoder.ts";
 import { Random, randomSplits, randomStream } from "../devkit/fuzz/random.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
@@ -49,12 +49,7 @@ describe("wasm and baseline agree", () => {
   });
 
   /** The wasm and the baseline outcome; the twin kernel's must be the wasm one (and its kernels agreed on every call). */
-  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => {
-    const w = outcome(() => fn(wasm));
-    const t = outcome(() => fn(twin));
-    if (!deepEqual(t, w)) expect(t, "the twin kernel's outcome (word-for-word kernel comparison)").toEqual(w);
-    return [w, outcome(() => fn(baseline))];
-  };
+  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => bothOutcomes(fn, wasm, twin, baseline);
 
   for (const seed of SEEDS) {
     describe(`seed ${seed}`, () => {
@@ -175,22 +170,14 @@ describe("wasm and baseline agree", () => {
   }
 
   it("random garbage messages", () => {
-    const r = new Random(4242);
-    const diffs = new Differences("seed 4242");
-    wasm.reset();
-    twin.reset();
-    baseline.reset();
-    for (let i = 0; i < 3000; i++) {
-      const n = r.int(0, 40);
-      const bytes = r.bytes(n);
-      if (n > 0 && r.chance(0.7)) bytes[0] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
+    garbageRun(4242, 3000, 40, [wasm, twin, baseline], (bytes, i, r, diffs) => {
+      if (bytes.length > 0 && r.chance(0.7)) bytes[0] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
       const inStream = r.chance(0.5);
       const [w, b] = both((d) => d.decode(bytes, { inStream }).materialize());
       diffs.check(`garbage #${i} (inStream ${inStream}): ${hex(bytes)}`, w, b);
       baseline.inStream = wasm.inStream;
       twin.inStream = wasm.inStream;
-    }
-    diffs.report();
+    });
   });
 });
 

@@ -10,7 +10,7 @@
  * The first block needs no server: the command syntax, option checks, the
  * CopyData queue and the transaction assembler.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import pg from "pg";
 import * as v8 from "node:v8";
 import * as vm from "node:vm";
@@ -27,10 +27,10 @@ import {
 } from "../bindings/pg/index.ts";
 import { normalizeOptions } from "../bindings/pg/options.ts";
 import { ByteQueue } from "../bindings/pg/queue.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { PgMajor } from "../devkit/cluster/cluster.ts";
 import { restartCluster } from "../devkit/cluster/restart.ts";
 import { encode } from "../devkit/encoder/encoder.ts";
-import { startClusters, syncCommitPool } from "./support/clusters.ts";
+import { pooledClusters, type PooledCluster } from "./support/clusters.ts";
 import { delayProxy } from "./support/delay-proxy.ts";
 
 // ------------------------------------------------------------------ sans-IO
@@ -157,30 +157,12 @@ describe("TransactionAssembler", () => {
 
 // ----------------------------------------------------------------- servers
 
-interface Ctx {
-  major: PgMajor;
-  cluster: Cluster;
-  /** SQL through a pool: survives a server restart (cluster.query does not). Commits are synchronous. */
-  pool: pg.Pool;
-  config: ClientConfig;
-}
+type Ctx = PooledCluster;
 
 const MAJORS: PgMajor[] = [15, 18];
-const ctxs = new Map<PgMajor, Ctx>();
 const openStreams = new Set<ReplicationStream>();
+const ctxs = pooledClusters(MAJORS, 4, openStreams);
 let seq = 0;
-
-beforeAll(async () => {
-  await startClusters(MAJORS, ctxs, (cluster, config) => ({ major: cluster.major, cluster, pool: syncCommitPool(config, 4), config }));
-});
-
-afterAll(async () => {
-  await Promise.all([...openStreams].map((s) => s.stop().catch(() => {})));
-  for (const c of ctxs.values()) {
-    await c.pool.end().catch(() => {});
-    await c.cluster.stop();
-  }
-});
 
 const ctx = (major: PgMajor): Ctx => ctxs.get(major)!;
 /** A full garbage collection (V8's gc(), exposed at run time), so memory figures start from live data. */

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "vitest";
 import pg from "pg";
 import type { ClientConfig } from "pg";
 import { startCluster, type Cluster, type PgMajor } from "../../devkit/cluster/cluster.ts";
@@ -25,4 +26,33 @@ export function syncCommitPool(config: ClientConfig, max: number): pg.Pool {
   const pool = new pg.Pool({ ...config, max, options: "-c synchronous_commit=on" });
   pool.on("error", () => {}); // idle clients die with a restart
   return pool;
+}
+
+/** A cluster with a pool for the test's SQL. */
+export interface PooledCluster {
+  major: PgMajor;
+  cluster: Cluster;
+  /** SQL through a pool: survives a server restart (cluster.query does not). Commits are synchronous. */
+  pool: pg.Pool;
+  config: ClientConfig;
+}
+
+/**
+ * The file's clusters: started before its tests, each with a pool of `poolMax`
+ * clients; after them, the streams still in `streams` are stopped, then the
+ * pools and the clusters.
+ */
+export function pooledClusters(majors: readonly PgMajor[], poolMax: number, streams: ReadonlySet<{ stop(): Promise<unknown> }> = new Set()): Map<PgMajor, PooledCluster> {
+  const ctxs = new Map<PgMajor, PooledCluster>();
+  beforeAll(async () => {
+    await startClusters(majors, ctxs, (cluster, config) => ({ major: cluster.major, cluster, pool: syncCommitPool(config, poolMax), config }));
+  });
+  afterAll(async () => {
+    await Promise.all([...streams].map((s) => s.stop().catch(() => {})));
+    for (const c of ctxs.values()) {
+      await c.pool.end().catch(() => {});
+      await c.cluster.stop();
+    }
+  });
+  return ctxs;
 }

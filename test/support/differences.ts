@@ -7,6 +7,8 @@
 import { expect } from "vitest";
 import { isPgoutputError } from "../../bindings/errors.ts";
 import { deepEqual } from "../../devkit/encoder/encoder.ts";
+import { Random } from "../../devkit/fuzz/random.ts";
+import type { PgoutputDecoder } from "../../bindings/decoder.ts";
 
 export type Outcome =
   | { ok: true; value: unknown; consumed?: number }
@@ -60,6 +62,27 @@ export class Differences {
     const lines = [...this.#groups].map(([sig, g]) => `${sig} (${g.count}×), e.g. ${g.first}`);
     if (lines.length > 0) expect.fail(`${this.#seed}: the backends disagree —\n${lines.join("\n")}`);
   }
+}
+
+/** The wasm and the baseline outcome of `fn`; the twin kernel's must be the wasm one (and its kernels agreed on every call). */
+export function bothOutcomes(fn: (d: PgoutputDecoder) => unknown, wasm: PgoutputDecoder, twin: PgoutputDecoder, baseline: PgoutputDecoder): [Outcome, Outcome] {
+  const w = outcome(() => fn(wasm));
+  const t = outcome(() => fn(twin));
+  if (!deepEqual(t, w)) expect(t, "the twin kernel's outcome (word-for-word kernel comparison)").toEqual(w);
+  return [w, outcome(() => fn(baseline))];
+}
+
+/**
+ * A seeded garbage run: the decoders reset, then `count` random byte strings
+ * of 0 to `maxLength` bytes, each given to `each` with the run's Random (to
+ * forge bytes in it) and its Differences; the disagreements reported at the end.
+ */
+export function garbageRun(seed: number, count: number, maxLength: number, decoders: readonly PgoutputDecoder[], each: (bytes: Uint8Array, i: number, r: Random, diffs: Differences) => void): void {
+  const r = new Random(seed);
+  const diffs = new Differences(`seed ${seed}`);
+  for (const d of decoders) d.reset();
+  for (let i = 0; i < count; i++) each(r.bytes(r.int(0, maxLength)), i, r, diffs);
+  diffs.report();
 }
 
 /** An outcome in one line, for failure messages. */
