@@ -40,7 +40,7 @@ import { formatLsn, parseLsn } from "../../bindings/lsn.ts";
 import type { Delete, Insert, Message, PgoutputMessage, RelationMessage, Truncate, TypeMessage, Update } from "../../bindings/messages.ts";
 import { fromPostgresTimestamp, timestampToISO } from "../../bindings/time.ts";
 import { unchangedToast, type Tuple } from "../../bindings/tuple.ts";
-import type { Cell, ExpectedChange, ExpectedRelation, ExpectedTxn, IdRange } from "./scenarios.ts";
+import type { Cell, ExpectedChange, ExpectedRelation, ExpectedTxn, IdRange, PreparedTxn } from "./scenarios.ts";
 
 // ------------------------------------------------------------------ helpers
 
@@ -108,18 +108,6 @@ interface CommittedSpec {
   lsnRange: [string, string];
 }
 
-interface PreparedSpec {
-  gid: string;
-  xid: number;
-  outcome: "commit" | "rollback";
-  streamed: boolean;
-  prepareTime: string;
-  commitTime: string | null;
-  rollbackTimeRange: [string, string] | null;
-  rows: IdRange;
-  lsnRange: [string, string];
-}
-
 interface Row {
   id: number;
   xid: number;
@@ -172,7 +160,7 @@ export class ScenarioChecker {
   #committedSpec: CommittedSpec | undefined;
 
   // Two-phase
-  #tp: { p: PreparedSpec; prepareLsn: bigint; endLsn: bigint; prepareTime: bigint; rows: Row[] } | undefined;
+  #tp: { p: PreparedTxn; prepareLsn: bigint; endLsn: bigint; prepareTime: bigint; rows: Row[] } | undefined;
   readonly #prepared = new Map<string, { endLsn: bigint; prepareTime: bigint }>();
   readonly #resolved: string[] = [];
 
@@ -190,7 +178,7 @@ export class ScenarioChecker {
       if (s === "streaming" && this.#e.abortedIsStreamed) this.#knownXids.set(this.#e.aborted.xid, new Set([this.#e.aborted.xid]));
     }
     if (s === "two-phase") {
-      for (const p of this.#e.prepared as PreparedSpec[]) if (p.streamed) this.#knownXids.set(p.xid, new Set([p.xid]));
+      for (const p of this.#e.prepared as PreparedTxn[]) if (p.streamed) this.#knownXids.set(p.xid, new Set([p.xid]));
     }
   }
 
@@ -726,8 +714,8 @@ export class ScenarioChecker {
 
   // ---------------------------------------------------------- two-phase
 
-  #preparedSpec(gid: string, what: string): PreparedSpec | undefined {
-    const p = (this.#e.prepared as PreparedSpec[] | undefined)?.find((x) => x.gid === gid);
+  #preparedSpec(gid: string, what: string): PreparedTxn | undefined {
+    const p = (this.#e.prepared as PreparedTxn[] | undefined)?.find((x) => x.gid === gid);
     if (p === undefined) this.#fail(`${what}.gid ${JSON.stringify(gid)} is none of the prepared transactions`);
     return p;
   }
@@ -847,7 +835,7 @@ export class ScenarioChecker {
       }
     }
     if (s === "two-phase") {
-      this.#eq(this.#resolved, (e.prepared as PreparedSpec[]).map((p) => p.gid), "each prepared transaction committed or rolled back once, in order");
+      this.#eq(this.#resolved, (e.prepared as PreparedTxn[]).map((p) => p.gid), "each prepared transaction committed or rolled back once, in order");
     }
     if (decoder !== undefined) {
       this.#eq(decoder.inStream, false, "decoder.inStream at the end");
