@@ -11,7 +11,7 @@
 // past it, even when the capture is killed; --max-messages cuts where it
 // says. `tail --sink file:PATH` appends to a file the same way.
 
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,6 +27,7 @@ import { transactionEnd } from "../bindings/ack.ts";
 import { parseLsn } from "../bindings/lsn.ts";
 import { waitStreaming } from "./support/slot-streaming.ts";
 import { buildCli } from "./support/build-cli.ts";
+import { startCli, type CliRun } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-capture");
@@ -34,28 +35,9 @@ const MAIN = join(OUT, "cli", "main.js");
 const tmp = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-capture-"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-function cliEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG")) env[k] = v;
-  return env;
-}
-
-function start(args: string[]): { child: ChildProcess; exited: Promise<Run> } {
-  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  const exited = new Promise<Run>((resolve) => child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); }));
-  return { child, exited };
-}
+const start = (args: string[]): { child: ChildProcess; exited: Promise<Run> } => startCli(MAIN, args);
 
 const run = (args: string[]) => start(args).exited;
 

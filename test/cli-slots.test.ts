@@ -7,7 +7,6 @@
 // (and prints no heartbeat line); --failover creates a failover slot on 18
 // and is refused on 15.
 
-import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,34 +14,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseLsn } from "../bindings/lsn.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { buildCli } from "./support/build-cli.ts";
+import { startCli, type CliRun } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MAIN = join(ROOT, "build", "cli-test-slots", "cli", "main.js");
 const HBA = ["host all pwuser 127.0.0.1/32 scram-sha-256"];
 const PASSWORD = "s3cr3t-pw";
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI to its end (SIGINT after `interruptAfterMs`, when given; killed after 60 s). */
-function run(args: string[], interruptAfterMs?: number): Promise<Run> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG") && v !== undefined) env[k] = v;
-  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const kill = setTimeout(() => child.kill("SIGKILL"), 60_000);
+function run(args: string[], interruptAfterMs?: number): Promise<CliRun> {
+  const { child, exited } = startCli(MAIN, args);
   const interrupt = interruptAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGINT"), interruptAfterMs);
-  return new Promise((resolve) => child.on("close", (code) => {
-    clearTimeout(kill);
-    clearTimeout(interrupt);
-    resolve({ code, stdout, stderr });
-  }));
+  return exited.finally(() => clearTimeout(interrupt));
 }
 
 const clusters = new Map<PgMajor, Cluster>();
