@@ -467,16 +467,22 @@ export class ScenarioChecker {
     this.#eq(badNames, [], `${what}: columns addressed by name agree with the index`);
   }
 
-  #cells(t: Tuple | null, exp: readonly Cell[] | undefined, rel: ExpectedRelation, what: string): void {
-    if (exp === undefined) {
+  /** Whether there is a tuple whose cells to check: none when none is expected (and that is checked), one with the checks every tuple gets. */
+  #expectedTuple(t: Tuple | null, expected: unknown, rel: ExpectedRelation, what: string): t is Tuple {
+    if (expected === undefined) {
       this.#eq(t === null ? null : "a tuple", null, what);
-      return;
+      return false;
     }
     if (t === null) {
       this.#fail(`${what} missing`);
-      return;
+      return false;
     }
     this.#tupleCommon(t, rel, what);
+    return true;
+  }
+
+  #cells(t: Tuple | null, exp: readonly Cell[] | undefined, rel: ExpectedRelation, what: string): void {
+    if (!this.#expectedTuple(t, exp, rel, what) || exp === undefined) return;
     const actual: unknown[] = [];
     for (let i = 0; i < t.length; i++) actual.push(this.#cell(t, i, exp[i]));
     this.#eq(actual, exp, `${what} columns`);
@@ -488,15 +494,7 @@ export class ScenarioChecker {
 
   /** Binary mode: bytes() = the send-format hex; decoded back, the values equal the ::text ones. */
   #binaryCells(t: Tuple | null, hexCells: readonly (string | null)[] | undefined, textCells: readonly Cell[] | undefined, rel: ExpectedRelation, what: string): void {
-    if (hexCells === undefined) {
-      this.#eq(t === null ? null : "a tuple", null, what);
-      return;
-    }
-    if (t === null) {
-      this.#fail(`${what} missing`);
-      return;
-    }
-    this.#tupleCommon(t, rel, what);
+    if (!this.#expectedTuple(t, hexCells, rel, what) || hexCells === undefined) return;
     const actualHex: unknown[] = [];
     const asText: unknown[] = [];
     for (let i = 0; i < t.length; i++) {
