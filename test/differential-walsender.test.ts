@@ -15,7 +15,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
 import { TwinDecoder } from "./support/twin-kernel.ts";
-import { bothOutcomes, Differences, garbageRun, type Outcome } from "./support/differences.ts";
+import { bothOutcomes, corruptedInStream, Differences, garbageRun, type Outcome } from "./support/differences.ts";
 import { concat, deepEqual, hex } from "../devkit/encoder/encoder.ts";
 import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "../devkit/fuzz/random.ts";
 import { backend, backendStream, wal, type BackendEncoded, type WalEncoded } from "../devkit/encoder/walsender-encoder.ts";
@@ -160,33 +160,15 @@ describe("wasm and baseline agree on walsender streams", () => {
       });
 
       it("corrupted payloads inside a valid stream: same values or same errors, same state", () => {
-        const { payloads } = sessions.get(seed)!;
-        const r = new Random(seed ^ 0x1234567);
-        const diffs = new Differences(`seed ${seed}`);
-        wasm.reset();
-        twin.reset();
-        baseline.reset();
-        let corrupted = 0;
-        for (let i = 0; i < payloads.length; i++) {
-          const p = payloads[i]!;
-          if (r.chance(0.3)) {
-            const c = corrupt(r, p.bytes, CORRUPTION);
-            corrupted++;
+        corruptedInStream({
+          seed, items: sessions.get(seed)!.payloads, noun: "payload", corruption: CORRUPTION, decoders: [wasm, twin, baseline],
+          decodeCorrupted: (bytes, r) => {
             // alone, or after a good keepalive (offsets and index shift)
-            const list = r.chance(0.5) ? [c.bytes] : [wal.keepalive({ walEnd: 1n, sendTime: 2n, replyRequested: false }).bytes, c.bytes];
-            const [w, b] = both(copyData(list));
-            diffs.check(`payload ${i} (${p.kind}) ${c.how}, list of ${list.length}: ${hex(c.bytes)}`, w, b);
-            if (wasm.inStream !== baseline.inStream) {
-              diffs.add(`payload ${i} (${p.kind}) ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
-              baseline.inStream = wasm.inStream;
-              twin.inStream = wasm.inStream;
-            }
-          }
-          const [w, b] = both(copyData([p.bytes]));
-          diffs.check(`payload ${i} (${p.kind}) after a corrupted copy: ${hex(p.bytes)}`, w, b);
-        }
-        expect(corrupted).toBeGreaterThan(100);
-        diffs.report();
+            const list = r.chance(0.5) ? [bytes] : [wal.keepalive({ walEnd: 1n, sendTime: 2n, replyRequested: false }).bytes, bytes];
+            return { fn: copyData(list), note: `, list of ${list.length}` };
+          },
+          decode: (bytes) => copyData([bytes]),
+        });
       });
 
       it("corrupted windows: decodeCopyData lists and raw bytes pushed in chunks", () => {

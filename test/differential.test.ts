@@ -12,7 +12,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "./support/backends.ts";
 import { TwinDecoder } from "./support/twin-kernel.ts";
-import { bothOutcomes, Differences, garbageRun, type Outcome } from "./support/differences.ts";
+import { bothOutcomes, corruptedInStream, Differences, garbageRun, type Outcome } from "./support/differences.ts";
 import { deepEqual, frame, hex, type Encoded } from "../devkit/encoder/encoder.ts";
 import { Random, randomSplits, randomStream } from "../devkit/fuzz/random.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
@@ -93,31 +93,12 @@ describe("wasm and baseline agree", () => {
       });
 
       it("corrupted messages inside a valid stream: same values or same errors", () => {
-        const stream = streams.get(seed)!;
-        const r = new Random(seed ^ 0x1234567);
-        const diffs = new Differences(`seed ${seed}`);
-        wasm.reset();
-        twin.reset();
-        baseline.reset();
-        let corrupted = 0;
-        for (let i = 0; i < stream.length; i++) {
-          const m = stream[i]!;
-          if (r.chance(0.3)) {
-            const c = corrupt(r, m.bytes, CORRUPTION);
-            corrupted++;
-            const [w, b] = both((d) => d.decode(c.bytes).materialize());
-            diffs.check(`message ${i} (${m.kind}) ${c.how}: ${hex(c.bytes)}`, w, b);
-            if (wasm.inStream !== baseline.inStream) {
-              diffs.add(`message ${i} (${m.kind}) ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
-              baseline.inStream = wasm.inStream;
-              twin.inStream = wasm.inStream;
-            }
-          }
-          const [w, b] = both((d) => d.decode(m.bytes).materialize());
-          diffs.check(`message ${i} (${m.kind}) after a corrupted copy: ${hex(m.bytes)}`, w, b);
-        }
-        expect(corrupted).toBeGreaterThan(100);
-        diffs.report();
+        const decode = (bytes: Uint8Array) => (d: PgoutputDecoder) => d.decode(bytes).materialize();
+        corruptedInStream({
+          seed, items: streams.get(seed)!, noun: "message", corruption: CORRUPTION, decoders: [wasm, twin, baseline],
+          decodeCorrupted: (bytes) => ({ fn: decode(bytes), note: "" }),
+          decode,
+        });
       });
 
       it("corrupted framed windows and batches: same values or same errors", () => {

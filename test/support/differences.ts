@@ -6,7 +6,8 @@
  */
 import { expect } from "vitest";
 import { isPgoutputError } from "../../bindings/errors.ts";
-import { deepEqual } from "../../devkit/encoder/encoder.ts";
+import { deepEqual, hex } from "../../devkit/encoder/encoder.ts";
+import { corrupt, type Corruption } from "../../devkit/fuzz/corrupt.ts";
 import { Random } from "../../devkit/fuzz/random.ts";
 import type { PgoutputDecoder } from "../../bindings/decoder.ts";
 
@@ -82,6 +83,50 @@ export function garbageRun(seed: number, count: number, maxLength: number, decod
   const diffs = new Differences(`seed ${seed}`);
   for (const d of decoders) d.reset();
   for (let i = 0; i < count; i++) each(r.bytes(r.int(0, maxLength)), i, r, diffs);
+  diffs.report();
+}
+
+/**
+ * Corrupted copies inside a valid stream: before about 3 items in 10, a
+ * corrupted copy of it (decoded by what `decodeCorrupted` gives, which may
+ * draw on the run's Random and adds a note to the place), then the item
+ * itself; both outcomes compared each time, and the stream state kept in line
+ * (its differences counted) after a corrupted copy. More than 100 corrupted.
+ */
+export function corruptedInStream<T extends { bytes: Uint8Array; kind: string }>(o: {
+  seed: number;
+  items: readonly T[];
+  /** What an item is called in the differences ("message", "payload"). */
+  noun: string;
+  corruption: Corruption;
+  decoders: readonly [wasm: PgoutputDecoder, twin: PgoutputDecoder, baseline: PgoutputDecoder];
+  decodeCorrupted: (bytes: Uint8Array, r: Random) => { fn: (d: PgoutputDecoder) => unknown; note: string };
+  decode: (bytes: Uint8Array) => (d: PgoutputDecoder) => unknown;
+}): void {
+  const [wasm, twin, baseline] = o.decoders;
+  const r = new Random(o.seed ^ 0x1234567);
+  const diffs = new Differences(`seed ${o.seed}`);
+  for (const d of o.decoders) d.reset();
+  let corrupted = 0;
+  for (let i = 0; i < o.items.length; i++) {
+    const m = o.items[i]!;
+    const at = `${o.noun} ${i} (${m.kind})`;
+    if (r.chance(0.3)) {
+      const c = corrupt(r, m.bytes, o.corruption);
+      corrupted++;
+      const { fn, note } = o.decodeCorrupted(c.bytes, r);
+      const [w, b] = bothOutcomes(fn, wasm, twin, baseline);
+      diffs.check(`${at} ${c.how}${note}: ${hex(c.bytes)}`, w, b);
+      if (wasm.inStream !== baseline.inStream) {
+        diffs.add(`${at} ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
+        baseline.inStream = wasm.inStream;
+        twin.inStream = wasm.inStream;
+      }
+    }
+    const [w, b] = bothOutcomes(o.decode(m.bytes), wasm, twin, baseline);
+    diffs.check(`${at} after a corrupted copy: ${hex(m.bytes)}`, w, b);
+  }
+  expect(corrupted).toBeGreaterThan(100);
   diffs.report();
 }
 
