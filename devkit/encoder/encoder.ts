@@ -634,6 +634,30 @@ export const fixtureRelations = {
   empty: { relationId: 2 ** 31, namespace: "", relationName: "", replicaIdentity: "n", columns: [] },
 } satisfies Record<string, RelationDesc>;
 
+/** The bytes of a tiny PNG header (a NUL and a 0xff in it): a bytea value for the fixtures. */
+export const FIXTURE_PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0xff]);
+
+/**
+ * How the small all-kinds streams open (test/conformance.test.ts, test/portable/cases.ts):
+ * Begin, Origin, users' Relation, a Type, then users' Insert, Update,
+ * Update with a key old tuple and Delete, then empty's Relation.
+ */
+export function fixtureOpening(): Encoded[] {
+  const { users, empty } = fixtureRelations;
+  const png = FIXTURE_PNG;
+  return [
+    encode.begin({ finalLsn: 0x1000n, commitTime: 1_700_000_000_000_001n, xid: 700 }),
+    encode.origin({ originLsn: 0xffn, name: "origin_ø" }),
+    encode.relation(users),
+    encode.type({ typeId: 40000, namespace: "public", typeName: "mood" }),
+    encode.insert({ relation: users, newTuple: ["1", "Ann", png, null] }),
+    encode.update({ relation: users, newTuple: ["1", "Ann B", png, UNCHANGED] }),
+    encode.update({ relation: users, oldTupleType: "K", oldTuple: ["1", null, null, null], newTuple: ["2", "", new Uint8Array(0), "😀"] }),
+    encode.delete({ relation: users, oldTupleType: "K", oldTuple: ["2", null, null, null] }),
+    encode.relation(empty),
+  ];
+}
+
 /** Every message kind, with variants and edge values; each decodes to its `expected` after its setup. */
 export function fixtures(): Fixture[] {
   const { users, wide, empty } = fixtureRelations;
