@@ -13,9 +13,7 @@
  * be equal word for word; its outcome must be the wasm decoder's.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { backends } from "./support/backends.ts";
-import { TwinDecoder } from "./support/twin-kernel.ts";
-import { bothOutcomes, corruptedInStream, Differences, garbageRun, type Outcome } from "./support/differences.ts";
+import { bothOutcomes, corruptedInStream, differentialDecoders, Differences, garbageRun, type Outcome } from "./support/differences.ts";
 import { concat, deepEqual, hex } from "../devkit/encoder/encoder.ts";
 import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "../devkit/fuzz/random.ts";
 import { backend, backendStream, wal, type BackendEncoded, type WalEncoded } from "../devkit/encoder/walsender-encoder.ts";
@@ -63,9 +61,6 @@ const CORRUPTION: Corruption = {
   tagAt: (r, b) => (b.length > 25 && r.chance(0.5) ? 25 : 0),
 };
 
-const wasmBackend = backends.find((b) => b.name === "wasm")!;
-const baselineBackend = backends.find((b) => b.name === "baseline")!;
-
 describe("wasm and baseline agree on walsender streams", () => {
   let wasm: PgoutputDecoder;
   let baseline: PgoutputDecoder;
@@ -74,9 +69,7 @@ describe("wasm and baseline agree on walsender streams", () => {
   const sessions = new Map<number, { payloads: WalEncoded[]; frames: BackendEncoded[]; raw: Uint8Array }>();
 
   beforeAll(async () => {
-    wasm = await wasmBackend.create();
-    baseline = await baselineBackend.create();
-    twin = new TwinDecoder();
+    ({ wasm, baseline, twin } = await differentialDecoders());
     for (const seed of SEEDS) {
       const payloads = walPayloads(seed);
       const frames = rawSession(seed, payloads);

@@ -10,9 +10,7 @@
  * be equal word for word; its outcome must be the wasm decoder's.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { backends } from "./support/backends.ts";
-import { TwinDecoder } from "./support/twin-kernel.ts";
-import { bothOutcomes, corruptedInStream, Differences, garbageRun, type Outcome } from "./support/differences.ts";
+import { bothOutcomes, corruptedInStream, differentialDecoders, Differences, garbageRun, type Outcome } from "./support/differences.ts";
 import { deepEqual, frame, hex, type Encoded } from "../devkit/encoder/encoder.ts";
 import { Random, randomSplits, randomStream } from "../devkit/fuzz/random.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
@@ -31,9 +29,6 @@ const TAGS = "BCOMRYIUDTSEcAbPKrp";
 /** How this suite corrupts a pgoutput message (devkit/fuzz/corrupt.ts). */
 const CORRUPTION: Corruption = { odds: [0.3, 0.5, 0.62, 0.77, 0.92], forged: [0xffffffff, 0x80000000, 0x7fffffff, 0x00010000, 0x0000ffff, 0x00008000], tags: TAGS };
 
-const wasmBackend = backends.find((b) => b.name === "wasm")!;
-const baselineBackend = backends.find((b) => b.name === "baseline")!;
-
 describe("wasm and baseline agree", () => {
   let wasm: PgoutputDecoder;
   let baseline: PgoutputDecoder;
@@ -42,9 +37,7 @@ describe("wasm and baseline agree", () => {
   const streams = new Map<number, Encoded[]>();
 
   beforeAll(async () => {
-    wasm = await wasmBackend.create();
-    baseline = await baselineBackend.create();
-    twin = new TwinDecoder();
+    ({ wasm, baseline, twin } = await differentialDecoders());
     for (const seed of SEEDS) streams.set(seed, randomStream(seed, { messages: MESSAGES }));
   });
 

@@ -10,6 +10,8 @@ import { deepEqual, hex } from "../../devkit/encoder/encoder.ts";
 import { corrupt, type Corruption } from "../../devkit/fuzz/corrupt.ts";
 import { Random } from "../../devkit/fuzz/random.ts";
 import type { PgoutputDecoder } from "../../bindings/decoder.ts";
+import { backends } from "./backends.ts";
+import { TwinDecoder } from "./twin-kernel.ts";
 
 export type Outcome =
   | { ok: true; value: unknown; consumed?: number }
@@ -63,6 +65,12 @@ export class Differences {
     const lines = [...this.#groups].map(([sig, g]) => `${sig} (${g.count}×), e.g. ${g.first}`);
     if (lines.length > 0) expect.fail(`${this.#seed}: the backends disagree —\n${lines.join("\n")}`);
   }
+}
+
+/** The decoders a differential suite compares: wasm, baseline, and the twin kernel (the wasm kernel and its TS build on one memory image, compared word for word on every call). */
+export async function differentialDecoders(): Promise<{ wasm: PgoutputDecoder; twin: PgoutputDecoder; baseline: PgoutputDecoder }> {
+  const backend = (name: string) => backends.find((b) => b.name === name)!.create();
+  return { wasm: await backend("wasm"), baseline: await backend("baseline"), twin: new TwinDecoder() };
 }
 
 /** The wasm and the baseline outcome of `fn`; the twin kernel's must be the wasm one (and its kernels agreed on every call). */
