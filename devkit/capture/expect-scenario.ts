@@ -113,6 +113,16 @@ interface Row {
   xid: number;
 }
 
+/** A plain transaction between its Begin and its Commit, as the checker follows it. */
+interface OpenTxn {
+  exp: ExpectedTxn & { origin?: { name: string; lsn: string } | null };
+  xid: number;
+  finalLsn: bigint;
+  commitTime: bigint;
+  changeIdx: number;
+  origin: boolean;
+}
+
 export interface CheckOptions {
   /** Scenario name (devkit/capture/scenarios.ts). */
   scenario: string;
@@ -141,7 +151,7 @@ export class ScenarioChecker {
 
   // Begin ... Commit (and Begin Prepare ... Prepare)
   #txnIdx = 0;
-  #txn: { exp: ExpectedTxn & { origin?: { name: string; lsn: string } | null }; xid: number; finalLsn: bigint; commitTime: bigint; changeIdx: number; origin: boolean } | undefined;
+  #txn: OpenTxn | undefined;
   #msgIdx = 0;
   #typeIdx = 0;
   #binIdx = 0;
@@ -202,6 +212,12 @@ export class ScenarioChecker {
 
   #fail(what: string): void {
     this.#ok(false, what);
+  }
+
+  /** The open transaction; none is a failure, `missing` saying what came without one. */
+  #openTxn(missing: string): OpenTxn | undefined {
+    if (this.#txn === undefined) this.#fail(missing);
+    return this.#txn;
   }
 
   #lsnWithin(what: string, lsn: bigint, range: readonly [string, string]): void {
@@ -270,11 +286,8 @@ export class ScenarioChecker {
         break;
       }
       case "Commit": {
-        const t = this.#txn;
-        if (t === undefined) {
-          this.#fail("Commit without Begin");
-          break;
-        }
+        const t = this.#openTxn("Commit without Begin");
+        if (t === undefined) break;
         this.#eq(msg.flags, 0, "Commit.flags");
         this.#eq(typeof msg.commitLsn === "bigint" ? formatLsn(msg.commitLsn) : msg.commitLsn, formatLsn(t.finalLsn), "Commit.commitLsn equals Begin.finalLsn");
         this.#lsnWithin("Commit.commitLsn", msg.commitLsn, t.exp.lsnRange);
@@ -289,11 +302,8 @@ export class ScenarioChecker {
         break;
       }
       case "Origin": {
-        const t = this.#txn;
-        if (t === undefined) {
-          this.#fail("Origin outside Begin/Commit");
-          break;
-        }
+        const t = this.#openTxn("Origin outside Begin/Commit");
+        if (t === undefined) break;
         this.#eq(t.changeIdx, 0, "Origin comes right after Begin");
         this.#ok(!t.origin, "one Origin per transaction");
         t.origin = true;
@@ -530,11 +540,8 @@ export class ScenarioChecker {
 
   #change(msg: Insert | Update | Delete | Truncate): void {
     this.#streamedXid(msg, msg.kind);
-    const t = this.#txn;
-    if (t === undefined) {
-      this.#fail(`${msg.kind} outside Begin/Commit`);
-      return;
-    }
+    const t = this.#openTxn(`${msg.kind} outside Begin/Commit`);
+    if (t === undefined) return;
     const ch = t.exp.changes[t.changeIdx++];
     if (ch === undefined) {
       this.#fail(`change #${t.changeIdx - 1} of transaction ${t.exp.xid} is beyond the ${t.exp.changes.length} expected`);
