@@ -56,3 +56,14 @@ export function pooledClusters(majors: readonly PgMajor[], poolMax: number, stre
   });
   return ctxs;
 }
+
+/** Runs `fn` with a connected client, ended afterwards whatever `fn` does. */
+export async function withClient<T>(config: ClientConfig, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client(config);
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
