@@ -30,10 +30,11 @@ const FOLDER = "cli-test-help";
 let main = "";
 const scratch = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-help-"));
 
-type Run = CliRun;
+type Run = Omit<CliRun, "ms">;
 
+/** How the CLI ended: exit code and output (compared whole, so without the time it took). */
 const run = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
-  startCli(main, args, { env: cliEnv(env, (k) => k === "XDG_CACHE_HOME"), killAfterMs: 30_000 }).exited;
+  startCli(main, args, { env: cliEnv(env, (k) => k === "XDG_CACHE_HOME"), killAfterMs: 30_000 }).exited.then(({ code, stdout, stderr }) => ({ code, stdout, stderr }));
 
 beforeAll(async () => {
   main = await buildCli(FOLDER);
