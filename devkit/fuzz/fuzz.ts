@@ -25,6 +25,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { PgoutputDecoder } from "../../bindings/decoder.ts";
 import { isPgoutputError } from "../../bindings/errors.ts";
+import { MessageTag } from "../../bindings/messages.ts";
 import { concatBytes } from "../../bindings/copy-bytes.ts";
 import { deepEqual, encode, frame, hex } from "../encoder/encoder.ts";
 import { Random } from "./random.ts";
@@ -46,13 +47,7 @@ export interface Source {
   readonly relationAt: readonly number[];
 }
 
-const T_RELATION = 0x52;
-const T_INSERT = 0x49;
-const T_UPDATE = 0x55;
-const T_DELETE = 0x44;
-const T_TRUNCATE = 0x54;
-const T_STREAM_START = 0x53;
-const T_STREAM_STOP = 0x45;
+const { Relation: T_RELATION, Insert: T_INSERT, Update: T_UPDATE, Delete: T_DELETE, Truncate: T_TRUNCATE, StreamStart: T_STREAM_START, StreamStop: T_STREAM_STOP } = MessageTag;
 /** The tags that carry an xid inside a streamed block (R Y I U D T M). */
 const XID_TAGS = new Set(LAYOUTS.filter((l) => l.fields.some((f) => f.when === "streamed")).map((l) => l.tag));
 
