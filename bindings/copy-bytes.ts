@@ -13,3 +13,14 @@ export function copyBytes(bytes: Uint8Array, start: number, end: number): Uint8A
   out.set(bytes.subarray(start, end));
   return out;
 }
+
+/** `parts` one after another in one new `Uint8Array`; `total` when the caller already knows the sum of their lengths. */
+export function concatBytes(parts: readonly Uint8Array[], total = parts.reduce((n, p) => n + p.length, 0)): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

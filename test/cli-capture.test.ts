@@ -11,7 +11,7 @@
 // past it, even when the capture is killed; --max-messages cuts where it
 // says. `tail --sink file:PATH` appends to a file the same way.
 
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,7 +25,9 @@ import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { decodeCapture, peekChanges } from "../devkit/capture/slot.ts";
 import { transactionEnd } from "../bindings/ack.ts";
 import { parseLsn } from "../bindings/lsn.ts";
+import { waitStreaming } from "./support/slot-streaming.ts";
 import { buildCli } from "./support/build-cli.ts";
+import { startCli, type CliRun } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-capture");
@@ -33,28 +35,9 @@ const MAIN = join(OUT, "cli", "main.js");
 const tmp = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-capture-"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-function cliEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG")) env[k] = v;
-  return env;
-}
-
-function start(args: string[]): { child: ChildProcess; exited: Promise<Run> } {
-  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  const exited = new Promise<Run>((resolve) => child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); }));
-  return { child, exited };
-}
+const start = (args: string[]): { child: ChildProcess; exited: Promise<Run> } => startCli(MAIN, args);
 
 const run = (args: string[]) => start(args).exited;
 
@@ -114,19 +97,6 @@ async function tx(client: Client, ...statements: string[]): Promise<void> {
   await client.query("COMMIT");
 }
 
-/** Waits until a walsender streams from the slot (START_REPLICATION; the slot is also active while being created). */
-async function waitActive(slot: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const rows = await cluster.query(
-      `SELECT 1 FROM pg_replication_slots s JOIN pg_stat_activity a ON a.pid = s.active_pid
-       WHERE s.slot_name = $1 AND a.query LIKE 'START_REPLICATION%'`, [slot]);
-    if (rows.length > 0) return;
-    if (Date.now() > deadline) throw new Error(`slot ${slot} not streaming`);
-    await sleep(50);
-  }
-}
-
 const NUM = "98765432109876543210987654321.123456789012345678901234567890";
 
 describe("capture from PostgreSQL 15", () => {
@@ -134,7 +104,7 @@ describe("capture from PostgreSQL 15", () => {
     const file = join(tmp, "live.bin");
     const slot = "cap_live";
     const cap = start(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--create-slot", "--messages"]);
-    await waitActive(slot);
+    await waitStreaming(cluster, slot);
     const w = await cluster.connect();
     try {
       await tx(w, `INSERT INTO cap VALUES (-9223372036854775808, '${NUM}', repeat('n', 5000), '{"k": 18446744073709551616}')`, `SELECT pg_logical_emit_message(true, 'cap', 'in the transaction')`);
@@ -262,7 +232,7 @@ describe("capture through the pipeline (stream → capture format → file sink)
     await cluster.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [`${slot}_peek`]);
     const file = join(tmp, "flow.bin");
     const cap = start(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot]);
-    await waitActive(slot);
+    await waitStreaming(cluster, slot);
     const w = await cluster.connect();
     try {
       for (let t = 0; t < 5; t++) await tx(w, `INSERT INTO cap (id, n, note) SELECT g, g, 'flow' FROM generate_series(${7000 + t * 10}, ${7004 + t * 10}) g`, `UPDATE cap SET n = -n WHERE id = ${7000 + t * 10}`);
@@ -300,7 +270,7 @@ describe("capture through the pipeline (stream → capture format → file sink)
     const slot = "cap_kill";
     const file = join(tmp, "killed.bin");
     const cap = start(["capture", file, "-c", cluster.connectionString, "--publication", "p_cap", "--slot", slot, "--create-slot"]);
-    await waitActive(slot);
+    await waitStreaming(cluster, slot);
     const w = await cluster.connect();
     let writing = true;
     const load = (async () => {
@@ -357,7 +327,7 @@ describe("tail --sink file:PATH", () => {
     try {
       for (const [runs, from] of [[1, 9001], [2, 9004]] as const) {
         const t = start([...args, ...(runs === 1 ? ["--create-slot"] : [])]);
-        await waitActive(slot);
+        await waitStreaming(cluster, slot);
         await tx(w, `INSERT INTO cap (id, n) SELECT g, g FROM generate_series(${from}, ${from + 2}) g`);
         const deadline = Date.now() + 20_000;
         while ((readFileSync(file, "utf8").match(/"action":"C"/g) ?? []).length < runs) {

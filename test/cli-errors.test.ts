@@ -8,7 +8,6 @@
 // password. And "please report this" only for what the decoder rejected,
 // from the errors replicate() really gives against a fake walsender.
 
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +21,7 @@ import { explain } from "../bindings/cli/errors.ts";
 import { buildCli } from "./support/build-cli.ts";
 import { startFakeService, type FakeService, type ServiceKind } from "./support/fake-service.ts";
 import { copyDataHeader, send, startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
+import { cliEnv, startCli, type CliRun } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FOLDER = "cli-test-errors";
@@ -30,29 +30,9 @@ const REPORT = "please report this";
 // No password file: whether a password "was given" must not depend on the machine's ~/.pgpass.
 const scratch = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-errors-"));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
+type Run = CliRun;
 
-function run(args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG")) env[k] = v;
-  env.PGPASSFILE = join(scratch, "no-such-pgpass");
-  const t0 = Date.now();
-  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  return new Promise((resolve) => child.on("close", (code) => {
-    clearTimeout(timer);
-    resolve({ code, stdout, stderr, ms: Date.now() - t0 });
-  }));
-}
+const run = (args: string[]): Promise<Run> => startCli(MAIN, args, { env: cliEnv({ PGPASSFILE: join(scratch, "no-such-pgpass") }) }).exited;
 
 /** One line on stderr, exit code 1, nothing on stdout; the line's message and hint. */
 function oneLine(r: Run): { message: string; hint: string } {

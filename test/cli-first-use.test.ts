@@ -11,7 +11,6 @@
 // pipeline's names (--format, --sink, -o) and replicate()'s own option
 // checks give usage errors too, before anything starts.
 
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,29 +23,18 @@ import { FORMATS } from "../bindings/formats/index.ts";
 import { SINKS } from "../bindings/sinks/index.ts";
 import { closedPort } from "./support/closed-port.ts";
 import { proc } from "./support/proc.ts";
+import { cliEnv, startCli, type CliRun } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FOLDER = "cli-test-help";
 let main = "";
 const scratch = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-help-"));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = Omit<CliRun, "ms">;
 
-function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG") && k !== "XDG_CACHE_HOME") base[k] = v;
-  const child = spawn(process.execPath, [main, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-  return new Promise<Run>((resolve) => child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); }));
-}
+/** How the CLI ended: exit code and output (compared whole, so without the time it took). */
+const run = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
+  startCli(main, args, { env: cliEnv(env, (k) => k === "XDG_CACHE_HOME"), killAfterMs: 30_000 }).exited.then(({ code, stdout, stderr }) => ({ code, stdout, stderr }));
 
 beforeAll(async () => {
   main = await buildCli(FOLDER);

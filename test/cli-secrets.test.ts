@@ -8,7 +8,6 @@
 // the startup packet with an ErrorResponse full of escape sequences that
 // also echoes the passwords, as a hostile server could.
 
-import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import * as net from "node:net";
 import { join } from "node:path";
@@ -17,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { buildCli } from "./support/build-cli.ts";
 import { closedPort } from "./support/closed-port.ts";
+import { cliEnv, startCli, type CliRun } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "build", "cli-test-secrets");
@@ -32,31 +32,13 @@ const ENV_SECRET = `${MARK}env`;
 /** A keyword/value value: quoted, with ' and \ escaped. */
 const kv = (s: string) => `'${s.replace(/[\\']/g, (c) => `\\${c}`)}'`;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The environment of the CLI: no PG* variables but those given. */
-function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG")) env[k] = v;
-  return { ...env, ...extra };
-}
+type Run = CliRun;
 
 /** Runs the CLI; resolves once it is past `ready(stderr)` (then SIGINT) or exited. */
 function run(args: string[], env: Record<string, string> = {}, opts: { until?: () => Promise<void> } = {}): Promise<Run> {
-  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env: cliEnv(env), stdio: ["pipe", "pipe", "pipe"] });
-  child.stdin.end();
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  const exited = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+  const { child, exited } = startCli(MAIN, args, { env: cliEnv(env), stdin: "pipe" });
   if (opts.until !== undefined) opts.until().then(() => child.kill("SIGINT"), () => child.kill("SIGKILL"));
-  return exited.finally(() => clearTimeout(timer));
+  return exited;
 }
 
 /** No password in any form, no control character but newlines. */

@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "pg";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { waitStreaming } from "./support/slot-streaming.ts";
 import { buildCli } from "./support/build-cli.ts";
 import { closedPort } from "./support/closed-port.ts";
 
@@ -200,23 +201,6 @@ afterAll(async () => {
   rmSync(OUT, { recursive: true, force: true });
 });
 
-/**
- * Waits until a walsender streams from the slot (START_REPLICATION). Not just
- * `active`: the slot is also active while CREATE_REPLICATION_SLOT runs, and
- * released for a moment before START_REPLICATION takes it again.
- */
-async function waitActive(c: Cluster, slot: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const rows = await c.query(
-      `SELECT 1 FROM pg_replication_slots s JOIN pg_stat_activity a ON a.pid = s.active_pid
-       WHERE s.slot_name = $1 AND a.query LIKE 'START_REPLICATION%'`, [slot]);
-    if (rows.length > 0) return;
-    if (Date.now() > deadline) throw new Error(`slot ${slot} not streaming`);
-    await sleep(50);
-  }
-}
-
 /** Runs statements in one transaction; returns its xid as pgoutput sends it (32 bits). */
 async function tx(client: Client, ...statements: string[]): Promise<number> {
   await client.query("BEGIN");
@@ -243,7 +227,7 @@ describe.concurrent("tail streams typed changes", () => {
       const slot = `s_typed_${major}`;
       const tail = new Cli(["tail", "-c", c.connectionString, "--publication", "p_cli", "--slot", slot, "--create-slot", "--transactions", "--tables", "cli_t", ...extra]);
       cleanup.push(async () => tail.child.kill("SIGKILL"));
-      await waitActive(c, slot);
+      await waitStreaming(c, slot);
       const w = await c.connect();
       try {
         const x1 = await tx(w, `INSERT INTO cli_t VALUES (9223372036854775807, '${BIG_NUMERIC}', 0.1, true, '{"a": [1, 2.5, "x"], "big": 12345678901234567890}',
@@ -342,7 +326,7 @@ describe("Ctrl-C", () => {
     const slot = "s_sigint";
     const tail = new Cli(["tail", "-c", c.connectionString, "--publication", "p_seq", "--slot", slot, "--create-slot", "--transactions"]);
     cleanup.push(async () => tail.child.kill("SIGKILL"));
-    await waitActive(c, slot);
+    await waitStreaming(c, slot);
     // One row per transaction, k = 1, 2, 3, ..., until the CLI has exited.
     const w = await c.connect();
     let k = 0;
@@ -430,7 +414,7 @@ describe("reconnect", () => {
     await c.query("CREATE TABLE cli_rc (k int PRIMARY KEY); CREATE PUBLICATION p_rc FOR TABLE cli_rc");
     const tail = new Cli(["tail", "-c", c.connectionString, "--publication", "p_rc", "--slot", slot, "--create-slot", "--progress"]);
     cleanup.push(async () => tail.child.kill("SIGKILL"));
-    await waitActive(c, slot);
+    await waitStreaming(c, slot);
     await c.query("INSERT INTO cli_rc VALUES (1)");
     await tail.until((ls) => ls.some((l) => String(col(l, "k")) === "1"));
     const [{ pid }] = await c.query<{ pid: number }>("SELECT active_pid AS pid FROM pg_replication_slots WHERE slot_name = $1", [slot]);
@@ -485,7 +469,7 @@ describe.concurrent("errors: one line with a hint, non-zero exit", () => {
     const slot = "s_unix";
     const t = new Cli(["tail", "-c", `postgresql://postgres@/postgres?host=${encodeURIComponent(dir!)}&port=${c.port}`, "--publication", "p_seq", "--slot", slot, "--create-slot", "--max-messages", "1"]);
     cleanup.push(async () => t.child.kill("SIGKILL"));
-    await waitActive(c, slot);
+    await waitStreaming(c, slot);
     // The walsender's client came over the socket: no client address.
     const [conn] = await c.query<{ addr: string | null }>("SELECT client_addr::text AS addr FROM pg_stat_replication WHERE pid = (SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1)", [slot]);
     expect(conn!.addr).toBe(null);
@@ -511,7 +495,7 @@ describe.concurrent("errors: one line with a hint, non-zero exit", () => {
       PGHOST: "127.0.0.1", PGPORT: String(c.port), PGUSER: "pwuser", PGPASSWORD: "secret", PGDATABASE: "postgres",
     });
     cleanup.push(async () => ok.child.kill("SIGKILL"));
-    await waitActive(c, "s_env");
+    await waitStreaming(c, "s_env");
     ok.child.kill("SIGINT");
     const r = await ok.exited;
     expect(r.code, r.stderr).toBe(0);
@@ -526,7 +510,7 @@ describe.concurrent("errors: one line with a hint, non-zero exit", () => {
     const c = clusters.get(15)!;
     const holder = new Cli(["tail", "-c", url(15), "--publication", "p_cli", "--slot", "s_busy", "--create-slot"]);
     cleanup.push(async () => holder.child.kill("SIGKILL"));
-    await waitActive(c, "s_busy");
+    await waitStreaming(c, "s_busy");
     expectError(await run(["tail", "-c", url(15), "--publication", "p_cli", "--slot", "s_busy"]), 1, /s_busy.*(in use|active)/, /another client/);
     holder.child.kill("SIGTERM");
     expect((await holder.exited).code).toBe(0);
@@ -558,7 +542,7 @@ describe.concurrent("errors: one line with a hint, non-zero exit", () => {
     const c = clusters.get(18)!;
     const t = new Cli(["tail", "-c", url(18), "--publication", "p_seq", "--slot", "s_term", "--create-slot", "--no-reconnect"]);
     cleanup.push(async () => t.child.kill("SIGKILL"));
-    await waitActive(c, "s_term");
+    await waitStreaming(c, "s_term");
     await c.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 's_term'");
     expectError(await t.exited, 1, /terminat/, /run the same command again/);
   });

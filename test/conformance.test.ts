@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { backend, onceAcrossBackends } from "./support/backends.ts";
 import {
-  deepEqual, encode, fixtureRelations, fixtures, frame, framedOffset, hex, LSN_2_63, MAX_LSN, MAX_U32, UNCHANGED,
+  deepEqual, encode, FIXTURE_PNG, fixtureOpening, fixtureRelations, fixtures, frame, framedOffset, hex, LSN_2_63, MAX_LSN, MAX_U32, UNCHANGED,
   type Encoded, type Fixture, type RelationDesc,
 } from "../devkit/encoder/encoder.ts";
 import { Random, randomSplits, randomStream } from "../devkit/fuzz/random.ts";
@@ -100,18 +100,10 @@ function expectedJSON(e: Record<string, unknown>): Record<string, unknown> {
 /** A small valid stream with every message kind, in a realistic order. */
 function smallStream(): Encoded[] {
   const { users, wide, empty } = fixtureRelations;
-  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0xff]);
+  const png = FIXTURE_PNG;
   const X = 2 ** 31 + 9;
   return [
-    encode.begin({ finalLsn: 0x1000n, commitTime: 1_700_000_000_000_001n, xid: 700 }),
-    encode.origin({ originLsn: 0xffn, name: "origin_ø" }),
-    encode.relation(users),
-    encode.type({ typeId: 40000, namespace: "public", typeName: "mood" }),
-    encode.insert({ relation: users, newTuple: ["1", "Ann", png, null] }),
-    encode.update({ relation: users, newTuple: ["1", "Ann B", png, UNCHANGED] }),
-    encode.update({ relation: users, oldTupleType: "K", oldTuple: ["1", null, null, null], newTuple: ["2", "", new Uint8Array(0), "😀"] }),
-    encode.delete({ relation: users, oldTupleType: "K", oldTuple: ["2", null, null, null] }),
-    encode.relation(empty),
+    ...fixtureOpening(),
     encode.insert({ relation: empty, newTuple: [] }),
     encode.truncate({ options: 1, relationIds: [users.relationId, empty.relationId] }),
     encode.message({ transactional: true, lsn: 0x1001n, prefix: "app", content: "payload" }),

@@ -9,13 +9,8 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureCorpus, sidecarPath, type CorpusInfo } from "../devkit/capture/corpus.ts";
 
-interface Walk {
-  messages: number;
-  bytes: number;
-  frameBytes: number;
-  countsByTag: Record<string, number>;
-  /** TupleData column kinds of Insert/Update/Delete messages. */
-  cellsByKind: Record<string, number>;
+/** What the sidecar counts, counted again from the file. */
+interface Walk extends Pick<CorpusInfo, "messages" | "bytes" | "frameBytes" | "countsByTag" | "cellsByKind"> {
   /** Update messages whose new tuple has at least one 'u' column. */
   updatesWithUnchanged: number;
 }

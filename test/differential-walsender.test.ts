@@ -13,10 +13,8 @@
  * be equal word for word; its outcome must be the wasm decoder's.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { backends } from "./support/backends.ts";
-import { TwinDecoder } from "./support/twin-kernel.ts";
-import { Differences, outcome, type Outcome } from "./support/differences.ts";
-import { deepEqual, hex } from "../devkit/encoder/encoder.ts";
+import { bothOutcomes, corruptedInStream, differentialDecoders, Differences, garbageRun, type Outcome } from "./support/differences.ts";
+import { concat, deepEqual, hex } from "../devkit/encoder/encoder.ts";
 import { Random, randomLsn, randomSplits, randomStream, randomString, randomTime } from "../devkit/fuzz/random.ts";
 import { backend, backendStream, wal, type BackendEncoded, type WalEncoded } from "../devkit/encoder/walsender-encoder.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
@@ -63,9 +61,6 @@ const CORRUPTION: Corruption = {
   tagAt: (r, b) => (b.length > 25 && r.chance(0.5) ? 25 : 0),
 };
 
-const wasmBackend = backends.find((b) => b.name === "wasm")!;
-const baselineBackend = backends.find((b) => b.name === "baseline")!;
-
 describe("wasm and baseline agree on walsender streams", () => {
   let wasm: PgoutputDecoder;
   let baseline: PgoutputDecoder;
@@ -74,9 +69,7 @@ describe("wasm and baseline agree on walsender streams", () => {
   const sessions = new Map<number, { payloads: WalEncoded[]; frames: BackendEncoded[]; raw: Uint8Array }>();
 
   beforeAll(async () => {
-    wasm = await wasmBackend.create();
-    baseline = await baselineBackend.create();
-    twin = new TwinDecoder();
+    ({ wasm, baseline, twin } = await differentialDecoders());
     for (const seed of SEEDS) {
       const payloads = walPayloads(seed);
       const frames = rawSession(seed, payloads);
@@ -85,12 +78,7 @@ describe("wasm and baseline agree on walsender streams", () => {
   });
 
   /** The wasm and the baseline outcome; the twin kernel's must be the wasm one (and its kernels agreed on every call). */
-  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => {
-    const w = outcome(() => fn(wasm));
-    const t = outcome(() => fn(twin));
-    if (!deepEqual(t, w)) expect(t, "the twin kernel's outcome (word-for-word kernel comparison)").toEqual(w);
-    return [w, outcome(() => fn(baseline))];
-  };
+  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => bothOutcomes(fn, wasm, twin, baseline);
 
   /** Whole-batch results with consumed. */
   const copyData = (list: readonly Uint8Array[]) => (d: PgoutputDecoder) => {
@@ -165,33 +153,15 @@ describe("wasm and baseline agree on walsender streams", () => {
       });
 
       it("corrupted payloads inside a valid stream: same values or same errors, same state", () => {
-        const { payloads } = sessions.get(seed)!;
-        const r = new Random(seed ^ 0x1234567);
-        const diffs = new Differences(`seed ${seed}`);
-        wasm.reset();
-        twin.reset();
-        baseline.reset();
-        let corrupted = 0;
-        for (let i = 0; i < payloads.length; i++) {
-          const p = payloads[i]!;
-          if (r.chance(0.3)) {
-            const c = corrupt(r, p.bytes, CORRUPTION);
-            corrupted++;
+        corruptedInStream({
+          seed, items: sessions.get(seed)!.payloads, noun: "payload", corruption: CORRUPTION, decoders: [wasm, twin, baseline],
+          decodeCorrupted: (bytes, r) => {
             // alone, or after a good keepalive (offsets and index shift)
-            const list = r.chance(0.5) ? [c.bytes] : [wal.keepalive({ walEnd: 1n, sendTime: 2n, replyRequested: false }).bytes, c.bytes];
-            const [w, b] = both(copyData(list));
-            diffs.check(`payload ${i} (${p.kind}) ${c.how}, list of ${list.length}: ${hex(c.bytes)}`, w, b);
-            if (wasm.inStream !== baseline.inStream) {
-              diffs.add(`payload ${i} (${p.kind}) ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
-              baseline.inStream = wasm.inStream;
-              twin.inStream = wasm.inStream;
-            }
-          }
-          const [w, b] = both(copyData([p.bytes]));
-          diffs.check(`payload ${i} (${p.kind}) after a corrupted copy: ${hex(p.bytes)}`, w, b);
-        }
-        expect(corrupted).toBeGreaterThan(100);
-        diffs.report();
+            const list = r.chance(0.5) ? [bytes] : [wal.keepalive({ walEnd: 1n, sendTime: 2n, replyRequested: false }).bytes, bytes];
+            return { fn: copyData(list), note: `, list of ${list.length}` };
+          },
+          decode: (bytes) => copyData([bytes]),
+        });
       });
 
       it("corrupted windows: decodeCopyData lists and raw bytes pushed in chunks", () => {
@@ -236,14 +206,8 @@ describe("wasm and baseline agree on walsender streams", () => {
   }
 
   it("random garbage payloads", () => {
-    const r = new Random(4243);
-    const diffs = new Differences("seed 4243");
-    wasm.reset();
-    twin.reset();
-    baseline.reset();
-    for (let i = 0; i < 3000; i++) {
-      const n = r.int(0, 60);
-      const bytes = r.bytes(n);
+    garbageRun(4243, 3000, 60, [wasm, twin, baseline], (bytes, i, r, diffs) => {
+      const n = bytes.length;
       if (n > 0 && r.chance(0.8)) bytes[0] = r.pick([0x77, 0x77, 0x6b, 0x64]);
       if (n > 25 && r.chance(0.6)) bytes[25] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
       const inStream = r.chance(0.5);
@@ -252,8 +216,7 @@ describe("wasm and baseline agree on walsender streams", () => {
       baseline.inStream = inStream;
       const [w, b] = both(copyData([bytes]));
       diffs.check(`garbage #${i} (inStream ${inStream}): ${hex(bytes)}`, w, b);
-    }
-    diffs.report();
+    });
   });
 
   it("random garbage backend frames", () => {
@@ -274,14 +237,7 @@ describe("wasm and baseline agree on walsender streams", () => {
         frame.set(body, 5);
         parts.push(frame);
       }
-      let total = 0;
-      for (const p of parts) total += p.length;
-      const raw = new Uint8Array(total);
-      let o = 0;
-      for (const p of parts) {
-        raw.set(p, o);
-        o += p.length;
-      }
+      const raw = concat(parts);
       const cut = r.int(0, raw.length);
       const [w1, b1] = both(pushBackend(raw.subarray(0, cut)));
       diffs.check(`garbage #${i}, first ${cut} bytes: ${hex(raw)}`, w1, b1);

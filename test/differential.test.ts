@@ -10,9 +10,7 @@
  * be equal word for word; its outcome must be the wasm decoder's.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { backends } from "./support/backends.ts";
-import { TwinDecoder } from "./support/twin-kernel.ts";
-import { Differences, outcome, type Outcome } from "./support/differences.ts";
+import { bothOutcomes, corruptedInStream, differentialDecoders, Differences, garbageRun, type Outcome } from "./support/differences.ts";
 import { deepEqual, frame, hex, type Encoded } from "../devkit/encoder/encoder.ts";
 import { Random, randomSplits, randomStream } from "../devkit/fuzz/random.ts";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
@@ -31,9 +29,6 @@ const TAGS = "BCOMRYIUDTSEcAbPKrp";
 /** How this suite corrupts a pgoutput message (devkit/fuzz/corrupt.ts). */
 const CORRUPTION: Corruption = { odds: [0.3, 0.5, 0.62, 0.77, 0.92], forged: [0xffffffff, 0x80000000, 0x7fffffff, 0x00010000, 0x0000ffff, 0x00008000], tags: TAGS };
 
-const wasmBackend = backends.find((b) => b.name === "wasm")!;
-const baselineBackend = backends.find((b) => b.name === "baseline")!;
-
 describe("wasm and baseline agree", () => {
   let wasm: PgoutputDecoder;
   let baseline: PgoutputDecoder;
@@ -42,19 +37,12 @@ describe("wasm and baseline agree", () => {
   const streams = new Map<number, Encoded[]>();
 
   beforeAll(async () => {
-    wasm = await wasmBackend.create();
-    baseline = await baselineBackend.create();
-    twin = new TwinDecoder();
+    ({ wasm, baseline, twin } = await differentialDecoders());
     for (const seed of SEEDS) streams.set(seed, randomStream(seed, { messages: MESSAGES }));
   });
 
   /** The wasm and the baseline outcome; the twin kernel's must be the wasm one (and its kernels agreed on every call). */
-  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => {
-    const w = outcome(() => fn(wasm));
-    const t = outcome(() => fn(twin));
-    if (!deepEqual(t, w)) expect(t, "the twin kernel's outcome (word-for-word kernel comparison)").toEqual(w);
-    return [w, outcome(() => fn(baseline))];
-  };
+  const both = (fn: (d: PgoutputDecoder) => unknown): [Outcome, Outcome] => bothOutcomes(fn, wasm, twin, baseline);
 
   for (const seed of SEEDS) {
     describe(`seed ${seed}`, () => {
@@ -98,31 +86,12 @@ describe("wasm and baseline agree", () => {
       });
 
       it("corrupted messages inside a valid stream: same values or same errors", () => {
-        const stream = streams.get(seed)!;
-        const r = new Random(seed ^ 0x1234567);
-        const diffs = new Differences(`seed ${seed}`);
-        wasm.reset();
-        twin.reset();
-        baseline.reset();
-        let corrupted = 0;
-        for (let i = 0; i < stream.length; i++) {
-          const m = stream[i]!;
-          if (r.chance(0.3)) {
-            const c = corrupt(r, m.bytes, CORRUPTION);
-            corrupted++;
-            const [w, b] = both((d) => d.decode(c.bytes).materialize());
-            diffs.check(`message ${i} (${m.kind}) ${c.how}: ${hex(c.bytes)}`, w, b);
-            if (wasm.inStream !== baseline.inStream) {
-              diffs.add(`message ${i} (${m.kind}) ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
-              baseline.inStream = wasm.inStream;
-              twin.inStream = wasm.inStream;
-            }
-          }
-          const [w, b] = both((d) => d.decode(m.bytes).materialize());
-          diffs.check(`message ${i} (${m.kind}) after a corrupted copy: ${hex(m.bytes)}`, w, b);
-        }
-        expect(corrupted).toBeGreaterThan(100);
-        diffs.report();
+        const decode = (bytes: Uint8Array) => (d: PgoutputDecoder) => d.decode(bytes).materialize();
+        corruptedInStream({
+          seed, items: streams.get(seed)!, noun: "message", corruption: CORRUPTION, decoders: [wasm, twin, baseline],
+          decodeCorrupted: (bytes) => ({ fn: decode(bytes), note: "" }),
+          decode,
+        });
       });
 
       it("corrupted framed windows and batches: same values or same errors", () => {
@@ -175,22 +144,14 @@ describe("wasm and baseline agree", () => {
   }
 
   it("random garbage messages", () => {
-    const r = new Random(4242);
-    const diffs = new Differences("seed 4242");
-    wasm.reset();
-    twin.reset();
-    baseline.reset();
-    for (let i = 0; i < 3000; i++) {
-      const n = r.int(0, 40);
-      const bytes = r.bytes(n);
-      if (n > 0 && r.chance(0.7)) bytes[0] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
+    garbageRun(4242, 3000, 40, [wasm, twin, baseline], (bytes, i, r, diffs) => {
+      if (bytes.length > 0 && r.chance(0.7)) bytes[0] = TAGS.charCodeAt(r.int(0, TAGS.length - 1));
       const inStream = r.chance(0.5);
       const [w, b] = both((d) => d.decode(bytes, { inStream }).materialize());
       diffs.check(`garbage #${i} (inStream ${inStream}): ${hex(bytes)}`, w, b);
       baseline.inStream = wasm.inStream;
       twin.inStream = wasm.inStream;
-    }
-    diffs.report();
+    });
   });
 });
 

@@ -17,6 +17,7 @@ import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import type { MessageKind, OldTupleType, ReplicaIdentity } from "../bindings/messages.ts";
 import { backends } from "./support/backends.ts";
 import { TwinDecoder } from "./support/twin-kernel.ts";
+import { pushSplit } from "./support/push-split.ts";
 import {
   deepEqual, encode, frame, MAX_LSN, MAX_U32, TIME_NEG_INFINITY, TIME_POS_INFINITY, UNCHANGED,
   type ColumnDesc, type Encoded, type RelationDesc,
@@ -314,13 +315,7 @@ describe("random valid streams decode to the encoder's values in both backends",
             const want = stream.map((m) => m.expected);
             for (const d of decoders) {
               d.reset();
-              const got: Record<string, unknown>[] = [];
-              let p = 0;
-              for (const c of [...cuts, framed.length]) {
-                got.push(...d.push(framed.subarray(p, c)).materialize());
-                p = c;
-              }
-              d.end();
+              const got = pushSplit(d, framed, cuts);
               same(got, want, `${d.backend} push at ${cuts.join(",")}`);
             }
           }),

@@ -16,6 +16,7 @@ import type { WalMessage } from "../bindings/walsender.ts";
 import { backend } from "./support/backends.ts";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { Random } from "../devkit/fuzz/random.ts";
+import { concatBytes as concat } from "../bindings/copy-bytes.ts";
 
 interface Recording {
   /** The socket bytes, as the reads came. */
@@ -107,16 +108,6 @@ async function record(
   await query; // the server's CopyDone, CommandComplete and ReadyForQuery are in the tap now
   await client.end();
   return { chunks, payloads };
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** Materializes a batch at once (its views go stale with the next call). */

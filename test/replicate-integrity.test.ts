@@ -9,39 +9,22 @@
  *   retryable RECEIVE_TIMEOUT, and a resume delivers what was written).
  * Each run checks every value against what the test wrote, and memory.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pg from "pg";
+import { describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import type { ClientConfig } from "pg";
 import { replicate, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { PgMajor } from "../devkit/cluster/cluster.ts";
 import { liveBytes } from "./support/memory.ts";
+import { pooledClusters } from "./support/clusters.ts";
 import { backend, onceAcrossBackends } from "./support/backends.ts";
 
 const MAJORS: PgMajor[] = [15, 18];
 /** The run's backend: the runner runs this file once per backend (vitest.config.ts). */
 const decoder = backend.name;
 const MIB = 1 << 20;
-const clusters = new Map<PgMajor, { cluster: Cluster; config: ClientConfig; pool: pg.Pool }>();
+const clusters = pooledClusters(MAJORS, 2);
 let seq = 0;
-
-beforeAll(async () => {
-  for (const major of MAJORS) {
-    const cluster = await startCluster(major);
-    const config: ClientConfig = { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database };
-    const pool = new pg.Pool({ ...config, max: 2, options: "-c synchronous_commit=on" });
-    pool.on("error", () => {});
-    clusters.set(major, { cluster, config, pool });
-  }
-});
-
-afterAll(async () => {
-  for (const c of clusters.values()) {
-    await c.pool.end().catch(() => {});
-    await c.cluster.stop();
-  }
-});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");

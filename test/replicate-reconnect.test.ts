@@ -10,7 +10,7 @@
  * keeps the old behaviour, non-retryable failures are not retried, the
  * backoff schedule, and stop() during a backoff wait.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import pg from "pg";
 import type { ClientConfig } from "pg";
 import {
@@ -19,8 +19,9 @@ import {
 import { normalizeOptions } from "../bindings/pg/options.ts";
 import { backoffCap, backoffDelay, reconnectPolicy, RECONNECT_DEFAULTS } from "../bindings/pg/reconnect.ts";
 import { formatLsn } from "../bindings/lsn.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { PgMajor } from "../devkit/cluster/cluster.ts";
 import { restartCluster } from "../devkit/cluster/restart.ts";
+import { pooledClusters, type PooledCluster } from "./support/clusters.ts";
 import { startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
 import { backend } from "../devkit/encoder/walsender-encoder.ts";
 import * as net from "node:net";
@@ -60,28 +61,10 @@ describe("reconnect policy and backoff schedule", () => {
 // ------------------------------------------------------------------ real servers
 
 const MAJORS: PgMajor[] = [15, 18];
-interface Ctx { major: PgMajor; cluster: Cluster; pool: pg.Pool; config: ClientConfig }
-const ctxs = new Map<PgMajor, Ctx>();
+type Ctx = PooledCluster;
 const streams = new Set<ReplicationStream>();
+const ctxs = pooledClusters(MAJORS, 3, streams);
 let seq = 0;
-
-beforeAll(async () => {
-  for (const major of MAJORS) {
-    const cluster = await startCluster(major);
-    const config: ClientConfig = { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database };
-    const pool = new pg.Pool({ ...config, max: 3, options: "-c synchronous_commit=on" });
-    pool.on("error", () => {}); // idle clients die with a restart
-    ctxs.set(major, { major, cluster, pool, config });
-  }
-});
-
-afterAll(async () => {
-  await Promise.all([...streams].map((s) => s.stop().catch(() => {})));
-  for (const c of ctxs.values()) {
-    await c.pool.end().catch(() => {});
-    await c.cluster.stop();
-  }
-});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -10,7 +10,7 @@
  * The first block needs no server: the command syntax, option checks, the
  * CopyData queue and the transaction assembler.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import pg from "pg";
 import * as v8 from "node:v8";
 import * as vm from "node:vm";
@@ -27,9 +27,10 @@ import {
 } from "../bindings/pg/index.ts";
 import { normalizeOptions } from "../bindings/pg/options.ts";
 import { ByteQueue } from "../bindings/pg/queue.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { PgMajor } from "../devkit/cluster/cluster.ts";
 import { restartCluster } from "../devkit/cluster/restart.ts";
 import { encode } from "../devkit/encoder/encoder.ts";
+import { pooledClusters, type PooledCluster } from "./support/clusters.ts";
 import { delayProxy } from "./support/delay-proxy.ts";
 
 // ------------------------------------------------------------------ sans-IO
@@ -156,40 +157,12 @@ describe("TransactionAssembler", () => {
 
 // ----------------------------------------------------------------- servers
 
-interface Ctx {
-  major: PgMajor;
-  cluster: Cluster;
-  /** SQL through a pool: survives a server restart (cluster.query does not). Commits are synchronous. */
-  pool: pg.Pool;
-  config: ClientConfig;
-}
+type Ctx = PooledCluster;
 
 const MAJORS: PgMajor[] = [15, 18];
-const ctxs = new Map<PgMajor, Ctx>();
 const openStreams = new Set<ReplicationStream>();
+const ctxs = pooledClusters(MAJORS, 4, openStreams);
 let seq = 0;
-
-beforeAll(async () => {
-  const started = await Promise.allSettled(MAJORS.map((m) => startCluster(m)));
-  for (const s of started) {
-    if (s.status !== "fulfilled") continue;
-    const cluster = s.value;
-    const config: ClientConfig = { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database };
-    const pool = new pg.Pool({ ...config, max: 4, options: "-c synchronous_commit=on" });
-    pool.on("error", () => {}); // idle clients die with a restart
-    ctxs.set(cluster.major, { major: cluster.major, cluster, pool, config });
-  }
-  const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed) throw failed.reason;
-});
-
-afterAll(async () => {
-  await Promise.all([...openStreams].map((s) => s.stop().catch(() => {})));
-  for (const c of ctxs.values()) {
-    await c.pool.end().catch(() => {});
-    await c.cluster.stop();
-  }
-});
 
 const ctx = (major: PgMajor): Ctx => ctxs.get(major)!;
 /** A full garbage collection (V8's gc(), exposed at run time), so memory figures start from live data. */

@@ -17,7 +17,7 @@ import pg from "pg";
 import type { ClientConfig } from "pg";
 import { connect } from "nats";
 import { startNats } from "../devkit/brokers/nats.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { Cluster, PgMajor } from "../devkit/cluster/cluster.ts";
 import { natsSink, natsOptions } from "../bindings/sinks/nats.ts";
 import { tableSubject } from "../bindings/sinks/nats-options.ts";
 import { parseChangeId } from "../bindings/pipeline/change-id.ts";
@@ -27,6 +27,7 @@ import { createSlots, expectedRecords, rng, runWorkload, setupWorkload, streamIn
 import { delayProxy } from "./support/delay-proxy.ts";
 import { frameFilter } from "./support/nats-frames.ts";
 import { liveBytes } from "./support/memory.ts";
+import { startClusters } from "./support/clusters.ts";
 import { buildCli } from "./support/build-cli.ts";
 
 interface Ctx {
@@ -40,14 +41,7 @@ const ctxs = new Map<PgMajor, Ctx>();
 let seq = 0;
 
 beforeAll(async () => {
-  const started = await Promise.allSettled(MAJORS.map((m) => startCluster(m)));
-  for (const s of started) {
-    if (s.status !== "fulfilled") continue;
-    const cluster = s.value;
-    ctxs.set(cluster.major, { major: cluster.major, cluster, config: { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database } });
-  }
-  const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed) throw failed.reason;
+  await startClusters(MAJORS, ctxs, (cluster, config) => ({ major: cluster.major, cluster, config }));
 }, 120_000);
 
 afterAll(async () => {

@@ -21,7 +21,8 @@ import { isPgoutputError } from "../bindings/errors.ts";
 import { createDecoder } from "../bindings/create-decoder.ts";
 import type { Tuple } from "../bindings/tuple.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { Cluster, PgMajor } from "../devkit/cluster/cluster.ts";
+import { startClusters, withClient } from "./support/clusters.ts";
 import { CASES, SETUP_SQL } from "./support/values-cases.ts";
 import { TYPES_QUERY, typesFromCatalog } from "../bindings/values/index.ts";
 
@@ -30,10 +31,7 @@ const clusters = new Map<PgMajor, { cluster: Cluster; config: ClientConfig }>();
 let seq = 0;
 
 beforeAll(async () => {
-  const started = await Promise.all(MAJORS.map((m) => startCluster(m)));
-  for (const cluster of started) {
-    clusters.set(cluster.major, { cluster, config: { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database } });
-  }
+  await startClusters(MAJORS, clusters, (cluster, config) => ({ cluster, config }));
 }, 120_000);
 
 afterAll(async () => {
@@ -168,9 +166,7 @@ for (const major of MAJORS) {
     it("snapshot + concurrent changes replay to the server's final contents, no key twice, none missing", async () => {
       const n = ++seq;
       const s = `snap${n}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE SCHEMA ${s}; SET search_path = ${s}`);
         await admin.query(`CREATE TABLE ${s}.items (id int PRIMARY KEY, v text, big text, arr int4[], amount numeric, at timestamptz, flag bool)`);
         await admin.query(`INSERT INTO ${s}.items SELECT g, CASE WHEN g % 5 = 0 THEN NULL ELSE 'v' || g END,
@@ -295,17 +291,13 @@ for (const major of MAJORS) {
         // The partition root is the relation, never a partition.
         expect(relationIds.has("parts_lo") || relationIds.has("parts_hi")).toBe(false);
         await run.stop();
-      } finally {
-        await admin.end();
-      }
+      });
     }, 120_000);
 
     it("binary and text COPY give the values suite's values", async () => {
       const n = ++seq;
       const s = `vals${n}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE SCHEMA ${s}; SET search_path = ${s}`);
         for (const q of SETUP_SQL) await admin.query(q);
         const cases = CASES.filter((k) => (k.since ?? 0) <= major);
@@ -336,17 +328,13 @@ for (const major of MAJORS) {
           expect(rows).toBe(1);
           await run.stop();
         }
-      } finally {
-        await admin.end();
-      }
+      });
     }, 60_000);
 
     it("a terminated copy backend fails the snapshot with SNAPSHOT_INCOMPLETE and drops the slot", async () => {
       const n = ++seq;
       const s = `term${n}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE SCHEMA ${s}`);
         await admin.query(`CREATE TABLE ${s}.t (id int PRIMARY KEY, v text)`);
         await admin.query(`INSERT INTO ${s}.t SELECT g, repeat('x', 400) FROM generate_series(1, 50000) g`);
@@ -372,16 +360,12 @@ for (const major of MAJORS) {
         expect((error as Error).message).toMatch(/never completed.*slot was dropped/);
         expect(rows).toBeLessThan(50000);
         expect((await admin.query(`SELECT 1 FROM pg_replication_slots WHERE slot_name = $1`, [slot])).rows).toEqual([]);
-      } finally {
-        await admin.end();
-      }
+      });
     }, 60_000);
 
     it("a slow consumer: what is buffered stays near highWaterMark whatever the table size", async () => {
       const s = `slow${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
         await admin.query(`INSERT INTO ${s} SELECT g, repeat('y', 300) FROM generate_series(1, 40000) g`); // ~13 MB
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
@@ -400,16 +384,12 @@ for (const major of MAJORS) {
         // Each of the 2 connections may overshoot by one batch (a quarter of the mark) and one socket read.
         expect(run.buffered.highWater).toBeLessThan(highWaterMark + 2 * (highWaterMark / 4 + (128 << 10)));
         await run.stop();
-      } finally {
-        await admin.end();
-      }
+      });
     }, 60_000);
 
     it("copy connections are guarded: a row over maxMessageSize is refused at its CopyData header; a copy paused past receiveTimeoutMs, and past its own end, is not cut off", async () => {
       const s = `guard${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
         await admin.query(`ALTER TABLE ${s} ALTER COLUMN v SET STORAGE EXTERNAL`); // stored as written: the row is as long as the value
         await admin.query(`INSERT INTO ${s} SELECT g, repeat('z', CASE WHEN g = 500 THEN 200000 ELSE 100 END) FROM generate_series(1, 3000) g`);
@@ -441,16 +421,12 @@ for (const major of MAJORS) {
         }
         expect(rows).toBe(3000);
         await slow.stop();
-      } finally {
-        await admin.end();
-      }
+      });
     }, 60_000);
 
     it("copy connections from a connection function (walsender connections, as the CLI makes them)", async () => {
       const s = `fac${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
         await admin.query(`INSERT INTO ${s} SELECT g, 'x' || g FROM generate_series(1, 5000) g`);
         await admin.query(`CREATE PUBLICATION "pub_${s}'\\" FOR TABLE ${s}`);
@@ -469,16 +445,12 @@ for (const major of MAJORS) {
         expect(ids.size).toBe(5000);
         expect(made).toBe(3); // the replication connection and 2 copy connections
         await run.stop();
-      } finally {
-        await admin.end();
-      }
+      });
     });
 
     it("transactions(): materialized snapshot rows, SnapshotComplete, then whole transactions", async () => {
       const s = `txs${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
         await admin.query(`INSERT INTO ${s} SELECT g, 'x' || g FROM generate_series(1, 300) g`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
@@ -503,16 +475,12 @@ for (const major of MAJORS) {
         expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
         expect(kept[0]).toMatchObject({ kind: "SnapshotRow", relationName: s, namespace: "public" });
         await run.stop();
-      } finally {
-        await admin.end();
-      }
+      });
     });
 
     it("tables: only the tables named; a name not in the publications is INVALID_OPTION and leaves no slot", async () => {
       const s = `tbl${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE TABLE ${s}_a (id int PRIMARY KEY); INSERT INTO ${s}_a SELECT generate_series(1, 10)`);
         await admin.query(`CREATE TABLE ${s}_b (id int PRIMARY KEY); INSERT INTO ${s}_b SELECT generate_series(1, 20)`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}_a, ${s}_b`);
@@ -527,16 +495,12 @@ for (const major of MAJORS) {
         await expect(replicate({ connection: c().config, slot: { name: `slot_${s}_x`, create: true }, publications: `pub_${s}`, snapshot: { tables: ["nope"] } }))
           .rejects.toMatchObject({ code: "INVALID_OPTION", message: expect.stringMatching(/nope/) });
         expect((await admin.query(`SELECT 1 FROM pg_replication_slots WHERE slot_name = $1`, [`slot_${s}_x`])).rows).toEqual([]);
-      } finally {
-        await admin.end();
-      }
+      });
     });
 
     it("the catalog sizes an unpartitioned table from its heap: pages before any VACUUM, rows once analyzed, ctid ranges planned", async () => {
       const s = `size${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE TABLE ${s} AS SELECT i, md5(i::text) m FROM generate_series(1, 200000) i`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
         const version = Number((await admin.query("SHOW server_version_num")).rows[0].server_version_num);
@@ -550,16 +514,12 @@ for (const major of MAJORS) {
         const tasks = planTasks([table!], 3, 64);
         expect(tasks.length).toBe(12); // parallel × 4 ranges
         expect(tasks.map((t) => copyCommand(t, "text")).filter((q) => q.includes("ctid <")).length).toBe(11);
-      } finally {
-        await admin.end();
-      }
+      });
     });
 
     it("an existing slot is refused (its snapshot is gone)", async () => {
       const s = `exist${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
+      await withClient(c().config, async (admin) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY)`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
         await admin.query(`SELECT pg_create_logical_replication_slot('slot_${s}', 'pgoutput')`);
@@ -567,9 +527,7 @@ for (const major of MAJORS) {
           code: "INVALID_OPTION",
         });
         await admin.query(`SELECT pg_drop_replication_slot('slot_${s}')`);
-      } finally {
-        await admin.end();
-      }
+      });
     });
   });
 }

@@ -13,6 +13,7 @@
 import { describe, expect, it } from "vitest";
 // `b`: the backend of this run (`backend` is the walsender encoder here).
 import { backend as b } from "./support/backends.ts";
+import { pushSplit as pushChunks } from "./support/push-split.ts";
 import {
   concat, deepEqual, encode, fixtureRelations, fixtures, hex, LSN_2_63, MAX_LSN, PG_EPOCH_UNIX_US, TIME_NEG_INFINITY,
   TIME_POS_INFINITY, type Encoded,
@@ -174,16 +175,7 @@ function realisticStream(): { frames: BackendEncoded[]; expected: Record<string,
 }
 
 /** Pushes chunks split at `cuts` (one decoder), materializing each batch at once. */
-function pushSplit(d: PgoutputDecoder, bytes: Uint8Array, cuts: readonly number[]): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  let p = 0;
-  for (const c of [...cuts, bytes.length]) {
-    out.push(...d.pushBackend(bytes.subarray(p, c)).materialize());
-    p = c;
-  }
-  d.end();
-  return out;
-}
+const pushSplit = (d: PgoutputDecoder, bytes: Uint8Array, cuts: readonly number[]) => pushChunks(d, bytes, cuts, "pushBackend");
 
 /** A Message whose whole pgoutput message is exactly `size` bytes (size >= 16: tag, flags, LSN, "p", length). */
 function messageOfSize(size: number): Encoded {

@@ -28,6 +28,7 @@ import { isRowId, parseChangeId, type ChangePosition } from "../pipeline/change-
 import type { RecordTransaction, Records } from "../pipeline/records.ts";
 import { SinkError, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
+import { concatBytes } from "../copy-bytes.ts";
 import { metricsText } from "../metrics/exposition.ts";
 import { SinkMeter } from "./meter.ts";
 import {
@@ -274,7 +275,7 @@ class MessageMaker {
   }
 
   #transactionMessage(txn: RecordTransaction, parts: Uint8Array[], count: number): OutMessage {
-    const payload = parts.length === 1 ? parts[0]! : concat(parts);
+    const payload = parts.length === 1 ? parts[0]! : concatBytes(parts);
     return {
       subject: this.#transactionSubject, payload, id: formatLsn(txn.lsn),
       headers: `${this.#transactionHeaders(txn)}Pg-Operation: transaction\r\nPg-Changes: ${count}\r\n`,
@@ -290,16 +291,6 @@ class MessageMaker {
       sink: "nats", target: this.#transactionSubject, hint: "use mode=change (one message per change), or raise max_payload in nats-server's configuration (at most 64 MB)",
     });
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** Opens the sink: connects, finds (or makes) the stream, reads what it holds. */

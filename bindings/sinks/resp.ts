@@ -9,7 +9,7 @@
  * length bounded so that a server that is not Redis (or a hostile one)
  * gets a typed error instead of unbounded buffering.
  */
-import { copyBytes } from "../copy-bytes.ts";
+import { concatBytes, copyBytes } from "../copy-bytes.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
 
 /** An error reply: its first word is the code (`WRONGTYPE`, `NOSCRIPT`, `ERR`, ...). */
@@ -96,7 +96,7 @@ export class RespParser {
     }
     // Parsed where it lies when nothing waits before it; only what is left over is copied.
     this.#chunks.push(chunk);
-    const buf = this.#chunks.length === 1 ? chunk : join(this.#chunks, this.#have + chunk.length);
+    const buf = this.#chunks.length === 1 ? chunk : concatBytes(this.#chunks, this.#have + chunk.length);
     const out: RespReply[] = [];
     let pos = 0;
     for (;;) {
@@ -205,14 +205,4 @@ function integer(buf: Uint8Array, from: number, to: number, max: number, what: s
     throw new RespProtocolError(`${what} that is not one (${JSON.stringify(decoder.decode(buf.subarray(from, Math.min(to, from + 20))))})`);
   }
   return value;
-}
-
-function join(chunks: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }

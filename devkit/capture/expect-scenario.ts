@@ -40,7 +40,7 @@ import { formatLsn, parseLsn } from "../../bindings/lsn.ts";
 import type { Delete, Insert, Message, PgoutputMessage, RelationMessage, Truncate, TypeMessage, Update } from "../../bindings/messages.ts";
 import { fromPostgresTimestamp, timestampToISO } from "../../bindings/time.ts";
 import { unchangedToast, type Tuple } from "../../bindings/tuple.ts";
-import type { Cell, ExpectedChange, ExpectedRelation, ExpectedTxn, IdRange } from "./scenarios.ts";
+import type { Cell, ExpectedChange, ExpectedRelation, ExpectedTxn, IdRange, PreparedTxn } from "./scenarios.ts";
 
 // ------------------------------------------------------------------ helpers
 
@@ -108,21 +108,19 @@ interface CommittedSpec {
   lsnRange: [string, string];
 }
 
-interface PreparedSpec {
-  gid: string;
-  xid: number;
-  outcome: "commit" | "rollback";
-  streamed: boolean;
-  prepareTime: string;
-  commitTime: string | null;
-  rollbackTimeRange: [string, string] | null;
-  rows: IdRange;
-  lsnRange: [string, string];
-}
-
 interface Row {
   id: number;
   xid: number;
+}
+
+/** A plain transaction between its Begin and its Commit, as the checker follows it. */
+interface OpenTxn {
+  exp: ExpectedTxn & { origin?: { name: string; lsn: string } | null };
+  xid: number;
+  finalLsn: bigint;
+  commitTime: bigint;
+  changeIdx: number;
+  origin: boolean;
 }
 
 export interface CheckOptions {
@@ -153,7 +151,7 @@ export class ScenarioChecker {
 
   // Begin ... Commit (and Begin Prepare ... Prepare)
   #txnIdx = 0;
-  #txn: { exp: ExpectedTxn & { origin?: { name: string; lsn: string } | null }; xid: number; finalLsn: bigint; commitTime: bigint; changeIdx: number; origin: boolean } | undefined;
+  #txn: OpenTxn | undefined;
   #msgIdx = 0;
   #typeIdx = 0;
   #binIdx = 0;
@@ -172,7 +170,7 @@ export class ScenarioChecker {
   #committedSpec: CommittedSpec | undefined;
 
   // Two-phase
-  #tp: { p: PreparedSpec; prepareLsn: bigint; endLsn: bigint; prepareTime: bigint; rows: Row[] } | undefined;
+  #tp: { p: PreparedTxn; prepareLsn: bigint; endLsn: bigint; prepareTime: bigint; rows: Row[] } | undefined;
   readonly #prepared = new Map<string, { endLsn: bigint; prepareTime: bigint }>();
   readonly #resolved: string[] = [];
 
@@ -190,7 +188,7 @@ export class ScenarioChecker {
       if (s === "streaming" && this.#e.abortedIsStreamed) this.#knownXids.set(this.#e.aborted.xid, new Set([this.#e.aborted.xid]));
     }
     if (s === "two-phase") {
-      for (const p of this.#e.prepared as PreparedSpec[]) if (p.streamed) this.#knownXids.set(p.xid, new Set([p.xid]));
+      for (const p of this.#e.prepared as PreparedTxn[]) if (p.streamed) this.#knownXids.set(p.xid, new Set([p.xid]));
     }
   }
 
@@ -214,6 +212,12 @@ export class ScenarioChecker {
 
   #fail(what: string): void {
     this.#ok(false, what);
+  }
+
+  /** The open transaction; none is a failure, `missing` saying what came without one. */
+  #openTxn(missing: string): OpenTxn | undefined {
+    if (this.#txn === undefined) this.#fail(missing);
+    return this.#txn;
   }
 
   #lsnWithin(what: string, lsn: bigint, range: readonly [string, string]): void {
@@ -282,11 +286,8 @@ export class ScenarioChecker {
         break;
       }
       case "Commit": {
-        const t = this.#txn;
-        if (t === undefined) {
-          this.#fail("Commit without Begin");
-          break;
-        }
+        const t = this.#openTxn("Commit without Begin");
+        if (t === undefined) break;
         this.#eq(msg.flags, 0, "Commit.flags");
         this.#eq(typeof msg.commitLsn === "bigint" ? formatLsn(msg.commitLsn) : msg.commitLsn, formatLsn(t.finalLsn), "Commit.commitLsn equals Begin.finalLsn");
         this.#lsnWithin("Commit.commitLsn", msg.commitLsn, t.exp.lsnRange);
@@ -301,11 +302,8 @@ export class ScenarioChecker {
         break;
       }
       case "Origin": {
-        const t = this.#txn;
-        if (t === undefined) {
-          this.#fail("Origin outside Begin/Commit");
-          break;
-        }
+        const t = this.#openTxn("Origin outside Begin/Commit");
+        if (t === undefined) break;
         this.#eq(t.changeIdx, 0, "Origin comes right after Begin");
         this.#ok(!t.origin, "one Origin per transaction");
         t.origin = true;
@@ -479,16 +477,22 @@ export class ScenarioChecker {
     this.#eq(badNames, [], `${what}: columns addressed by name agree with the index`);
   }
 
-  #cells(t: Tuple | null, exp: readonly Cell[] | undefined, rel: ExpectedRelation, what: string): void {
-    if (exp === undefined) {
+  /** Whether there is a tuple whose cells to check: none when none is expected (and that is checked), one with the checks every tuple gets. */
+  #expectedTuple(t: Tuple | null, expected: unknown, rel: ExpectedRelation, what: string): t is Tuple {
+    if (expected === undefined) {
       this.#eq(t === null ? null : "a tuple", null, what);
-      return;
+      return false;
     }
     if (t === null) {
       this.#fail(`${what} missing`);
-      return;
+      return false;
     }
     this.#tupleCommon(t, rel, what);
+    return true;
+  }
+
+  #cells(t: Tuple | null, exp: readonly Cell[] | undefined, rel: ExpectedRelation, what: string): void {
+    if (!this.#expectedTuple(t, exp, rel, what) || exp === undefined) return;
     const actual: unknown[] = [];
     for (let i = 0; i < t.length; i++) actual.push(this.#cell(t, i, exp[i]));
     this.#eq(actual, exp, `${what} columns`);
@@ -500,15 +504,7 @@ export class ScenarioChecker {
 
   /** Binary mode: bytes() = the send-format hex; decoded back, the values equal the ::text ones. */
   #binaryCells(t: Tuple | null, hexCells: readonly (string | null)[] | undefined, textCells: readonly Cell[] | undefined, rel: ExpectedRelation, what: string): void {
-    if (hexCells === undefined) {
-      this.#eq(t === null ? null : "a tuple", null, what);
-      return;
-    }
-    if (t === null) {
-      this.#fail(`${what} missing`);
-      return;
-    }
-    this.#tupleCommon(t, rel, what);
+    if (!this.#expectedTuple(t, hexCells, rel, what) || hexCells === undefined) return;
     const actualHex: unknown[] = [];
     const asText: unknown[] = [];
     for (let i = 0; i < t.length; i++) {
@@ -544,11 +540,8 @@ export class ScenarioChecker {
 
   #change(msg: Insert | Update | Delete | Truncate): void {
     this.#streamedXid(msg, msg.kind);
-    const t = this.#txn;
-    if (t === undefined) {
-      this.#fail(`${msg.kind} outside Begin/Commit`);
-      return;
-    }
+    const t = this.#openTxn(`${msg.kind} outside Begin/Commit`);
+    if (t === undefined) return;
     const ch = t.exp.changes[t.changeIdx++];
     if (ch === undefined) {
       this.#fail(`change #${t.changeIdx - 1} of transaction ${t.exp.xid} is beyond the ${t.exp.changes.length} expected`);
@@ -726,8 +719,8 @@ export class ScenarioChecker {
 
   // ---------------------------------------------------------- two-phase
 
-  #preparedSpec(gid: string, what: string): PreparedSpec | undefined {
-    const p = (this.#e.prepared as PreparedSpec[] | undefined)?.find((x) => x.gid === gid);
+  #preparedSpec(gid: string, what: string): PreparedTxn | undefined {
+    const p = (this.#e.prepared as PreparedTxn[] | undefined)?.find((x) => x.gid === gid);
     if (p === undefined) this.#fail(`${what}.gid ${JSON.stringify(gid)} is none of the prepared transactions`);
     return p;
   }
@@ -847,7 +840,7 @@ export class ScenarioChecker {
       }
     }
     if (s === "two-phase") {
-      this.#eq(this.#resolved, (e.prepared as PreparedSpec[]).map((p) => p.gid), "each prepared transaction committed or rolled back once, in order");
+      this.#eq(this.#resolved, (e.prepared as PreparedTxn[]).map((p) => p.gid), "each prepared transaction committed or rolled back once, in order");
     }
     if (decoder !== undefined) {
       this.#eq(decoder.inStream, false, "decoder.inStream at the end");

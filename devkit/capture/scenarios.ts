@@ -81,6 +81,19 @@ export interface IdRange {
   xid: number;
 }
 
+/** A two-phase transaction of the twophase scenario, as its workload made it (the expectation's `prepared`). */
+export interface PreparedTxn {
+  gid: string;
+  xid: number;
+  outcome: "commit" | "rollback";
+  streamed: boolean;
+  prepareTime: string;
+  commitTime: string | null;
+  rollbackTimeRange: [string, string] | null;
+  rows: IdRange;
+  lsnRange: [string, string];
+}
+
 export interface ExpectedTxn {
   xid: number;
   /** Commit time (pg_xact_commit_timestamp; track_commit_timestamp is on). */
@@ -773,17 +786,7 @@ export const twoPhase: Scenario = (c) =>
     },
     async workload(ctx) {
       const { db } = ctx;
-      const out: {
-        gid: string;
-        xid: number;
-        outcome: "commit" | "rollback";
-        streamed: boolean;
-        prepareTime: string;
-        commitTime: string | null;
-        rollbackTimeRange: [string, string] | null;
-        rows: IdRange;
-        lsnRange: [string, string];
-      }[] = [];
+      const out: PreparedTxn[] = [];
       const one = async (gid: string, rows: [number, number], outcome: "commit" | "rollback", streamed: boolean) => {
         await db.query("BEGIN");
         const xid = await currentXid(db);

@@ -26,6 +26,7 @@ import type { DecodeOptions } from "../../bindings/decoder.ts";
 import type { MessageKind, OldTupleType, ReplicaIdentity } from "../../bindings/messages.ts";
 import type { MaterializedColumn } from "../../bindings/tuple.ts";
 import { layoutOf } from "../../bindings/layout.ts";
+import { concatBytes } from "../../bindings/copy-bytes.ts";
 
 /** µs between the Unix epoch and PostgreSQL's epoch, 2000-01-01 (written out here, not imported, so the encoder checks the decoder). */
 export const PG_EPOCH_UNIX_US = 946_684_800_000_000n;
@@ -584,17 +585,7 @@ export function framedOffset(list: readonly MessageLike[], index: number): numbe
 }
 
 /** Concatenates byte arrays. */
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  let total = 0;
-  for (const p of parts) total += p.length;
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
+export const concat = (parts: readonly Uint8Array[]): Uint8Array => concatBytes(parts);
 
 /** Hex dump for failure messages. */
 export function hex(bytes: Uint8Array, max = 96): string {
@@ -642,6 +633,30 @@ export const fixtureRelations = {
   },
   empty: { relationId: 2 ** 31, namespace: "", relationName: "", replicaIdentity: "n", columns: [] },
 } satisfies Record<string, RelationDesc>;
+
+/** The bytes of a tiny PNG header (a NUL and a 0xff in it): a bytea value for the fixtures. */
+export const FIXTURE_PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0xff]);
+
+/**
+ * How the small all-kinds streams open (test/conformance.test.ts, test/portable/cases.ts):
+ * Begin, Origin, users' Relation, a Type, then users' Insert, Update,
+ * Update with a key old tuple and Delete, then empty's Relation.
+ */
+export function fixtureOpening(): Encoded[] {
+  const { users, empty } = fixtureRelations;
+  const png = FIXTURE_PNG;
+  return [
+    encode.begin({ finalLsn: 0x1000n, commitTime: 1_700_000_000_000_001n, xid: 700 }),
+    encode.origin({ originLsn: 0xffn, name: "origin_ø" }),
+    encode.relation(users),
+    encode.type({ typeId: 40000, namespace: "public", typeName: "mood" }),
+    encode.insert({ relation: users, newTuple: ["1", "Ann", png, null] }),
+    encode.update({ relation: users, newTuple: ["1", "Ann B", png, UNCHANGED] }),
+    encode.update({ relation: users, oldTupleType: "K", oldTuple: ["1", null, null, null], newTuple: ["2", "", new Uint8Array(0), "😀"] }),
+    encode.delete({ relation: users, oldTupleType: "K", oldTuple: ["2", null, null, null] }),
+    encode.relation(empty),
+  ];
+}
 
 /** Every message kind, with variants and edge values; each decodes to its `expected` after its setup. */
 export function fixtures(): Fixture[] {

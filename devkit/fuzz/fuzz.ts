@@ -25,6 +25,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { PgoutputDecoder } from "../../bindings/decoder.ts";
 import { isPgoutputError } from "../../bindings/errors.ts";
+import { MessageTag } from "../../bindings/messages.ts";
+import { concatBytes } from "../../bindings/copy-bytes.ts";
 import { deepEqual, encode, frame, hex } from "../encoder/encoder.ts";
 import { Random } from "./random.ts";
 import { decodeCapture } from "../capture/slot.ts";
@@ -45,13 +47,7 @@ export interface Source {
   readonly relationAt: readonly number[];
 }
 
-const T_RELATION = 0x52;
-const T_INSERT = 0x49;
-const T_UPDATE = 0x55;
-const T_DELETE = 0x44;
-const T_TRUNCATE = 0x54;
-const T_STREAM_START = 0x53;
-const T_STREAM_STOP = 0x45;
+const { Relation: T_RELATION, Insert: T_INSERT, Update: T_UPDATE, Delete: T_DELETE, Truncate: T_TRUNCATE, StreamStart: T_STREAM_START, StreamStop: T_STREAM_STOP } = MessageTag;
 /** The tags that carry an xid inside a streamed block (R Y I U D T M). */
 const XID_TAGS = new Set(LAYOUTS.filter((l) => l.fields.some((f) => f.when === "streamed")).map((l) => l.tag));
 
@@ -300,18 +296,6 @@ function pickOp(r: Random): Op {
   return "bitflip";
 }
 
-function concatBytes(...parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
 /** A random value for a 32-bit length/count field holding `v` in a buffer with `rest` bytes after it. */
 function lengthValue(r: Random, v: number, rest: number, huge: boolean): number {
   if (huge) return r.chance(0.85) ? r.pick(HUGE_VALUES) : (0x10000000 + r.int(0, 0xefffffff)) >>> 0;
@@ -554,7 +538,7 @@ export function generateCase(sources: readonly Source[], seed: number, index: nu
           b[at] = v;
           mutations.push(`${label}NUL at ${at} set to ${v}`);
         } else {
-          b = concatBytes(b.subarray(0, at), b.subarray(at + 1));
+          b = concatBytes([b.subarray(0, at), b.subarray(at + 1)]);
           mutations.push(`${label}NUL at ${at} removed`);
         }
         break;
@@ -575,14 +559,14 @@ export function generateCase(sources: readonly Source[], seed: number, index: nu
       }
       case "append": {
         const g = r.chance(0.7) ? r.bytes(r.int(1, 32)) : otherMessage().bytes.subarray(0, r.int(1, 64));
-        b = concatBytes(b, g);
+        b = concatBytes([b, g]);
         mutations.push(`${label}${g.length} bytes appended`);
         break;
       }
       case "insert": {
         const at = r.int(0, b.length);
         const g = r.bytes(r.int(1, 16));
-        b = concatBytes(b.subarray(0, at), g, b.subarray(at));
+        b = concatBytes([b.subarray(0, at), g, b.subarray(at)]);
         mutations.push(`${label}${g.length} bytes inserted at ${at}`);
         break;
       }
@@ -590,7 +574,7 @@ export function generateCase(sources: readonly Source[], seed: number, index: nu
         if (b.length === 0) break;
         const at = r.int(0, b.length - 1);
         const n = Math.min(b.length - at, r.int(1, 16));
-        b = concatBytes(b.subarray(0, at), b.subarray(at + n));
+        b = concatBytes([b.subarray(0, at), b.subarray(at + n)]);
         mutations.push(`${label}${n} bytes erased at ${at}`);
         break;
       }
@@ -598,7 +582,7 @@ export function generateCase(sources: readonly Source[], seed: number, index: nu
         const o = otherMessage();
         const at = r.int(0, b.length);
         const from = r.int(0, o.bytes.length);
-        b = concatBytes(b.subarray(0, at), o.bytes.subarray(from));
+        b = concatBytes([b.subarray(0, at), o.bytes.subarray(from)]);
         mutations.push(`${label}tail from ${at} replaced by ${o.where} from ${from}`);
         break;
       }

@@ -4,7 +4,7 @@
  * permission). One Deno.test per case; the last prints `N passed, N failed`.
  */
 import { cases, releaseWasmCase } from "./cases.ts";
-import { summary, type Cases } from "./harness.ts";
+import { counted, summary, type Cases } from "./harness.ts";
 
 const all: Cases = {
   ...cases,
@@ -13,15 +13,7 @@ const all: Cases = {
 const count = { passed: 0, failed: 0 };
 
 for (const [name, fn] of Object.entries(all)) {
-  Deno.test(name, async () => {
-    try {
-      await fn();
-      count.passed++;
-    } catch (e) {
-      count.failed++;
-      throw e;
-    }
-  });
+  Deno.test(name, counted(fn, count));
 }
 
 Deno.test("summary", () => {

@@ -19,7 +19,7 @@ import { POSTGRES_EPOCH_US, fromPostgresTimestamp, toPostgresTimestamp } from ".
 import { kernelModule } from "../../bindings/wasm/module.ts";
 import { wasmBase64 } from "../../bindings/wasm-inline.ts";
 import {
-  encode, fixtureRelations, fixtures, frame, framedOffset, MAX_LSN, MAX_U32, UNCHANGED, type Encoded, type Fixture,
+  encode, FIXTURE_PNG, fixtureOpening, fixtureRelations, fixtures, frame, framedOffset, MAX_LSN, MAX_U32, UNCHANGED, type Encoded, type Fixture,
 } from "../../devkit/encoder/encoder.ts";
 import { eq, ok, throws, type Case, type Cases } from "./harness.ts";
 
@@ -30,20 +30,12 @@ const makers: Record<Backend, (o?: DecoderOptions) => Promise<PgoutputDecoder>> 
 };
 
 const { users, wide, empty } = fixtureRelations;
-const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff]);
+const png = FIXTURE_PNG;
 const X = 2 ** 31 + 9;
 
 /** A transaction-shaped stream with all 19 message kinds (the state each message needs comes before it). */
 const STREAM: Encoded[] = [
-  encode.begin({ finalLsn: 0x1000n, commitTime: 1_700_000_000_000_001n, xid: 700 }),
-  encode.origin({ originLsn: 0xffn, name: "origin_ø" }),
-  encode.relation(users),
-  encode.type({ typeId: 40000, namespace: "public", typeName: "mood" }),
-  encode.insert({ relation: users, newTuple: ["1", "Ann", png, null] }),
-  encode.update({ relation: users, newTuple: ["1", "Ann B", png, UNCHANGED] }),
-  encode.update({ relation: users, oldTupleType: "K", oldTuple: ["1", null, null, null], newTuple: ["2", "", new Uint8Array(0), "😀"] }),
-  encode.delete({ relation: users, oldTupleType: "K", oldTuple: ["2", null, null, null] }),
-  encode.relation(empty),
+  ...fixtureOpening(),
   encode.truncate({ options: 1, relationIds: [users.relationId, empty.relationId] }),
   encode.message({ transactional: true, lsn: 0x1001n, prefix: "app", content: "payload" }),
   encode.commit({ commitLsn: 0x1000n, endLsn: 0x1010n, commitTime: 1_700_000_000_000_002n }),

@@ -61,6 +61,19 @@ export function throws(fn: () => unknown, label = "call"): unknown {
   throw new AssertionError(`${label}: expected an error, got ${show(result)}`);
 }
 
+/** `fn` that adds itself to `count` as passed or failed, for a runner's own test() (Deno.test, vitest's it). */
+export function counted(fn: Case, count: { passed: number; failed: number }): () => Promise<void> {
+  return async () => {
+    try {
+      await fn();
+      count.passed++;
+    } catch (e) {
+      count.failed++;
+      throw e;
+    }
+  };
+}
+
 export interface Outcome {
   passed: number;
   failed: number;

@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, it } from "vitest";
 import { cases, releaseWasmCase } from "./cases.ts";
-import { summary, type Cases } from "./harness.ts";
+import { counted, summary, type Cases } from "./harness.ts";
 
 const all: Cases = {
   ...cases,
@@ -14,15 +14,7 @@ const all: Cases = {
 const count = { passed: 0, failed: 0 };
 
 for (const [name, fn] of Object.entries(all)) {
-  it(name, async () => {
-    try {
-      await fn();
-      count.passed++;
-    } catch (e) {
-      count.failed++;
-      throw e;
-    }
-  });
+  it(name, counted(fn, count));
 }
 
 afterAll(() => {

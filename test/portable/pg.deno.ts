@@ -18,7 +18,7 @@ import { getChanges, type SlotRow } from "../../devkit/capture/slot.ts";
 import {
   BaselineDecoder, WasmDecoder, createDecoder, formatLsn, parseLsn, type PgoutputDecoder,
 } from "../../bindings/index.ts";
-import { eq, ok } from "./harness.ts";
+import { counted, eq, ok } from "./harness.ts";
 
 type Db = Pick<Cluster, "query">;
 
@@ -73,15 +73,7 @@ function check(name: string, fn: () => Promise<void>): void {
     name,
     sanitizeOps: false,
     sanitizeResources: false,
-    fn: async () => {
-      try {
-        await fn();
-        count.passed++;
-      } catch (e) {
-        count.failed++;
-        throw e;
-      }
-    },
+    fn: counted(fn, count),
   });
 }
 

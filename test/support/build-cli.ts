@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startCli, type CliRun } from "./run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -26,27 +27,11 @@ export function buildCli(folder: string): Promise<string> {
   });
 }
 
-/** What a CLI run printed, and how it ended. */
-export interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type { CliRun } from "./run-cli.ts";
 
 /** Runs the built CLI (`main`) to its end, without the PG* variables (SIGINT after `interruptAfterMs`, when given; killed after `killAfterMs`). */
 export function runCli(main: string, args: string[], interruptAfterMs?: number, killAfterMs = 60_000): Promise<CliRun> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PG") && v !== undefined) env[k] = v;
-  const child = spawn(process.execPath, [main, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const kill = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+  const { child, exited } = startCli(main, args, { killAfterMs });
   const interrupt = interruptAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGINT"), interruptAfterMs);
-  return new Promise((resolve) => child.on("close", (code) => {
-    clearTimeout(kill);
-    clearTimeout(interrupt);
-    resolve({ code, stdout, stderr });
-  }));
+  return exited.finally(() => clearTimeout(interrupt));
 }

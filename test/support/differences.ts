@@ -6,7 +6,12 @@
  */
 import { expect } from "vitest";
 import { isPgoutputError } from "../../bindings/errors.ts";
-import { deepEqual } from "../../devkit/encoder/encoder.ts";
+import { deepEqual, hex } from "../../devkit/encoder/encoder.ts";
+import { corrupt, type Corruption } from "../../devkit/fuzz/corrupt.ts";
+import { Random } from "../../devkit/fuzz/random.ts";
+import type { PgoutputDecoder } from "../../bindings/decoder.ts";
+import { backends } from "./backends.ts";
+import { TwinDecoder } from "./twin-kernel.ts";
 
 export type Outcome =
   | { ok: true; value: unknown; consumed?: number }
@@ -60,6 +65,77 @@ export class Differences {
     const lines = [...this.#groups].map(([sig, g]) => `${sig} (${g.count}×), e.g. ${g.first}`);
     if (lines.length > 0) expect.fail(`${this.#seed}: the backends disagree —\n${lines.join("\n")}`);
   }
+}
+
+/** The decoders a differential suite compares: wasm, baseline, and the twin kernel (the wasm kernel and its TS build on one memory image, compared word for word on every call). */
+export async function differentialDecoders(): Promise<{ wasm: PgoutputDecoder; twin: PgoutputDecoder; baseline: PgoutputDecoder }> {
+  const backend = (name: string) => backends.find((b) => b.name === name)!.create();
+  return { wasm: await backend("wasm"), baseline: await backend("baseline"), twin: new TwinDecoder() };
+}
+
+/** The wasm and the baseline outcome of `fn`; the twin kernel's must be the wasm one (and its kernels agreed on every call). */
+export function bothOutcomes(fn: (d: PgoutputDecoder) => unknown, wasm: PgoutputDecoder, twin: PgoutputDecoder, baseline: PgoutputDecoder): [Outcome, Outcome] {
+  const w = outcome(() => fn(wasm));
+  const t = outcome(() => fn(twin));
+  if (!deepEqual(t, w)) expect(t, "the twin kernel's outcome (word-for-word kernel comparison)").toEqual(w);
+  return [w, outcome(() => fn(baseline))];
+}
+
+/**
+ * A seeded garbage run: the decoders reset, then `count` random byte strings
+ * of 0 to `maxLength` bytes, each given to `each` with the run's Random (to
+ * forge bytes in it) and its Differences; the disagreements reported at the end.
+ */
+export function garbageRun(seed: number, count: number, maxLength: number, decoders: readonly PgoutputDecoder[], each: (bytes: Uint8Array, i: number, r: Random, diffs: Differences) => void): void {
+  const r = new Random(seed);
+  const diffs = new Differences(`seed ${seed}`);
+  for (const d of decoders) d.reset();
+  for (let i = 0; i < count; i++) each(r.bytes(r.int(0, maxLength)), i, r, diffs);
+  diffs.report();
+}
+
+/**
+ * Corrupted copies inside a valid stream: before about 3 items in 10, a
+ * corrupted copy of it (decoded by what `decodeCorrupted` gives, which may
+ * draw on the run's Random and adds a note to the place), then the item
+ * itself; both outcomes compared each time, and the stream state kept in line
+ * (its differences counted) after a corrupted copy. More than 100 corrupted.
+ */
+export function corruptedInStream<T extends { bytes: Uint8Array; kind: string }>(o: {
+  seed: number;
+  items: readonly T[];
+  /** What an item is called in the differences ("message", "payload"). */
+  noun: string;
+  corruption: Corruption;
+  decoders: readonly [wasm: PgoutputDecoder, twin: PgoutputDecoder, baseline: PgoutputDecoder];
+  decodeCorrupted: (bytes: Uint8Array, r: Random) => { fn: (d: PgoutputDecoder) => unknown; note: string };
+  decode: (bytes: Uint8Array) => (d: PgoutputDecoder) => unknown;
+}): void {
+  const [wasm, twin, baseline] = o.decoders;
+  const r = new Random(o.seed ^ 0x1234567);
+  const diffs = new Differences(`seed ${o.seed}`);
+  for (const d of o.decoders) d.reset();
+  let corrupted = 0;
+  for (let i = 0; i < o.items.length; i++) {
+    const m = o.items[i]!;
+    const at = `${o.noun} ${i} (${m.kind})`;
+    if (r.chance(0.3)) {
+      const c = corrupt(r, m.bytes, o.corruption);
+      corrupted++;
+      const { fn, note } = o.decodeCorrupted(c.bytes, r);
+      const [w, b] = bothOutcomes(fn, wasm, twin, baseline);
+      diffs.check(`${at} ${c.how}${note}: ${hex(c.bytes)}`, w, b);
+      if (wasm.inStream !== baseline.inStream) {
+        diffs.add(`${at} ${c.how}: stream state wasm ${wasm.inStream}, baseline ${baseline.inStream}`, "inStream");
+        baseline.inStream = wasm.inStream;
+        twin.inStream = wasm.inStream;
+      }
+    }
+    const [w, b] = bothOutcomes(o.decode(m.bytes), wasm, twin, baseline);
+    diffs.check(`${at} after a corrupted copy: ${hex(m.bytes)}`, w, b);
+  }
+  expect(corrupted).toBeGreaterThan(100);
+  diffs.report();
 }
 
 /** An outcome in one line, for failure messages. */

@@ -29,9 +29,10 @@ import { streamSource } from "../../bindings/pipeline/sources.ts";
 import type { RecordKind } from "../../bindings/pipeline/records.ts";
 import { createDecoder } from "../../bindings/create-decoder.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../../bindings/values/catalog.ts";
-import { startCluster, type Cluster, type PgMajor } from "../../devkit/cluster/cluster.ts";
+import type { Cluster, PgMajor } from "../../devkit/cluster/cluster.ts";
 import { parseLsn } from "../../bindings/lsn.ts";
 import { CASES, SETUP_SQL } from "./values-cases.ts";
+import { startClusters } from "./clusters.ts";
 
 export interface Workload {
   schema: string;
@@ -268,19 +269,12 @@ export async function startWorkloadServers(majors: readonly PgMajor[]): Promise<
       await s.cluster.stop();
     }
   };
-  const started = await Promise.allSettled(majors.map((m) => startCluster(m)));
-  for (const r of started) {
-    if (r.status !== "fulfilled") continue;
-    const cluster = r.value;
-    const config: ClientConfig = { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database };
-    const admin = new pg.Client(config);
-    servers.set(cluster.major, { cluster, config, admin });
-    await admin.connect();
-  }
-  const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) {
+  try {
+    await startClusters(majors, servers, (cluster, config) => ({ cluster, config, admin: new pg.Client(config) }));
+    for (const s of servers.values()) await s.admin.connect();
+  } catch (e) {
     await stop();
-    throw failed.reason;
+    throw e;
   }
   return { get: (major) => servers.get(major)!, stop };
 }

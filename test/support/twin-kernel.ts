@@ -65,20 +65,29 @@ export function twinKernel(makeTs: () => KernelExports = createKernel): KernelEx
     const at = Math.max(heapBase, from);
     if (at < bytes.length) new Uint8Array(wasm.memory.buffer).set(bytes.subarray(at, Math.min(to, bytes.length)), at);
   }
+  /**
+   * One call on both kernels, the wasm memory a copy of the TS one first: the
+   * same status and the same `resultWords` result words, or a KernelMismatch
+   * naming the call. Returns the status, the result words and the call's name.
+   */
+  function call(name: string, args: readonly number[], run: (k: KernelExports) => number, result: number, resultWords: number): { status: number; rw: Int32Array; what: string } {
+    mirror();
+    const sw = run(wasm);
+    const st = run(ts);
+    const what = `${name}(${args.join(", ")})`;
+    if (sw !== st) throw new KernelMismatch(`${what}: status wasm ${sw}, ts ${st}`);
+    const rw = words(wasm.memory.buffer, result, resultWords);
+    const rt = words(ts.memory.buffer, result, resultWords);
+    const r = firstDifference(rw, rt);
+    if (r >= 0) throw new KernelMismatch(`${what}: result word ${r}: wasm ${rw[r]}, ts ${rt[r]}`);
+    return { status: st, rw, what };
+  }
   return {
     memory: ts.memory,
     heapBase: () => heapBase,
     decode(input, from, length, framing, tape, tapeFrom, tapeCapacity, state, maxMessage, result, widths) {
-      mirror();
       const args = [input, from, length, framing, tape, tapeFrom, tapeCapacity, state, maxMessage, result, widths] as const;
-      const sw = wasm.decode(...args);
-      const st = ts.decode(...args);
-      const what = `decode(${args.join(", ")})`;
-      if (sw !== st) throw new KernelMismatch(`${what}: status wasm ${sw}, ts ${st}`);
-      const rw = words(wasm.memory.buffer, result, RESULT_WORDS);
-      const rt = words(ts.memory.buffer, result, RESULT_WORDS);
-      const r = firstDifference(rw, rt);
-      if (r >= 0) throw new KernelMismatch(`${what}: result word ${r}: wasm ${rw[r]}, ts ${rt[r]}`);
+      const { status: st, rw, what } = call("decode", args, (k) => k.decode(...args), result, RESULT_WORDS);
       // Both kernels wrote the same number of words (R_TAPE_USED agreed): compare all of them.
       const used = rw[1]!;
       const tw = words(wasm.memory.buffer, tape, used);
@@ -106,17 +115,9 @@ export function twinKernel(makeTs: () => KernelExports = createKernel): KernelEx
       return b;
     },
     jsonColumns(tuple, old, columns, from, flags, out, outCapacity, result) {
-      mirror();
       const args = [tuple, old, columns, from, flags, out, outCapacity, result] as const;
-      const sw = wasm.jsonColumns(...args);
-      const st = ts.jsonColumns(...args);
-      const what = `jsonColumns(${args.join(", ")})`;
-      if (sw !== st) throw new KernelMismatch(`${what}: status wasm ${sw}, ts ${st}`);
-      const rw = words(wasm.memory.buffer, result, JR_WORDS);
-      const rt = words(ts.memory.buffer, result, JR_WORDS);
-      const r = firstDifference(rw, rt);
-      if (r >= 0) throw new KernelMismatch(`${what}: result word ${r}: wasm ${rw[r]}, ts ${rt[r]}`);
-      const written = rt[JR_WRITTEN]!;
+      const { status: st, rw, what } = call("jsonColumns", args, (k) => k.jsonColumns(...args), result, JR_WORDS);
+      const written = rw[JR_WRITTEN]!;
       const bw = new Uint8Array(wasm.memory.buffer, out, written);
       const bt = new Uint8Array(ts.memory.buffer, out, written);
       for (let i = 0; i < written; i++) {
