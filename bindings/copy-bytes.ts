@@ -8,7 +8,7 @@
  */
 
 /** A copy of `bytes[start, end)` as a plain `Uint8Array` (never a Buffer, never a view). */
-export function copyBytes(bytes: Uint8Array, start: number, end: number): Uint8Array {
+export function copyBytes(bytes: Uint8Array, start = 0, end = bytes.length): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(end - start);
   out.set(bytes.subarray(start, end));
   return out;

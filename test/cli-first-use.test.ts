@@ -111,7 +111,7 @@ describe.concurrent("bad options: one line of ours, exit 2", () => {
     const formats = [...Object.keys(FORMATS), "pretty"].join(", ");
     const schemes = SINKS.flatMap((s) => s.schemes).join(", ");
     expectUsage(await run(["tail", "--format", "avro"]), `pgoutput-wasm: unknown format "avro": one of ${formats} (hint: see pgoutput-wasm tail --help)`);
-    expectUsage(await run(["tail", "--sink", "nats://127.0.0.1:4222"]), `pgoutput-wasm: no sink takes "nats://127.0.0.1:4222": one of ${schemes} (hint: see pgoutput-wasm tail --help)`);
+    expectUsage(await run(["tail", "--sink", "kafka://127.0.0.1:9092"]), `pgoutput-wasm: no sink takes "kafka://127.0.0.1:9092": one of ${schemes} (hint: see pgoutput-wasm tail --help)`);
     expectUsage(await run(["tail", "-o", "indent=2"]), 'pgoutput-wasm: format jsonl has no option "indent" (it takes transactions, tables, pretty, numbers-as-strings) (hint: see pgoutput-wasm tail --help)');
     expectUsage(await run(["capture", "x.bin", "--proto", "1", "--two-phase"]), "pgoutput-wasm: --two-phase needs --proto 3 or later (hint: see pgoutput-wasm capture --help)");
   });

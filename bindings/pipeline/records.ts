@@ -28,6 +28,7 @@ import type { Relation } from "../relation.ts";
 import { ByteSink } from "../jsonl/sink.ts";
 import { formatLsn } from "../lsn.ts";
 import { compareChangePositions, ROW_ID_PREFIXES, type ChangePosition } from "./change-id.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 /** What a record is. */
 export type RecordKind =
@@ -214,7 +215,7 @@ export class Records {
     const n = this.ends.length;
     if (from >= n) return;
     const base = this.start(from);
-    const old = this.bytes.buf.slice(base, this.bytes.len);
+    const old = copyBytes(this.bytes.buf, base, this.bytes.len);
     const oldEnds = this.ends.slice(from);
     this.bytes.len = base;
     let at = 0;

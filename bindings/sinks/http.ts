@@ -41,6 +41,7 @@ import { Backoff, sleep, type RetryListener } from "./backoff.ts";
 import { SinkMeter } from "./meter.ts";
 import type { MetricFamily } from "../metrics/exposition.ts";
 import { readSinkOptions, type OptionsOf } from "./options.ts";
+import { copyBytes } from "../copy-bytes.ts";
 
 export const HTTP_OPTIONS = {
   format: { type: "string", values: ["jsonl", "array"], description: "the body: JSON Lines (default) or a JSON array of the records" },
@@ -214,7 +215,7 @@ export class HttpSink implements Sink {
       }
       const ids = idRuns(records, from, to);
       const alone = own !== undefined && to === from + 1;
-      const body = alone ? records.payloadOf(from).slice() : this.#body(records, from, to);
+      const body = alone ? copyBytes(records.payloadOf(from)) : this.#body(records, from, to);
       const headers = alone ? own! : { "content-type": this.#contentType(records, to - from) };
       out.push({ body, headers, ids, key: createHash("sha256").update(ids).digest("hex").substring(0, 32), records: to - from, batch });
       from = to;

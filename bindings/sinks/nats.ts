@@ -28,7 +28,7 @@ import { isRowId, parseChangeId, type ChangePosition } from "../pipeline/change-
 import type { RecordTransaction, Records } from "../pipeline/records.ts";
 import { SinkError, type Sink, type SinkDefinition } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
-import { concatBytes } from "../copy-bytes.ts";
+import { concatBytes, copyBytes } from "../copy-bytes.ts";
 import { metricsText } from "../metrics/exposition.ts";
 import { SinkMeter } from "./meter.ts";
 import {
@@ -263,7 +263,7 @@ class MessageMaker {
       const count = (before?.count ?? 0) + (j - i);
       if (j === n && lastEnd !== n) {
         // Not finished in this batch: kept (copied) until the batch that ends it.
-        parts[parts.length - 1] = bytes.slice();
+        parts[parts.length - 1] = copyBytes(bytes);
         this.#carry = { txn, parts, count };
         this.#checkSize(txn, parts);
         break;
