@@ -254,9 +254,9 @@ describe("redis sink against redis-server", () => {
     await again.close();
   });
 
-  it("per transaction: one larger than maxTransactionBytes is refused with a SinkError that names per=change (the pipeline never needs it whole)", async () => {
+  it("per transaction: one larger than max_transaction_bytes is refused with a SinkError that names mode=change (the pipeline never needs it whole)", async () => {
     const b = await redis();
-    const sink = await redisSink(`${b.url}?per=transaction&maxTransactionBytes=100`);
+    const sink = await redisSink(`${b.url}?mode=transaction&max_transaction_bytes=100`);
     const first = new Records();
     first.txn = new RecordTransaction(8, 0x7000n, 1_700_000_000_000_000n);
     for (let k = 0; k < 3; k++) (first.bytes.str(`{"k":${k},"pad":"${"x".repeat(10)}"}\n`), first.end("insert"));
@@ -265,7 +265,7 @@ describe("redis sink against redis-server", () => {
     second.txn = first.txn;
     second.bytes.str(`{"k":3,"pad":"${"x".repeat(10)}"}\n`);
     second.end("insert");
-    await expect((async () => sink.write(second))()).rejects.toMatchObject({ message: /transaction at 0\/7000 is larger than 100 bytes/, hint: /per=change/ });
+    await expect((async () => sink.write(second))()).rejects.toMatchObject({ message: /transaction at 0\/7000 is larger than 100 bytes/, hint: /mode=change/ });
     await sink.close().catch(() => {});
     expect(await redisCli(b.port, "EXISTS", "cdc:transactions")).toBe(0);
   });
