@@ -12,7 +12,7 @@
  * `lsn`, `xid`, `time`, `count`, `payload` (its records as JSON Lines). A
  * transaction's records may come in several batches (the pipeline cuts a
  * large one): they are copied and held until its end, up to
- * `maxTransactionBytes`.
+ * `max_transaction_bytes`.
  *
  * Snapshot rows are not in commit order: their ids use the LSN just before
  * the snapshot's consistent point, below every change streamed after it.
