@@ -444,7 +444,8 @@ describe.each(MAJORS)("NATS JetStream sink, PostgreSQL %i", (major) => {
     try {
       await createStream(broker.url, "CDC");
       const tail = { publication: w.publication, slot, url: `${broker.url}?stream=CDC` };
-      const workload = runWorkload(client, w, { transactions: 200, seed: major + 3 });
+      // Paced (about 12 s or more): the five kills must each fall while the stream still grows, however fast the machine.
+      const workload = runWorkload(client, w, { transactions: 200, seed: major + 3, pauseMs: 60 });
       const random = rng(major * 7919);
       const counts: number[] = [];
       for (let k = 0; k < 5; k++) {

@@ -94,7 +94,8 @@ export function rng(seed: number): () => number {
  * Commits `transactions` transactions of 1-50 changes each on `client`.
  * Returns the number of row changes made.
  */
-export async function runWorkload(client: pg.Client, w: Workload, o: { transactions: number; seed?: number }): Promise<number> {
+/** `pauseMs`: a pause after each transaction, so that the workload lasts (a test that kills its consumer mid-stream needs a stream that is still growing). */
+export async function runWorkload(client: pg.Client, w: Workload, o: { transactions: number; seed?: number; pauseMs?: number }): Promise<number> {
   const major = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num) / 10000;
   const cols = typeColumns(Math.floor(major));
   const s = w.schema;
@@ -151,6 +152,7 @@ export async function runWorkload(client: pg.Client, w: Workload, o: { transacti
       changes++;
     }
     await client.query(`BEGIN; ${statements.join("; ")}; COMMIT`);
+    if (o.pauseMs !== undefined) await new Promise((r) => setTimeout(r, o.pauseMs));
   }
   return changes;
 }
