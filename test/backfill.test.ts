@@ -272,7 +272,7 @@ for (const major of MAJORS) {
         await stream?.stop();
         await admin.end();
       }
-    }, 60_000);
+    }, 180_000 /* each chunk waits out the writer's open transactions: 30-60 s when the machine is busy */);
 
     it("a stream stopped mid-backfill resumes from the saved progress without a gap", async () => {
       const s = `bf${++seq}`;
@@ -327,7 +327,7 @@ for (const major of MAJORS) {
         await stream?.stop();
         await admin.end();
       }
-    }, 60_000);
+    }, 180_000 /* each chunk waits out the writer's open transactions: 30-60 s when the machine is busy */);
 
     it("through the pipeline, jsonl and wal2json write backfill rows with backfill: ids no change shares", async () => {
       const s = `bf${++seq}`;
