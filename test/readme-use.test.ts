@@ -6,8 +6,8 @@
  * print the begin, the inserted row and the unchanged-TOAST line its comments
  * promise.
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,6 +30,11 @@ let cluster: Cluster;
 const dir = mkdtempSync(join(ROOT, ".tmp-readme-"));
 
 beforeAll(async () => {
+  // dist/ as `npm run build` makes it (the test command builds it only after vitest, for the runtimes).
+  if (!existsSync(join(ROOT, "dist", "index.js"))) {
+    const tsc = spawnSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT, encoding: "utf8" });
+    if (tsc.status !== 0) throw new Error(`tsc -p tsconfig.build.json: ${tsc.stdout}${tsc.stderr}`);
+  }
   cluster = await startCluster(15);
 }, 180_000);
 afterAll(async () => {
@@ -58,6 +63,8 @@ describe("README: Use", () => {
     try {
       // One statement at a time, as psql sends them (a slot cannot be made in a transaction that wrote).
       for (const statement of sql.split(";").map((t) => t.trim()).filter(Boolean)) await admin.query(statement);
+      // Flushed at commit, as a server's default is (the test clusters run with synchronous_commit off, and the slot function reads only what is flushed).
+      await admin.query("SET synchronous_commit = on");
       // A body too large to be stored inline (random bytes do not compress), then an update that leaves it alone.
       await admin.query("INSERT INTO docs VALUES (1, 'first', (SELECT string_agg(md5(random()::text), '') FROM generate_series(1, 400)))");
       await admin.query("UPDATE docs SET title = 'second' WHERE id = 1");
