@@ -377,8 +377,11 @@ for (const major of MAJORS) {
       })();
       const run = streamUntil(c.config, w, slot, sink, () => target, 60_000);
       while (run.acked() === 0n) await sleep(20);
+      const heldBeforeHalt = await topEntryId(b.port, keys);
       await b.halt();
-      const heldWhileDown = topEntryIdInAof(b.dir);
+      // What it holds while down: its AOF's top, at least what it answered before the halt (the AOF reader skips a rewritten base).
+      const inAof = topEntryIdInAof(b.dir);
+      const heldWhileDown = inAof === undefined || (heldBeforeHalt !== undefined && compareEntryIds(heldBeforeHalt, inAof) > 0) ? heldBeforeHalt : inAof;
       await sleep(10_000);
       await b.start();
       await workload;
