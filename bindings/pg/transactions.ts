@@ -59,6 +59,7 @@ import { StreamedTransactions } from "../streamed-transactions.ts";
 import { hold, replayed } from "../streamed-replay.ts";
 import type { RelationChanged } from "../relation-changes.ts";
 import { ddlOf, type Ddl } from "./ddl.ts";
+import type { BackfillItem } from "../backfill-items.ts";
 
 export type { LogicalMessage, MaterializedMessage, StreamBlock, StreamEnd, Transaction, TransactionItem } from "./transaction-items.ts";
 import type { MaterializedMessage, StreamBlock, Transaction, TransactionItem } from "./transaction-items.ts";
@@ -184,7 +185,7 @@ export class TransactionAssembler {
    * the trigger's message it stands for) join the transaction's messages
    * where they came, materialized.
    */
-  push(msg: PgoutputMessage | RelationChanged | Ddl, source?: PgoutputMessage): TransactionItem | undefined {
+  push(msg: PgoutputMessage | RelationChanged | Ddl | BackfillItem, source?: PgoutputMessage): TransactionItem | undefined {
     if (this.#delivery !== undefined) throw new TypeError("pull() the rest of the streamed transaction before pushing the next message");
     switch (msg.kind) {
       case "Begin":
@@ -250,6 +251,9 @@ export class TransactionAssembler {
       case "Ddl":
         this.#derived(msg, source);
         return undefined;
+      case "BackfillRow":
+      case "BackfillComplete":
+        return undefined; // a backfill's rows are no transaction's (they come with the message iteration)
       case "Message":
         if (!msg.transactional) {
           return { kind: "message", lsn: msg.lsn, prefix: msg.prefix, content: msg.content, message: msg.materialize() };
