@@ -224,6 +224,9 @@ describe("watermarks and snapshots", () => {
   });
 });
 
+/** A backfill under a writer: each chunk waits out the writer's open transactions (30-60 s when the machine is busy). */
+const UNDER_WRITER_MS = 180_000;
+
 for (const major of MAJORS) {
   describe(`PostgreSQL ${major}`, () => {
     const c = () => clusters.get(major)!;
@@ -272,7 +275,7 @@ for (const major of MAJORS) {
         await stream?.stop();
         await admin.end();
       }
-    }, 180_000 /* each chunk waits out the writer's open transactions: 30-60 s when the machine is busy */);
+    }, UNDER_WRITER_MS);
 
     it("a stream stopped mid-backfill resumes from the saved progress without a gap", async () => {
       const s = `bf${++seq}`;
@@ -327,7 +330,7 @@ for (const major of MAJORS) {
         await stream?.stop();
         await admin.end();
       }
-    }, 180_000 /* each chunk waits out the writer's open transactions: 30-60 s when the machine is busy */);
+    }, UNDER_WRITER_MS);
 
     it("through the pipeline, jsonl and wal2json write backfill rows with backfill: ids no change shares", async () => {
       const s = `bf${++seq}`;
