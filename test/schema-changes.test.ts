@@ -18,7 +18,7 @@ import type { Relation } from "../bindings/relation.ts";
 import type { Tuple } from "../bindings/tuple.ts";
 import { relationChanges, RelationShapes } from "../bindings/relation-changes.ts";
 import { installDdlCapture, removeDdlCapture, ddlCaptureInstalled, replicate, type ReplicateOptions, type ReplicationStream, type StreamItem } from "../bindings/pg/index.ts";
-import { FORMATS, Pipeline, captureSource, streamSource } from "../bindings/pipeline/index.ts";
+import { FORMATS, Pipeline, captureSource, changeId, compareChangePositions, parseChangeId, streamSource, type ChangePosition } from "../bindings/pipeline/index.ts";
 import type { Records } from "../bindings/pipeline/records.ts";
 import type { Sink } from "../bindings/pipeline/sink.ts";
 import { changeValueOptions } from "../bindings/jsonl/json-text.ts";
@@ -139,30 +139,52 @@ describe("RelationChanged through every format (a capture, no server)", () => {
 });
 
 describe("a restart in the middle of a transaction with a RelationChanged (Pipeline, a sink that knows its position)", () => {
-  it("the transaction the destination holds part of keeps at least its records: nothing it lacks is taken back", async () => {
-    // Run 1 saw t as (id) before, so this transaction was: [0] RelationChanged, [1] insert 2, [2] insert 3;
-    // the destination holds up to [1]. Run 2 starts here with no shape known.
-    const T = 1_700_000_000_000_000n;
-    const capture = frame([
-      encode.begin({ finalLsn: 0x200n, commitTime: T, xid: 2 }),
-      encode.relation({ relationId: 16400, namespace: "public", relationName: "t", columns: [{ name: "id", typeId: 23, isKey: true }, { name: "b", typeId: 23 }] }),
-      encode.insert({ relationId: 16400, newTuple: ["2", "20"] }), encode.insert({ relationId: 16400, newTuple: ["3", "30"] }),
-      encode.commit({ commitLsn: 0x200n, endLsn: 0x230n, commitTime: T }),
-    ]);
+  // Run 2 starts inside this transaction with no shape known: its first sight of t makes a RelationChanged
+  // (with no previous shape), a derived record at sub-position 0.1, so the inserts keep ids :0 and :1
+  // whether run 1 had that record (t changed before) or not (t as before).
+  const T = 1_700_000_000_000_000n;
+  const capture = frame([
+    encode.begin({ finalLsn: 0x200n, commitTime: T, xid: 2 }),
+    encode.relation({ relationId: 16400, namespace: "public", relationName: "t", columns: [{ name: "id", typeId: 23, isKey: true }, { name: "b", typeId: 23 }] }),
+    encode.insert({ relationId: 16400, newTuple: ["2", "20"] }), encode.insert({ relationId: 16400, newTuple: ["3", "30"] }),
+    encode.commit({ commitLsn: 0x200n, endLsn: 0x230n, commitTime: T }),
+  ]);
+
+  async function resume(held: ChangePosition): Promise<{ written: [string, string, unknown][]; skipped: number }> {
     const decoder = await createDecoder({ values: changeValueOptions() });
-    const lines: Record<string, unknown>[] = [];
+    const written: [string, string, unknown][] = [];
     const sink: Sink = {
       name: "memory",
-      delivered: async () => ({ lsn: 0x200n, index: 1 }),
+      delivered: async () => held,
       write: async (records: Records) => {
-        for (let i = 0; i < records.length; i++) lines.push(JSON.parse(new TextDecoder().decode(records.payloadOf(i))));
+        for (let i = 0; i < records.length; i++) {
+          const l = JSON.parse(new TextDecoder().decode(records.payloadOf(i))) as { action: string; columns?: { value: unknown }[] };
+          written.push([records.id(i), l.action, l.columns?.[0]?.value]);
+        }
       },
       close: async () => {},
     };
     const format = FORMATS.jsonl!.create({ decoder }, {});
     const { stats } = await new Pipeline({ source: captureSource((async function* () { yield capture; })(), decoder), format, sink }).run();
-    expect(lines.map((l) => [l.action, (l.columns as { value: unknown }[] | undefined)?.[0]?.value])).toEqual([["I", 3]]);
-    expect(stats.skipped).toBe(2); // the A line (with no previous shape: "old": null) and insert 2
+    return { written, skipped: stats.skipped };
+  }
+
+  it("the destination holds insert 2 (:0): only insert 3 is written, as :1, whatever run 1 derived before", async () => {
+    expect(await resume({ lsn: 0x200n, index: 0 })).toEqual({ written: [["0/200:1", "I", 3]], skipped: 2 }); // the A line (0.1) and insert 2
+  });
+
+  it("the destination holds only run 1's RelationChanged (:0.1): both inserts are written, with their ids", async () => {
+    expect(await resume({ lsn: 0x200n, index: 0, sub: 1 })).toEqual({ written: [["0/200:0", "I", 2], ["0/200:1", "I", 3]], skipped: 1 });
+  });
+
+  it("ids: a derived record's X/Y:N.k reads back, and sorts after record N − 1 and before record N", () => {
+    expect(changeId(0x200n, 3, 2)).toBe("0/200:3.2");
+    expect(parseChangeId("0/200:3.2")).toEqual({ lsn: 0x200n, index: 3, sub: 2 });
+    expect(parseChangeId("0/200:3")).toEqual({ lsn: 0x200n, index: 3 });
+    for (const bad of ["0/200:3.0", "0/200:3.", "0/200:.1", "0/200:3.1.1"]) expect(parseChangeId(bad), bad).toBeUndefined();
+    const order = [{ index: 2 }, { index: 3, sub: 1 }, { index: 3, sub: 2 }, { index: 3 }, { index: 3, sub: 0 }, { index: 4, sub: 1 }].map((p) => ({ lsn: 0x200n, ...p }));
+    for (let i = 0; i + 1 < order.length; i++) expect(Math.sign(compareChangePositions(order[i]!, order[i + 1]!)), `${order[i + 1]!.index}.${order[i + 1]!.sub ?? 0}`).toBe(i === 3 ? 0 : -1);
+    expect(compareChangePositions({ lsn: 0x100n, index: 9 }, { lsn: 0x200n, index: 0, sub: 1 })).toBeLessThan(0);
   });
 });
 

@@ -8,7 +8,7 @@
  * messages, which are). A snapshot row is no
  * pgoutput message: it has no place in a capture, and is refused.
  */
-import type { Format, FormatDefinition, FormatItem } from "../pipeline/format.ts";
+import { isDerived, type Format, type FormatDefinition, type FormatItem } from "../pipeline/format.ts";
 import type { Records } from "../pipeline/records.ts";
 
 class CaptureFrames implements Format {
@@ -28,7 +28,7 @@ class CaptureFrames implements Format {
     bytes.buf[bytes.len + 3] = n & 0xff;
     bytes.len += 4;
     bytes.bytes(payload);
-    out.end("message");
+    out.end("message", undefined, isDerived(item));
   }
 
   reset(): void {}

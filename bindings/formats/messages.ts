@@ -10,7 +10,7 @@
  */
 import type { PgoutputMessage } from "../messages.ts";
 import type { Tuple } from "../tuple.ts";
-import type { Format, FormatDefinition, FormatItem } from "../pipeline/format.ts";
+import { isDerived, type Format, type FormatDefinition, type FormatItem } from "../pipeline/format.ts";
 import type { Records } from "../pipeline/records.ts";
 import { toJsonValue } from "../values/json.ts";
 import { lineText } from "../jsonl/json-text.ts";
@@ -37,7 +37,7 @@ class MessageLines implements Format {
     const derived = item.kind === "RelationChanged" || item.kind === "Ddl";
     const obj = derived || !this.values ? item.toJSON() : withValues(item);
     out.bytes.str((this.pretty ? lineText(obj, true, false) : JSON.stringify(obj)) + "\n");
-    out.end(item.kind === "RelationChanged" ? "relationChanged" : item.kind === "Ddl" ? "ddl" : "message", item.kind === "RelationChanged" ? item.relation : undefined);
+    out.end(item.kind === "RelationChanged" ? "relationChanged" : item.kind === "Ddl" ? "ddl" : "message", item.kind === "RelationChanged" ? item.relation : undefined, isDerived(item));
   }
 
   reset(): void {}

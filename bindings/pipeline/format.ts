@@ -26,6 +26,15 @@ import type { Ddl } from "../pg/ddl.ts";
  */
 export type FormatItem = PgoutputMessage | SnapshotRow | RelationChanged | Ddl;
 
+/**
+ * Whether a record of `item` is derived (change-id.ts): a RelationChanged,
+ * or a Relation or Type message, which pgoutput sends again in each new
+ * session (a restart sends them where the first run had none).
+ */
+export function isDerived(item: FormatItem): boolean {
+  return item.kind === "RelationChanged" || item.kind === "Relation" || item.kind === "Type";
+}
+
 export interface Format {
   /** Writes the records `item` completes into `out` (bytes, then `out.end(kind)` per record). */
   push(item: FormatItem, out: Records): void;

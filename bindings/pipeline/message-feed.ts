@@ -14,9 +14,11 @@
  * anew knows no shape: the first Relation of each table is the baseline,
  * except in the transaction the destination holds part of (the sink's
  * `delivered()`), where a first sight makes a RelationChanged with no
- * previous shape — so that transaction has at least the records it had
- * before, and taking back what the destination holds never skips a change
- * it does not hold (it may write one again).
+ * previous shape — so a schema change the first run found there is not
+ * lost. A RelationChanged is a derived record (change-id.ts): it takes a
+ * sub-position, so what a restart derives never moves a change's id; the
+ * destination may get a RelationChanged the first run did not make, never
+ * a change twice.
  */
 import { transactionEnd } from "../ack.ts";
 import type { PgoutputMessage } from "../messages.ts";

@@ -42,6 +42,8 @@ export type RecordKind =
 export class RecordTransaction {
   /** The next record's position. */
   next = 0;
+  /** Derived records ended since the last record that took a position (their sub-positions, change-id.ts). */
+  derived = 0;
   /** Whether its records have a place in commit order (not a snapshot's, nor outside any transaction). */
   readonly ordered: boolean;
   readonly #idPrefix: string;
@@ -62,8 +64,16 @@ export class RecordTransaction {
     this.ordered = lsn > 0n && !snapshot;
   }
 
-  id(index: number): string {
-    return this.#idPrefix + index;
+  id(index: number, sub = 0): string {
+    return sub === 0 ? this.#idPrefix + index : `${this.#idPrefix}${index}.${sub}`;
+  }
+
+  /** The position of the next record: a derived one (see change-id.ts) takes a sub-position before it. */
+  take(derived: boolean): number {
+    if (derived) return ++this.derived;
+    this.derived = 0;
+    this.next++;
+    return 0;
   }
 }
 
@@ -95,6 +105,8 @@ export class Records {
   readonly relations: (Relation | undefined)[] = [];
   readonly txns: RecordTransaction[] = [];
   readonly positions: number[] = [];
+  /** Each record's sub-position: 0, or k for the k-th derived record before `positions[i]` (change-id.ts). */
+  readonly subs: number[] = [];
   /** Transaction ends these records complete, in order. */
   readonly acks: { after: number; lsn: bigint }[] = [];
   /** The transaction of the records a format ends now (set by the pipeline). */
@@ -137,12 +149,19 @@ export class Records {
     ((this.#extras ??= new Extras(this.ends.length)).next ??= {})[name] = value;
   }
 
-  /** Ends the record whose bytes were written since the previous `end()`. */
-  end(kind: RecordKind, relation?: Relation): void {
+  /**
+   * Ends the record whose bytes were written since the previous `end()`.
+   * `derived`: made from what this process saw rather than from the
+   * transaction alone (a RelationChanged; a raw format's Relation and Type
+   * messages), so a restart may make it where the first run did not: it
+   * takes a sub-position (change-id.ts).
+   */
+  end(kind: RecordKind, relation?: Relation, derived = kind === "relationChanged"): void {
     const txn = this.txn;
-    const index = txn.next++;
+    const index = txn.next;
+    const sub = txn.take(derived);
     const skip = this.skip;
-    if (skip !== undefined && txn.ordered && compareChangePositions({ lsn: txn.lsn, index }, skip) <= 0) {
+    if (skip !== undefined && txn.ordered && compareChangePositions({ lsn: txn.lsn, index, sub }, skip) <= 0) {
       this.bytes.len = this.start(this.ends.length);
       this.#extras?.truncate(this.ends.length);
       this.skipped++;
@@ -154,6 +173,7 @@ export class Records {
     this.relations.push(relation);
     this.txns.push(txn);
     this.positions.push(index);
+    this.subs.push(sub);
   }
 
   /**
@@ -161,13 +181,14 @@ export class Records {
    * several records' bytes at once ends them in turn. Not while `skip` is
    * set (taking a record back would cut the ones after it).
    */
-  endAt(end: number, kind: RecordKind, relation?: Relation): void {
+  endAt(end: number, kind: RecordKind, relation?: Relation, derived = kind === "relationChanged"): void {
     const txn = this.txn;
     this.ends.push(end);
     this.kinds.push(kind);
     this.relations.push(relation);
     this.txns.push(txn);
-    this.positions.push(txn.next++);
+    this.positions.push(txn.next);
+    this.subs.push(txn.take(derived));
   }
 
   /** Where record i's bytes start. */
@@ -191,7 +212,14 @@ export class Records {
   }
 
   id(i: number): string {
-    return this.txns[i]!.id(this.positions[i]!);
+    return this.txns[i]!.id(this.positions[i]!, this.subs[i]);
+  }
+
+  /** Record i's position in its transaction (change-id.ts). */
+  positionOf(i: number): ChangePosition {
+    const sub = this.subs[i]!;
+    const at = { lsn: this.txns[i]!.lsn, index: this.positions[i]! };
+    return sub === 0 ? at : { ...at, sub };
   }
 
   /** Record i's key (a view, valid while this batch lives), or `undefined` when it has none. */
@@ -231,13 +259,13 @@ export class Records {
     const txn = this.txns[i]!;
     const rel = this.relations[i];
     return {
-      id: txn.id(this.positions[i]!),
+      id: this.id(i),
       kind: this.kinds[i]!,
       schema: rel?.namespace,
       table: rel?.name,
       relation: rel,
       xid: txn.xid,
-      position: { lsn: txn.lsn, index: this.positions[i]! },
+      position: this.positionOf(i),
       time: txn.time,
       bytes: this.bytesOf(i),
     };
@@ -247,15 +275,14 @@ export class Records {
   get lastPosition(): ChangePosition | undefined {
     const n = this.ends.length;
     if (n === 0) return undefined;
-    const txn = this.txns[n - 1]!;
-    return txn.ordered ? { lsn: txn.lsn, index: this.positions[n - 1]! } : undefined;
+    return this.txns[n - 1]!.ordered ? this.positionOf(n - 1) : undefined;
   }
 
   /** Keeps the first n records (and the acks, keys and headers within them). */
   truncate(n: number): void {
     if (n >= this.ends.length) return;
     this.bytes.len = this.start(n);
-    for (const a of [this.ends, this.kinds, this.relations, this.txns, this.positions]) a.length = n;
+    for (const a of [this.ends, this.kinds, this.relations, this.txns, this.positions, this.subs]) a.length = n;
     while (this.acks.length > 0 && this.acks[this.acks.length - 1]!.after > n) this.acks.pop();
     this.#extras?.truncate(n);
   }
@@ -263,7 +290,7 @@ export class Records {
   /** Empties it for reuse; the transaction context (and the `headers` function) stays. */
   clear(): void {
     this.bytes.len = 0;
-    for (const a of [this.ends, this.kinds, this.relations, this.txns, this.positions, this.acks]) a.length = 0;
+    for (const a of [this.ends, this.kinds, this.relations, this.txns, this.positions, this.subs, this.acks]) a.length = 0;
     this.skipped = 0;
     this.#extras?.truncate(0);
   }

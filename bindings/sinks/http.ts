@@ -85,16 +85,20 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | u
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** Whether record i comes right after position `last` of `txn` (a derived record, change-id.ts, is in no run). */
+function follows(records: Records, i: number, txn: unknown, last: number): boolean {
+  return records.txns[i] === txn && records.subs[i] === 0 && records.positions[i] === last + 1;
+}
+
 /** The ids of records [from, to) as runs per transaction: `0/16B3748:0-12,snapshot:0/1A2B3C:4`. */
 export function idRuns(records: Records, from: number, to: number): string {
   const runs: string[] = [];
   let i = from;
   while (i < to) {
-    const txn = records.txns[i]!;
+    const id = records.id(i);
     const first = records.positions[i]!;
     let last = first;
-    while (i + 1 < to && records.txns[i + 1] === txn && records.positions[i + 1] === last + 1) last = records.positions[++i]!;
-    const id = txn.id(first);
+    if (records.subs[i] === 0) while (i + 1 < to && follows(records, i + 1, records.txns[i], last)) last = records.positions[++i]!;
     runs.push(last === first ? id : `${id}-${last}`);
     i++;
   }
@@ -201,14 +205,14 @@ export class HttpSink implements Sink {
         const size = records.ends[to]! - records.start(to);
         const txn = records.txns[to]!;
         const position = records.positions[to]!;
-        const extends_ = run !== undefined && run.txn === txn && position === run.last + 1;
-        const idLength = extends_ ? run!.idLength : txn.id(position).length;
+        const extends_ = run !== undefined && follows(records, to, run.txn, run.last);
+        const idLength = extends_ ? run!.idLength : records.id(to).length;
         const nextLength = extends_
           ? idsLength - runLength(run!.idLength, run!.first, run!.last) + runLength(idLength, run!.first, position)
           : idsLength + (to > from ? 1 : 0) + idLength;
         if (to > from && (bytes + size > this.#maxBytes || nextLength > IDS_HEADER_MAX)) break;
         if (extends_) run!.last = position;
-        else run = { txn, first: position, last: position, idLength };
+        else run = records.subs[to] === 0 ? { txn, first: position, last: position, idLength } : undefined;
         idsLength = nextLength;
         bytes += size;
         to++;

@@ -1,8 +1,9 @@
 /**
  * How the Redis sink appends: one Lua script call (EVALSHA) per chunk of
  * entries, each entry an `XADD key [MAXLEN [~|=] N] <id> field value ...`
- * with the explicit id `<commit LSN, decimal>-<index>`, and the sink's
- * position key set to the last entry's position in the same atomic step.
+ * with the explicit id `<commit LSN, decimal>-<seq>` (seq: the record's
+ * position, `entrySeq()`), and the sink's position key set to the last
+ * entry's position in the same atomic step.
  *
  * Why a script and not plain pipelined XADDs: an XADD that fails without
  * the connection dropping (OOM, LOADING, a script running: BUSY) would let
@@ -16,8 +17,9 @@
  * entries land in order up to the first failure (a script is atomic; its
  * writes before an error stay), and the position key says where that was.
  *
- * Positions are written as 24 hex digits (16 of LSN, 8 of index) so that
- * they compare as text in JS and, split in two, as exact numbers in Lua.
+ * Positions are written as 28 hex digits (16 of LSN, 12 of seq) so that
+ * they compare as text in JS and, split in three, as exact numbers in Lua
+ * (whose numbers are doubles: 53 bits).
  *
  * ARGV: [1] the position the previous chunk ended at ('' for none known);
  * [2] '' or the MAXLEN mode and count ('~1000', '=1000'); then per entry:
@@ -30,13 +32,16 @@
  * landed, and the position key says so).
  */
 import { ByteSink } from "../jsonl/sink.ts";
+import type { ChangePosition } from "../pipeline/change-id.ts";
 import { arrayHeader, bulkAscii, bulkBytes } from "./resp.ts";
 
 export const APPEND_SCRIPT = `
 local function before(a, b)
-  local a1, b1 = tonumber(string.sub(a, 1, 12), 16), tonumber(string.sub(b, 1, 12), 16)
-  if a1 ~= b1 then return a1 < b1 end
-  return tonumber(string.sub(a, 13), 16) < tonumber(string.sub(b, 13), 16)
+  for _, r in ipairs({{1, 8}, {9, 16}, {17, 28}}) do
+    local x, y = tonumber(string.sub(a, r[1], r[2]), 16), tonumber(string.sub(b, r[1], r[2]), 16)
+    if x ~= y then return x < y end
+  end
+  return false
 end
 local pos = redis.call('GET', KEYS[1])
 if ARGV[1] ~= '' and (not pos or before(pos, ARGV[1])) then
@@ -79,15 +84,32 @@ mark()
 return {'ok', landed, dups}
 `;
 
-/** A change's position as the position key holds it. */
-export function positionText(lsn: bigint, index: number): string {
-  return lsn.toString(16).padStart(16, "0") + index.toString(16).padStart(8, "0");
+/** Sub-positions a record can have before one position (change-id.ts): the low 16 bits of a seq, 0xffff the record itself. */
+const SUBS = 0x10000;
+
+/**
+ * A record's position in its transaction as one integer that sorts as the
+ * positions do (change-id.ts): position × 65536, plus k − 1 for the k-th
+ * derived record before it, or 65535 for the record itself. The entry id's
+ * seq, and the position key's last 12 hex digits.
+ */
+export function entrySeq(index: number, sub: number): number {
+  if (sub >= SUBS - 1) throw new RangeError(`more than ${SUBS - 2} derived records before one change`);
+  return index * SUBS + (sub === 0 ? SUBS - 1 : sub - 1);
+}
+
+/** The entry id of the record at `p`: the commit LSN (decimal), then its seq. */
+export function entryIdOf(p: ChangePosition): string {
+  return `${p.lsn}-${entrySeq(p.index, p.sub ?? 0)}`;
 }
 
 /** The position a position key holds, or undefined for text that is not one. */
-export function parsePositionText(text: string): { lsn: bigint; index: number } | undefined {
-  if (!/^[0-9a-f]{24}$/.test(text)) return undefined;
-  return { lsn: BigInt(`0x${text.substring(0, 16)}`), index: Number.parseInt(text.substring(16), 16) };
+export function parsePositionText(text: string): ChangePosition | undefined {
+  if (!/^[0-9a-f]{28}$/.test(text)) return undefined;
+  const seq = Number.parseInt(text.substring(16), 16);
+  const low = seq % SUBS;
+  const at = { lsn: BigInt(`0x${text.substring(0, 16)}`), index: (seq - low) / SUBS };
+  return low === SUBS - 1 ? at : { ...at, sub: low + 1 };
 }
 
 const constants = new Map<string, Uint8Array>();

@@ -23,7 +23,7 @@ import type { RecordTransaction, Records } from "../pipeline/records.ts";
 import { SinkError } from "../pipeline/sink.ts";
 import type { Relation } from "../relation.ts";
 import { timestampToISO } from "../time.ts";
-import { AppendChunk, constantBulk, type StreamKey } from "./redis-append.ts";
+import { AppendChunk, constantBulk, entrySeq, type StreamKey } from "./redis-append.ts";
 import { expandKey } from "./redis-target.ts";
 
 /** A chunk ready to send: the command, and what it covers. */
@@ -78,7 +78,8 @@ interface OpenTransaction {
   readonly text: TxnText;
   readonly bytes: ByteSink;
   count: number;
-  lastIndex: number;
+  /** The last record's seq (redis-append.ts). */
+  lastSeq: number;
 }
 
 export class EntryEncoder {
@@ -129,10 +130,10 @@ export class EntryEncoder {
         this.#transaction(chunk, open);
         open = this.#open = undefined;
       }
-      open ??= this.#open = { text, bytes: new ByteSink(), count: 0, lastIndex: 0 };
+      open ??= this.#open = { text, bytes: new ByteSink(), count: 0, lastSeq: 0 };
       open.bytes.bytes(records.bytesOf(i));
       open.count++;
-      open.lastIndex = records.positions[i]!;
+      open.lastSeq = entrySeq(records.positions[i]!, records.subs[i]!);
       if (open.bytes.len > this.#o.maxTransactionBytes) {
         throw new SinkError(`redis: the transaction at ${formatLsn(text.txn.lsn)} is larger than ${this.#o.maxTransactionBytes} bytes, the most held for one entry`, {
           sink: "redis", target: this.#transactions.name, hint: "write it per change (mode=change), or raise max_transaction_bytes",
@@ -192,11 +193,11 @@ export class EntryEncoder {
   }
 
   #change(chunk: AppendChunk, records: Records, i: number, text: TxnText): void {
-    const index = records.positions[i]!;
+    const seq = entrySeq(records.positions[i]!, records.subs[i]!);
     const rel = records.relations[i];
     const t = rel === undefined ? undefined : this.#tableOf(rel);
     const pairs = 3 + (t === undefined ? 0 : 1) + (text.xid === undefined ? 0 : 1) + (text.time === undefined ? 0 : 1);
-    chunk.entry(t?.key ?? (this.#o.mode === "change" ? this.#messages : this.#transactions), `${text.dec}-${index}`, text.hex + index.toString(16).padStart(8, "0"), pairs);
+    chunk.entry(t?.key ?? (this.#o.mode === "change" ? this.#messages : this.#transactions), `${text.dec}-${seq}`, text.hex + seq.toString(16).padStart(12, "0"), pairs);
     chunk.field("id", records.id(i));
     chunk.field("op", constantBulk(records.kinds[i]!));
     if (t !== undefined) chunk.fieldBytes("table", t.table);
@@ -208,7 +209,7 @@ export class EntryEncoder {
   #transaction(chunk: AppendChunk, open: OpenTransaction): void {
     const text = open.text;
     const pairs = 3 + (text.xid === undefined ? 0 : 1) + (text.time === undefined ? 0 : 1);
-    chunk.entry(this.#transactions, `${text.dec}-0`, text.hex + open.lastIndex.toString(16).padStart(8, "0"), pairs);
+    chunk.entry(this.#transactions, `${text.dec}-0`, text.hex + open.lastSeq.toString(16).padStart(12, "0"), pairs);
     chunk.field("lsn", formatLsn(text.txn.lsn));
     if (text.xid !== undefined) chunk.field("xid", text.xid);
     if (text.time !== undefined) chunk.field("time", text.time);

@@ -31,6 +31,7 @@ import { createDecoder } from "../../bindings/create-decoder.ts";
 import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../../bindings/values/catalog.ts";
 import type { Cluster, PgMajor } from "../../devkit/cluster/cluster.ts";
 import { parseLsn } from "../../bindings/lsn.ts";
+import { parseChangeId } from "../../bindings/pipeline/change-id.ts";
 import { CASES, SETUP_SQL } from "./values-cases.ts";
 import { startClusters } from "./clusters.ts";
 
@@ -253,6 +254,18 @@ export async function expectedRecords(config: ClientConfig, w: Workload, slot: s
     await admin.end();
   }
   return out;
+}
+
+/**
+ * Whether a record is one that a restart inside a transaction may add
+ * (change-id.ts): the RelationChanged (`A` line) of a first sight, with no
+ * previous shape, at a derived position (`X/Y:N.k`). A sink restarted mid-
+ * transaction may hold these beyond the reference's records; never a change.
+ */
+export function isRestartShape(id: string, line: string): boolean {
+  if (parseChangeId(id)?.sub === undefined) return false;
+  const l = JSON.parse(line) as { action?: string; old?: unknown };
+  return l.action === "A" && l.old === null;
 }
 
 /** A PostgreSQL server for a sink test, with a connected client for the workload's SQL. */
