@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { RespParser } from "../../bindings/sinks/resp.ts";
+import { RespError, RespParser } from "../../bindings/sinks/resp.ts";
 
 const run = promisify(execFile);
 
@@ -45,7 +45,11 @@ async function ask(port: number, commands: string[][]): Promise<unknown[]> {
         } catch (e) {
           reject(e);
         }
-        if (replies.length === commands.length) resolve(replies);
+        if (replies.length < commands.length) return;
+        // An error answer (LOADING while a restarted server reads its AOF, say) is no answer: it is not "no entries".
+        const error = replies.find((r) => r instanceof RespError);
+        if (error !== undefined) reject(new Error((error as RespError).message));
+        else resolve(replies);
       });
       const bulk = (a: string) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`;
       socket.write(commands.map((c) => `*${c.length}\r\n${c.map(bulk).join("")}`).join(""));
