@@ -7,15 +7,16 @@
 // byte offset.
 
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { afterAll, describe, it, type ExpectStatic } from "vitest";
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from "vitest";
 import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import type { PgoutputErrorCode } from "../bindings/errors.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
+import { buildCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FIXTURES = join(ROOT, "test", "fixtures");
@@ -25,9 +26,13 @@ const index = JSON.parse(readFileSync(join(FIXTURES, "index.json"), "utf8")) as 
 const BACKENDS = ["wasm", "baseline"] as const;
 type BackendName = (typeof BACKENDS)[number];
 
-// `node --import tsx` where tsx is installed locally (faster than npx), else npx.
-const LOCAL_TSX = existsSync(join(ROOT, "node_modules", "tsx", "package.json"));
-const COMMAND: [string, string[]] = LOCAL_TSX ? [process.execPath, ["--import", "tsx", "bindings/cli/main.ts"]] : ["npx", ["tsx", "bindings/cli/main.ts"]];
+// The CLI compiled once (as published): a run under tsx spent most of its 2-4 s compiling the sources again.
+const CLI_OUT = "cli-test-decode";
+let main = "";
+beforeAll(async () => {
+  main = await buildCli(CLI_OUT);
+}, 120_000);
+afterAll(() => rmSync(join(ROOT, "build", CLI_OUT), { recursive: true, force: true }));
 
 const tmp = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -40,7 +45,7 @@ interface Run {
 
 function cli(args: string[], stdin?: Uint8Array): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(COMMAND[0], [...COMMAND[1], ...args], { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [main, ...args], { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (b: Buffer) => out.push(b));
