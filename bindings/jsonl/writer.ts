@@ -9,10 +9,9 @@
  * Everything that is not a row change (B/C lines, messages, truncates,
  * snapshot rows, pretty output) is ChangeLines' text.
  *   `pushBatch()` goes further: the kernel writes whole lines — Begin,
- * Commit and row changes — for a run of a batch's messages (`jsonLines`,
- * bindings/line-templates.ts) from this writer's programs and per-relation
- * templates, with no JS object per message; a message it stops at is the
- * caller's to `push()`, and the same bytes come out either way.
+ * Commit and row changes — for a run of a batch's messages
+ * (kernel-lines.ts); a message it stops at is the caller's to `push()`,
+ * and the same bytes come out either way.
  *
  * The decoder must be made with `changeValueOptions()`: the fast path
  * writes what those options make of a value.
@@ -26,22 +25,14 @@
  * process.stdout.write(records.bytes.take());
  * ```
  */
-import type { PgoutputDecoder } from "../decoder.ts";
+import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import { decoderInternals, TapeDecoder } from "../kernel/decoder.ts";
 import type { Relation } from "../relation.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
-import { ChangeLines, type ChangeLineOptions, type OpenTxn } from "./change-lines.ts";
-import type { Batch } from "../decoder.ts";
-import { TapeBatch } from "../views/batch.ts";
-import type { RecordKind } from "../pipeline/records.ts";
-import {
-  LC_ALL, LC_KEYS_IF_K, LE_WORDS, LF_FIRST, LF_SECOND, LF_TRANSACTIONS, LF_WAL_START, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_TEMPLATE,
-  LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE,
-  LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED, LS_OPEN, LS_ORIGIN, LS_PRINTED,
-  LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_IDENTITY, LT_NEW, LT_OLD, OP_BYTES, OP_COLUMNS, OP_HEAD, OP_IF_LSN, OP_LSN, OP_TIME, OP_XID,
-} from "../line-templates.ts";
+import { ChangeLines, type ChangeLineOptions } from "./change-lines.ts";
 import { jsonText } from "./json-text.ts";
+import { KernelLines } from "./kernel-lines.ts";
 import type { Format, FormatItem } from "../pipeline/format.ts";
 import { Records } from "../pipeline/records.ts";
 import type { ByteSink } from "./sink.ts";
@@ -76,12 +67,6 @@ export interface JsonLinesOptions extends ChangeLineOptions {
 type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/** The records' kinds of the line kinds (LK_*). */
-const LINE_KINDS: readonly RecordKind[] = ["insert", "update", "delete", "begin", "commit"];
-
-type Op = readonly [number, number, number];
 
 export class JsonLinesWriter implements Format {
   readonly #formatter: ChangeLines;
@@ -94,32 +79,28 @@ export class JsonLinesWriter implements Format {
   readonly #unchanged: string[] = [];
   /** Per relation: its column table in a decoder's JSON area (kernel/json-area.ts), as of that area's generation. */
   readonly #tables = new WeakMap<Relation, { area: JsonArea; generation: number; knowledge: number; at: number }>();
-  readonly #transactions: boolean;
-  /** pushBatch's area, as of which layout (programs), generation and type knowledge (templates); the relations of its templates by index. */
-  #lines: { area: JsonArea; layouts: number; generation: number; knowledge: number } | undefined;
-  readonly #relations: Relation[] = [];
-  /** The row whose declined columns #declined writes, and its views. */
-  #cut: {
-    batch: TapeBatch; index: number; newTuple: Tuple | undefined; oldTuple: Tuple | undefined;
-    newTape: TapeColumns | undefined; oldTape: TapeColumns | undefined; prefixes: Uint8Array[];
-  } | undefined;
-  /** Whether the kernel's line state is the formatter's transaction (nothing was push()ed since). */
-  #inSync = false;
+  /** pushBatch's whole lines (kernel-lines.ts). */
+  readonly #lines: KernelLines;
 
   constructor(options: JsonLinesOptions = {}) {
     const decoder = options.decoder;
     this.#formatter = new ChangeLines({ ...options, types: options.types ?? decoder?.types });
     this.#strings = options.numbersAsStrings === true;
     this.#kernel = options.kernel !== false;
-    this.#transactions = options.transactions === true;
     if (this.#kernel && decoder instanceof TapeDecoder) jsonArea(decoderInternals(decoder).memory);
+    this.#lines = new KernelLines(this.#formatter, { numbersAsStrings: this.#strings, transactions: options.transactions === true }, {
+      prefixesOf: (rel, length, types) => this.#prefixesOf(rel, length, types),
+      tableOf: (rel, area, values, prefixes) => this.#tableOf(rel, area, values, prefixes),
+      column: (out, tuple, old, i, here, there, prefix, first) => {
+        this.#out = out;
+        return this.#column(tuple, old, i, here, there, prefix, first, undefined);
+      },
+    });
   }
 
   /** Writes the lines one item (in stream order) completes. */
   push(item: FormatItem, out: Records): void {
-    this.#inSync = false;
-    // A relation defined again, a type learned: the kernel's templates are made again as rows need them.
-    if (item.kind === "Relation" || item.kind === "Type") this.#forgetTemplates();
+    this.#lines.pushed(item);
     if (item.kind === "SnapshotRow") {
       this.#formatter.snapshotRow(item, out);
       return;
@@ -137,21 +118,15 @@ export class JsonLinesWriter implements Format {
 
   reset(): void {
     this.#formatter.reset();
-    this.#inSync = false;
-    this.#forgetTemplates();
+    this.#lines.reset();
   }
 
   /**
    * Writes the lines of `batch`'s messages from `from` on with the kernel
-   * (jsonLines, bindings/line-templates.ts) as far as it takes them;
-   * returns the index of the first message it did not take (`batch.length`
-   * when it took all), which the caller `push()`es before it calls again
-   * from the next one. The kernel takes Begin, Commit and the row changes
-   * of plain transactions (not a streamed block's, which the caller
-   * replays), with every column of a row its own; `from` itself when this
-   * path does not apply (`kernel: false`, pretty output, `out.skip` set, a
-   * baseline or wasm decoder's batch only). Every message of the stream
-   * goes through one of the two, in order: the bytes are push()'s.
+   * as far as it takes them; returns the index of the first message it did
+   * not take, which the caller `push()`es before it calls again from the
+   * next one (kernel-lines.ts). `from` itself when this path does not apply
+   * (`kernel: false`, pretty output, `out.skip` set).
    *
    * @example
    * ```ts
@@ -162,205 +137,8 @@ export class JsonLinesWriter implements Format {
    * ```
    */
   pushBatch(batch: Batch, from: number, out: Records): number {
-    if (!this.#kernel || from >= batch.length || this.#formatter.pretty || out.skip !== undefined || !(batch instanceof TapeBatch) || batch.host === undefined) return from;
-    const area = jsonArea(batch.host);
-    if (area === undefined) return from;
-    this.#prepare(area, batch);
-    if (!this.#inSync) this.#toKernel(area);
-    const flags = (this.#strings ? JF_NUMBERS_AS_STRINGS : 0) | (this.#transactions ? LF_TRANSACTIONS : 0);
-    const records = batch.records;
-    let i = from;
-    let changed = false;
-    let templated = -1;
-    while (i < batch.length) {
-      const status = area.lines(records[i]! << 2, batch.length - i, flags);
-      changed ||= area.i32[(area.line >> 2) + LS_CHANGED] !== 0;
-      this.#take(area, out);
-      i += area.record;
-      if (status === LINES_DONE) break;
-      if (status === LINES_FULL) continue;
-      if (status === LINES_COLUMN) {
-        this.#declined(area, batch, i, out);
-        continue;
-      }
-      // A template once per message: asked again, the message is push()'s.
-      if (status !== LINES_TEMPLATE || i === templated || !this.#addTemplate(area, batch, i)) break;
-      templated = i;
-    }
-    this.#fromKernel(area, changed);
-    this.#cut = undefined;
-    return i;
-  }
-
-  /** The area's programs (after it moved) and templates (after it started over or the types changed) as this writer needs them. */
-  #prepare(area: JsonArea, batch: TapeBatch): void {
-    const knowledge = batch.values.knowledge;
-    const last = this.#lines;
-    if (last === undefined || last.area !== area || last.layouts !== area.layouts) {
-      this.#programs(area);
-      area.forgetTemplates();
-      this.#relations.length = 0;
-      this.#inSync = false;
-      this.#lines = { area, layouts: area.layouts, generation: area.generation, knowledge };
-    } else if (last.generation !== area.generation || last.knowledge !== knowledge) {
-      area.forgetTemplates();
-      this.#relations.length = 0;
-      last.generation = area.generation;
-      last.knowledge = knowledge;
-    }
-  }
-
-  #forgetTemplates(): void {
-    this.#lines?.area.forgetTemplates();
-    this.#relations.length = 0;
-  }
-
-  /**
-   * The lines of docs/cli-output.md as programs (line-templates.ts): what
-   * ChangeLines writes for Begin, Commit and row changes (`#rowHeadText`,
-   * `push`), field for field.
-   */
-  #programs(area: JsonArea): void {
-    area.clearLiterals();
-    const lit = (text: string): Op => [OP_BYTES, ...area.literal(encoder.encode(text))];
-    const head = (action: string): Op[] => [
-      lit(`{"action":"${action}","xid":`), [OP_XID, 0, 0],
-      [OP_IF_LSN, LF_WAL_START, 3], lit(',"lsn":"'), [OP_LSN, LF_WAL_START, 0], lit('"'),
-      lit(',"timestamp":'), [OP_TIME, 0, 0], [OP_HEAD, 0, 0],
-    ];
-    area.program(LK_INSERT, [...head("I"), lit(',"columns":'), [OP_COLUMNS, LT_NEW, LC_ALL], lit("}")]);
-    area.program(LK_UPDATE, [...head("U"), lit(',"columns":'), [OP_COLUMNS, LT_NEW, LC_ALL], lit(',"identity":'), [OP_COLUMNS, LT_IDENTITY, LC_KEYS_IF_K], lit("}")]);
-    area.program(LK_DELETE, [...head("D"), lit(',"identity":'), [OP_COLUMNS, LT_OLD, LC_KEYS_IF_K], lit("}")]);
-    area.program(LK_BEGIN, [lit('{"action":"B","xid":'), [OP_XID, 0, 0], lit(',"lsn":"'), [OP_LSN, LF_FIRST, 0], lit('","timestamp":'), [OP_TIME, 0, 0], lit("}")]);
-    area.program(LK_COMMIT, [
-      lit('{"action":"C","xid":'), [OP_XID, 0, 0], lit(',"lsn":"'), [OP_LSN, LF_FIRST, 0], lit('","nextlsn":"'), [OP_LSN, LF_SECOND, 0],
-      lit('","timestamp":'), [OP_TIME, 1, 0], lit("}"),
-    ]);
-  }
-
-  /** Message i's relation as a template (line-templates.ts); false: the message is the caller's. */
-  #addTemplate(area: JsonArea, batch: TapeBatch, i: number): boolean {
-    const msg = batch.get(i) as Row;
-    const rel = msg.relation;
-    if (rel === undefined) return false;
-    const info = this.#formatter.rowInfo(rel);
-    const tuple = msg.kind === "Delete" ? msg.oldTuple : msg.newTuple;
-    const prefixes = this.#prefixesOf(rel, tuple.length, info.types);
-    const head = encoder.encode(info.table);
-    // Twice at most: once more after the area started over for want of room.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const table = info.wanted ? this.#tableOf(rel, area, batch.values, prefixes) : 0;
-      if (table < 0) return false;
-      if (this.#lines!.generation !== area.generation) {
-        this.#relations.length = 0;
-        this.#lines!.generation = area.generation;
-      }
-      if (area.template(rel.relationId, table, info.wanted, head, this.#relations.length)) {
-        this.#relations.push(rel);
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * The column of row i the kernel declined (LINES_COLUMN), through the JS
-   * path as push() writes it, after the part of its line the kernel wrote;
-   * the kernel goes on after it.
-   */
-  #declined(area: JsonArea, batch: TapeBatch, i: number, out: Records): void {
-    const i32 = area.i32;
-    const w = area.line >> 2;
-    const which = i32[w + LS_RESUME_TUPLE]!;
-    // The row's views, made once for all its declined columns.
-    let row = this.#cut;
-    if (row === undefined || row.batch !== batch || row.index !== i) {
-      const msg = batch.get(i) as Row;
-      const rel = msg.relation!;
-      const oldTuple = msg.kind === "Insert" ? undefined : (msg.oldTuple ?? undefined);
-      const newTuple = msg.kind === "Delete" ? undefined : msg.newTuple;
-      const length = (newTuple ?? oldTuple)!.length;
-      row = this.#cut = {
-        batch, index: i, newTuple, oldTuple, newTape: newTuple && tapeColumns(newTuple), oldTape: oldTuple && tapeColumns(oldTuple),
-        prefixes: this.#prefixesOf(rel, length, this.#formatter.rowInfo(rel).types),
-      };
-    }
-    const isNew = which === LT_NEW && row.newTuple !== undefined;
-    const tuple = isNew ? row.newTuple! : row.oldTuple!;
-    const old = isNew ? row.oldTuple : undefined;
-    const column = i32[w + LS_RESUME_COLUMN]!;
-    const flags = i32[w + LS_RESUME_FLAGS]!;
-    this.#out = out.bytes;
-    const written = this.#column(tuple, old, column, isNew ? row.newTape : row.oldTape, old === undefined ? undefined : row.oldTape, row.prefixes[column]!, (flags & JF_COMMA) === 0, undefined);
-    i32[w + LS_RESUME_COLUMN] = column + 1;
-    i32[w + LS_RESUME_FLAGS] = written ? flags | JF_COMMA : flags;
-  }
-
-  /** The bytes and records of the last jsonLines call into `out`. */
-  #take(area: JsonArea, out: Records): void {
-    const written = area.written;
-    if (written === 0) return;
-    const bytes = out.bytes;
-    const base = bytes.len;
-    bytes.bytes(area.u8, area.out, area.out + written);
-    const i32 = area.i32;
-    const relations = this.#relations;
-    let e = area.entries >> 2;
-    for (let k = area.lineCount; k > 0; k--, e += LE_WORDS) {
-      const code = i32[e + 1]!;
-      const kind = code & 15;
-      out.endAt(base + i32[e]!, LINE_KINDS[kind]!, kind <= LK_DELETE ? relations[code >> 4] : undefined);
-    }
-  }
-
-  /** The formatter's transaction into the kernel's line state. */
-  #toKernel(area: JsonArea): void {
-    const i32 = area.i32;
-    const w = area.line >> 2;
-    const t = this.#formatter.transaction;
-    i32[w + LS_OPEN] = t === undefined ? 0 : 1;
-    if (t === undefined) return;
-    const timeAt = area.line + LS_WORDS * 4;
-    const time = encoder.encodeInto(t.time, area.u8.subarray(timeAt, timeAt + LS_TIME_BYTES));
-    i32[w + LS_XID] = t.xid;
-    i32[w + LS_PRINTED] = t.printed ? 1 : 0;
-    // An origin (or a time the area cannot hold): the rows are push()'s.
-    i32[w + LS_ORIGIN] = t.origin !== undefined || time.read < t.time.length ? 1 : 0;
-    i32[w + LS_TIME_LENGTH] = time.written;
-    let begin = 0;
-    if (this.#transactions && t.begin !== undefined) {
-      const beginAt = timeAt + LS_TIME_BYTES;
-      const r = encoder.encodeInto(t.begin, area.u8.subarray(beginAt, beginAt + LS_BEGIN_BYTES));
-      begin = r.read < t.begin.length || r.written === 0 ? -1 : r.written;
-    }
-    i32[w + LS_BEGIN_LENGTH] = begin;
-    this.#inSync = true;
-  }
-
-  /** The kernel's line state into the formatter's transaction. */
-  #fromKernel(area: JsonArea, changed: boolean): void {
-    const i32 = area.i32;
-    const w = area.line >> 2;
-    const begin = i32[w + LS_BEGIN_LENGTH]!;
-    if (changed) {
-      let t: OpenTxn | undefined;
-      if (i32[w + LS_OPEN] !== 0) {
-        const timeAt = area.line + LS_WORDS * 4;
-        const beginAt = timeAt + LS_TIME_BYTES;
-        t = {
-          xid: i32[w + LS_XID]! >>> 0, time: decoder.decode(area.u8.subarray(timeAt, timeAt + i32[w + LS_TIME_LENGTH]!)), origin: undefined,
-          printed: i32[w + LS_PRINTED] !== 0, begin: begin > 0 ? decoder.decode(area.u8.subarray(beginAt, beginAt + begin)) : undefined,
-        };
-      }
-      this.#formatter.transaction = t;
-    } else {
-      const t = this.#formatter.transaction;
-      if (t !== undefined) {
-        t.printed = i32[w + LS_PRINTED] !== 0;
-        if (begin === 0) t.begin = undefined;
-      }
-    }
-    this.#inSync = true;
+    if (!this.#kernel || this.#formatter.pretty) return from;
+    return this.#lines.push(batch, from, out);
   }
 
   /** A row change's line after its head: columns, identity and unchanged as `ChangeFormatter` orders them. */
