@@ -176,11 +176,9 @@ const int8StringElement = (out: ByteSink, u8: Uint8Array, p: number, n: number):
  * fraction zero, not -0. Exponents, NaN, Infinity: declined.
  */
 function plainFloat(u8: Uint8Array, p: number, n: number): boolean {
-  let i = p;
   const end = p + n;
-  if (i < end && u8[i] === 0x2d) i++;
-  const intStart = i;
-  while (i < end && u8[i]! >= 0x30 && u8[i]! <= 0x39) i++;
+  const intStart = afterSign(u8, p, end);
+  let i = afterDigits(u8, intStart, end);
   const intLen = i - intStart;
   if (intLen === 0 || (intLen > 1 && u8[intStart] === 0x30)) return false;
   let digits = u8[intStart] === 0x30 ? 0 : intLen;
@@ -236,17 +234,25 @@ function canonicalInteger(u8: Uint8Array, p: number, n: number, signed: boolean)
 
 /** `-?\d+(\.\d+)?` */
 function decimal(u8: Uint8Array, p: number, n: number): boolean {
-  let i = p;
   const end = p + n;
-  if (i < end && u8[i] === 0x2d) i++;
-  const start = i;
-  while (i < end && u8[i]! >= 0x30 && u8[i]! <= 0x39) i++;
+  const start = afterSign(u8, p, end);
+  const i = afterDigits(u8, start, end);
   if (i === start) return false;
   if (i === end) return true;
   if (u8[i] !== 0x2e) return false;
-  const frac = ++i;
+  const fraction = afterDigits(u8, i + 1, end);
+  return fraction > i + 1 && fraction === end;
+}
+
+/** Where a text at `i` continues after a leading minus sign, if any. */
+function afterSign(u8: Uint8Array, i: number, end: number): number {
+  return i < end && u8[i] === 0x2d ? i + 1 : i;
+}
+
+/** Where the run of ASCII digits from `i` ends. */
+function afterDigits(u8: Uint8Array, i: number, end: number): number {
   while (i < end && u8[i]! >= 0x30 && u8[i]! <= 0x39) i++;
-  return i > frac && i === end;
+  return i;
 }
 
 /**

@@ -74,14 +74,19 @@ export function fraction(us: number): string {
   return `.${s}`;
 }
 
-/** `HH:MM:SS[.ffffff]` of microseconds since midnight (0 ≤ us ≤ 24h), as PostgreSQL prints a time. */
-export function timeOfDay(us: number): string {
+/** `HH:MM:SS` of microseconds since midnight, and the microseconds left. */
+function hms(us: number): { text: string; frac: number } {
   const secs = Math.floor(us / 1_000_000);
-  const frac = us - secs * 1_000_000;
   const h = Math.floor(secs / 3600);
   const m = Math.floor((secs - h * 3600) / 60);
   const s = secs - h * 3600 - m * 60;
-  return `${pad2(h)}:${pad2(m)}:${pad2(s)}${fraction(frac)}`;
+  return { text: `${pad2(h)}:${pad2(m)}:${pad2(s)}`, frac: us - secs * 1_000_000 };
+}
+
+/** `HH:MM:SS[.ffffff]` of microseconds since midnight (0 ≤ us ≤ 24h), as PostgreSQL prints a time. */
+export function timeOfDay(us: number): string {
+  const { text, frac } = hms(us);
+  return `${text}${fraction(frac)}`;
 }
 
 /** `+HH[:MM[:SS]]` of an offset in seconds east of UTC, as PostgreSQL prints a time zone. */
@@ -99,10 +104,6 @@ export function offsetText(eastSeconds: number): string {
 
 /** `HH:MM:SS.ffffff` (always six fractional digits) of microseconds since midnight. */
 export function clock6(us: number): string {
-  const secs = Math.floor(us / 1_000_000);
-  const frac = us - secs * 1_000_000;
-  const h = Math.floor(secs / 3600);
-  const m = Math.floor((secs - h * 3600) / 60);
-  const s = secs - h * 3600 - m * 60;
-  return `${pad2(h)}:${pad2(m)}:${pad2(s)}.${String(frac).padStart(6, "0")}`;
+  const { text, frac } = hms(us);
+  return `${text}.${String(frac).padStart(6, "0")}`;
 }
