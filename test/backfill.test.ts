@@ -5,13 +5,15 @@
  * key too, and rows with unchanged TOAST) and deletes in both; a consumer
  * that upserts BackfillRows and applies the live changes must then hold
  * exactly the server's rows. A stream stopped mid-backfill and started
- * again with the saved progress resumes without a gap. A table not in the
- * publication, one without a usable key, and a stream without messages are
- * refused.
+ * again with the saved progress resumes without a gap. A transaction whose
+ * commit is in the WAL before a chunk's low watermark but that is still
+ * running (waiting for a synchronous standby that never answers) is waited
+ * out before the chunk is read. A table not in the publication, one
+ * without a usable key, and a stream without messages are refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg, { type ClientConfig } from "pg";
-import { replicate, type BackfillProgress, type ReplicationStream } from "../bindings/pg/index.ts";
+import { replicate, type BackfillProgress, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import { Pipeline } from "../bindings/pipeline/run.ts";
 import { streamSource } from "../bindings/pipeline/sources.ts";
 import type { Records } from "../bindings/pipeline/records.ts";
@@ -137,6 +139,12 @@ async function setUp(admin: pg.Client, s: string): Promise<void> {
   await admin.query(`CREATE TABLE ${s}.nokey (a int, b text)`);
   await admin.query(`ALTER TABLE ${s}.nokey REPLICA IDENTITY FULL`);
   await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}.items, ${s}.docs, ${s}.done, ${s}.nokey`);
+}
+
+/** setUp, then a stream of the schema's publication on a temporary slot, with messages (the watermarks). */
+async function setUpStream(admin: pg.Client, config: ClientConfig, s: string, options: Partial<ReplicateOptions> = {}): Promise<ReplicationStream> {
+  await setUp(admin, s);
+  return replicate({ connection: config, slot: { name: `slot_${s}`, create: true, temporary: true }, publications: `pub_${s}`, messages: true, ...options });
 }
 
 /**
@@ -293,6 +301,57 @@ for (const major of MAJORS) {
       }
     }, UNDER_WRITER_MS);
 
+    it("a transaction whose commit precedes the low watermark but that is still in the proc array (its xid past the snapshot's xmax) is waited out", async () => {
+      const s = `bf${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      // A commit waiting for a synchronous standby that never comes: its record is in the WAL (the stream has it), its xid still running.
+      const held = new pg.Client(c().config);
+      await held.connect();
+      const pid = (await held.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      let stream: ReplicationStream | undefined;
+      let update: Promise<unknown> | undefined;
+      try {
+        stream = await setUpStream(admin, c().config, s, { ack: "manual" });
+        await admin.query("ALTER SYSTEM SET synchronous_standby_names = 'pgoutput_wasm_nobody'");
+        await admin.query("SELECT pg_reload_conf()");
+        await held.query("SET synchronous_commit = on");
+        // Until the checkpointer has read the setting a commit does not wait: that update is an ordinary change, and another is tried.
+        for (let tries = 0; update === undefined; tries++) {
+          if (tries === 1000) throw new Error("synchronous_standby_names never took effect");
+          let finished = false;
+          const q = held.query(`UPDATE ${s}.items SET n = n + 1 WHERE id = 5`).then(() => (finished = true));
+          while (!finished && update === undefined) {
+            const r = await admin.query<{ wait_event: string | null }>("SELECT wait_event FROM pg_stat_activity WHERE pid = $1", [pid]);
+            if (r.rows[0]?.wait_event === "SyncRep") update = q;
+            else await new Promise((r) => setTimeout(r, 2));
+          }
+        }
+        const backfill = await stream.backfill({ tables: [`${s}.items`, `${s}.docs`], chunkRows: 5000 });
+        // Released once the chunk is read (the fault: it did not wait for the update), else after half a second (it waits, as it must).
+        const release = (async () => {
+          for (const start = Date.now(); backfill.stats.chunks === 0 && Date.now() - start < 500;) await new Promise((r) => setTimeout(r, 5));
+          await admin.query("SELECT pg_cancel_backend($1)", [pid]);
+          await update;
+        })();
+        const replica = new Replica();
+        await consume(stream, replica, (item, completes) => {
+          if (completes === 2 && item.kind === "BackfillComplete") void release.then(() => admin.query(`INSERT INTO ${s}.done VALUES (1)`));
+          return item.kind === "Insert" && item.table === "done";
+        }, new Map());
+        await release;
+        await expectServer(admin, s, replica);
+      } finally {
+        await admin.query("ALTER SYSTEM RESET synchronous_standby_names").catch(() => {});
+        await admin.query("SELECT pg_reload_conf()").catch(() => {});
+        if (update !== undefined) await admin.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => {});
+        await update?.catch(() => {});
+        await held.end();
+        await stream?.stop();
+        await admin.end();
+      }
+    }, 30_000);
+
     it("a stream stopped mid-backfill resumes from the saved progress without a gap", async () => {
       const s = `bf${++seq}`;
       const admin = new pg.Client(c().config);
@@ -405,8 +464,7 @@ for (const major of MAJORS) {
       await admin.connect();
       let stream: ReplicationStream | undefined;
       try {
-        await setUp(admin, s);
-        stream = await replicate({ connection: c().config, slot: { name: `slot_${s}`, create: true, temporary: true }, publications: `pub_${s}`, messages: true });
+        stream = await setUpStream(admin, c().config, s);
         await stream.backfill({ tables: [`${s}.items`], chunkRows: 50 });
         let rows = 0;
         const run = (async () => {

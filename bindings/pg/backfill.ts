@@ -609,7 +609,7 @@ export async function startBackfill(setup: BackfillSetup, options: BackfillOptio
   if (!setup.options.messages) {
     throw refused("the stream was started without messages: true (the watermarks are logical decoding messages); replicate({ messages: true, ... })");
   }
-  if (setup.serverVersion < 130000) throw refused("needs PostgreSQL 13 or later (pg_current_snapshot, pg_xact_status)");
+  if (setup.serverVersion < 130000) throw refused("needs PostgreSQL 13 or later (pg_current_snapshot, pg_current_xact_id)");
   const limits = connectionLimits(setup.options);
   let client: Client;
   try {
