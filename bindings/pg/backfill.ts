@@ -434,7 +434,8 @@ export class Backfill implements BackfillHook, BackfillRun {
         this.#stats.reread++;
       }
     }
-    const deferred = msg.xid !== undefined ? msg.xid : this.#deferredXid;
+    // The block's xid (its StreamStart's): a streamed change's own is its subtransaction's when it is in one.
+    const deferred = this.#deferredXid ?? msg.xid;
     if (deferred !== undefined) {
       if (this.#deferred.has(deferred)) this.#deferred.set(deferred, true); // settled at its commit (#deferredEnd)
       return;
