@@ -391,7 +391,7 @@ for (const major of MAJORS) {
         // Not handed over (the row may be older than the transaction's change): read again.
         expect(backfill.take()).toBeUndefined();
         while (backfill.stats.repeated === 0) await new Promise((r) => setTimeout(r, 5));
-        expect(backfill.stats).toMatchObject({ chunks: 1, rows: 0, repeated: 1 });
+        expect(backfill.stats).toMatchObject({ rows: 0, repeated: 1 }); // and it is being read again (its high watermark is never fed)
         await backfill.stop();
       } finally {
         await stream?.stop();
