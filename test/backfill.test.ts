@@ -5,19 +5,26 @@
  * key too, and rows with unchanged TOAST) and deletes in both; a consumer
  * that upserts BackfillRows and applies the live changes must then hold
  * exactly the server's rows. A stream stopped mid-backfill and started
- * again with the saved progress resumes without a gap. A table not in the
- * publication, one without a usable key, and a stream without messages are
- * refused.
+ * again with the saved progress resumes without a gap. A transaction whose
+ * commit is in the WAL before a chunk's low watermark but that is still
+ * running (waiting for a synchronous standby that never answers) is waited
+ * out before the chunk is read. A streamed transaction whose change is in a
+ * subtransaction (the change carries the subtransaction's xid) counts for
+ * its whole transaction, in the window as in the consumer. A table not in
+ * the publication, one without a usable key, and a stream without messages
+ * are refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg, { type ClientConfig } from "pg";
-import { replicate, type BackfillProgress, type ReplicationStream } from "../bindings/pg/index.ts";
+import { replicate, type BackfillProgress, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import { Pipeline } from "../bindings/pipeline/run.ts";
 import { streamSource } from "../bindings/pipeline/sources.ts";
 import type { Records } from "../bindings/pipeline/records.ts";
 import { FORMATS } from "../bindings/formats/index.ts";
 import { createDecoder } from "../bindings/create-decoder.ts";
-import { PgSnapshot, parseWatermark } from "../bindings/pg/backfill-chunk.ts";
+import { BACKFILL_PREFIX, PgSnapshot, parseWatermark } from "../bindings/pg/backfill-chunk.ts";
+import type { Backfill } from "../bindings/pg/backfill.ts";
+import { encode } from "../devkit/encoder/encoder.ts";
 import type { Tuple } from "../bindings/tuple.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 
@@ -78,7 +85,14 @@ class Replica {
   /** Streamed transactions' changes, applied at their StreamCommit (as a consumer must: they may still abort). */
   readonly #streamed = new Map<number, (() => void)[]>();
 
+  /** The open stream block's xid (a streamed change's own is its subtransaction's when it is in one). */
+  #block: number | undefined;
+
   apply(msg: { kind: string; xid?: number | undefined; relation?: { name: string } | undefined; newTuple?: Tuple; oldTuple?: Tuple | null }): void {
+    if (msg.kind === "StreamStart" || msg.kind === "StreamStop") {
+      this.#block = msg.kind === "StreamStart" ? msg.xid : undefined;
+      return;
+    }
     if (msg.kind === "StreamCommit") {
       for (const op of this.#streamed.get(msg.xid!) ?? []) op();
       this.#streamed.delete(msg.xid!);
@@ -86,8 +100,8 @@ class Replica {
     }
     if (msg.kind !== "Insert" && msg.kind !== "Update" && msg.kind !== "Delete") return;
     const op = this.#change(msg.relation!.name, msg.kind, msg.oldTuple ? (msg.oldTuple.text(0) as string) : undefined, msg.newTuple);
-    if (msg.xid === undefined) return op();
-    this.#streamed.set(msg.xid, [...(this.#streamed.get(msg.xid) ?? []), op]);
+    if (this.#block === undefined) return op();
+    this.#streamed.set(this.#block, [...(this.#streamed.get(this.#block) ?? []), op]);
   }
 
   /** A change read now (views die with the next item), applied when the returned function is called. */
@@ -139,6 +153,12 @@ async function setUp(admin: pg.Client, s: string): Promise<void> {
   await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}.items, ${s}.docs, ${s}.done, ${s}.nokey`);
 }
 
+/** setUp, then a stream of the schema's publication on a temporary slot, with messages (the watermarks). */
+async function setUpStream(admin: pg.Client, config: ClientConfig, s: string, options: Partial<ReplicateOptions> = {}): Promise<ReplicationStream> {
+  await setUp(admin, s);
+  return replicate({ connection: config, slot: { name: `slot_${s}`, create: true, temporary: true }, publications: `pub_${s}`, messages: true, ...options });
+}
+
 /**
  * How many commits the writer may be ahead of what the consumer applied. An
  * unpaced writer outruns the consumer on a busy machine, and each chunk then
@@ -168,7 +188,7 @@ function startWriter(config: ClientConfig, s: string, replica: Replica, big = fa
         UPDATE ${s}.docs SET title = 'u${i}' WHERE id = ${k(31, DOCS)};
         UPDATE ${s}.docs SET id = -id WHERE id = ${k(37, DOCS)};
         DELETE FROM ${s}.docs WHERE id = ${k(41, DOCS)};
-        ${big && i % 5 === 0 ? `UPDATE ${s}.items SET n = n + 1 WHERE id % 2 = ${i % 2};` : ""}
+        ${big && i % 5 === 0 ? `SAVEPOINT big; UPDATE ${s}.items SET n = n + 1 WHERE id % 2 = ${i % 2}; RELEASE SAVEPOINT big;` : ""}
         COMMIT`);
       commits++;
     }
@@ -255,7 +275,7 @@ for (const major of MAJORS) {
       let writer: ReturnType<typeof startWriter> | undefined;
       try {
         await setUp(admin, s);
-        // Streamed: the walsender streams a transaction once it holds 64 kB (every fifth one updates 1000 rows).
+        // Streamed: the walsender streams a transaction once it holds 64 kB (every fifth one updates 1000 rows, in a subtransaction).
         const connection = streamed ? { ...c().config, options: "-c logical_decoding_work_mem=64kB" } : c().config;
         stream = await replicate({ connection, slot: { name: `slot_${s}`, create: true }, publications: `pub_${s}`, messages: true, ack: "manual", streaming: streamed });
         const replica = new Replica();
@@ -292,6 +312,92 @@ for (const major of MAJORS) {
         await admin.end();
       }
     }, UNDER_WRITER_MS);
+
+    it("a transaction whose commit precedes the low watermark but that is still in the proc array (its xid past the snapshot's xmax) is waited out", async () => {
+      const s = `bf${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      // A commit waiting for a synchronous standby that never comes: its record is in the WAL (the stream has it), its xid still running.
+      const held = new pg.Client(c().config);
+      await held.connect();
+      const pid = (await held.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      let stream: ReplicationStream | undefined;
+      let update: Promise<unknown> | undefined;
+      try {
+        stream = await setUpStream(admin, c().config, s, { ack: "manual" });
+        await admin.query("ALTER SYSTEM SET synchronous_standby_names = 'pgoutput_wasm_nobody'");
+        await admin.query("SELECT pg_reload_conf()");
+        await held.query("SET synchronous_commit = on");
+        // Until the checkpointer has read the setting a commit does not wait: that update is an ordinary change, and another is tried.
+        for (let tries = 0; update === undefined; tries++) {
+          if (tries === 1000) throw new Error("synchronous_standby_names never took effect");
+          let finished = false;
+          const q = held.query(`UPDATE ${s}.items SET n = n + 1 WHERE id = 5`).then(() => (finished = true));
+          while (!finished && update === undefined) {
+            const r = await admin.query<{ wait_event: string | null }>("SELECT wait_event FROM pg_stat_activity WHERE pid = $1", [pid]);
+            if (r.rows[0]?.wait_event === "SyncRep") update = q;
+            else await new Promise((r) => setTimeout(r, 2));
+          }
+        }
+        const backfill = await stream.backfill({ tables: [`${s}.items`, `${s}.docs`], chunkRows: 5000 });
+        // Released once the chunk is read (the fault: it did not wait for the update), else after half a second (it waits, as it must).
+        const release = (async () => {
+          for (const start = Date.now(); backfill.stats.chunks === 0 && Date.now() - start < 500;) await new Promise((r) => setTimeout(r, 5));
+          await admin.query("SELECT pg_cancel_backend($1)", [pid]);
+          await update;
+        })();
+        const replica = new Replica();
+        await consume(stream, replica, (item, completes) => {
+          if (completes === 2 && item.kind === "BackfillComplete") void release.then(() => admin.query(`INSERT INTO ${s}.done VALUES (1)`));
+          return item.kind === "Insert" && item.table === "done";
+        }, new Map());
+        await release;
+        await expectServer(admin, s, replica);
+      } finally {
+        await admin.query("ALTER SYSTEM RESET synchronous_standby_names").catch(() => {});
+        await admin.query("SELECT pg_reload_conf()").catch(() => {});
+        if (update !== undefined) await admin.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => {});
+        await update?.catch(() => {});
+        await held.end();
+        await stream?.stop();
+        await admin.end();
+      }
+    }, 30_000);
+
+    it("a streamed transaction committed between the watermarks, unseen by the chunk, whose change is in a subtransaction (its xid the subtransaction's) makes the chunk be read again", async () => {
+      const s = `bf${++seq}`;
+      const admin = new pg.Client(c().config);
+      await admin.connect();
+      let stream: ReplicationStream | undefined;
+      try {
+        stream = await setUpStream(admin, c().config, s);
+        const relationId = Number((await admin.query<{ oid: string }>(`SELECT '${s}.items'::regclass::oid AS oid`)).rows[0]!.oid);
+        // Past the chunk's snapshot (taken later, within 2^31 of it): a transaction it does not see.
+        const top = Number((await admin.query<{ x: string }>("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x")).rows[0]!.x) + 1000;
+        const backfill = (await stream.backfill({ tables: [`${s}.items`], chunkRows: 5000 })) as Backfill;
+        // The stream is not iterated: its window sees only the messages fed here, as decoded from the wire, around the chunk read meanwhile.
+        const decoder = await createDecoder();
+        const feed = (e: { bytes: Uint8Array }) => backfill.observe(decoder.decode(e.bytes));
+        const mark = (m: "low" | "high") => encode.message({ lsn: 1n, prefix: BACKFILL_PREFIX, content: JSON.stringify({ run: backfill.run, seq: 1, mark: m }) });
+        const relation = { relationId, namespace: s, relationName: "items" };
+        feed(encode.relation({ ...relation, columns: [{ name: "id", typeId: 23, isKey: true }, { name: "v", typeId: 25 }, { name: "n", typeId: 23 }] }));
+        expect(feed(mark("low"))).toBe(true);
+        feed(encode.streamStart({ xid: top, firstSegment: true }));
+        feed(encode.update({ xid: top + 1, relation, newTuple: ["5", "v5", "6"] }));
+        feed(encode.streamStop());
+        feed(encode.streamCommit({ xid: top, commitLsn: 2n, endLsn: 3n, commitTime: 0n }));
+        while (backfill.stats.chunks === 0) await new Promise((r) => setTimeout(r, 5));
+        expect(feed(mark("high"))).toBe(true);
+        // Not handed over (the row may be older than the transaction's change): read again.
+        expect(backfill.take()).toBeUndefined();
+        while (backfill.stats.repeated === 0) await new Promise((r) => setTimeout(r, 5));
+        expect(backfill.stats).toMatchObject({ rows: 0, repeated: 1 }); // and it is being read again (its high watermark is never fed)
+        await backfill.stop();
+      } finally {
+        await stream?.stop();
+        await admin.end();
+      }
+    }, 30_000);
 
     it("a stream stopped mid-backfill resumes from the saved progress without a gap", async () => {
       const s = `bf${++seq}`;
@@ -405,8 +511,7 @@ for (const major of MAJORS) {
       await admin.connect();
       let stream: ReplicationStream | undefined;
       try {
-        await setUp(admin, s);
-        stream = await replicate({ connection: c().config, slot: { name: `slot_${s}`, create: true, temporary: true }, publications: `pub_${s}`, messages: true });
+        stream = await setUpStream(admin, c().config, s);
         await stream.backfill({ tables: [`${s}.items`], chunkRows: 50 });
         let rows = 0;
         const run = (async () => {

@@ -6,12 +6,17 @@
  * 1. the low watermark: a non-transactional logical decoding message
  *    (`pg_logical_emit_message`), so it takes its place in the stream at
  *    once, between the transactions committed before and after it;
- * 2. the transactions still running then (`pg_current_snapshot()`'s
- *    in-progress list) are waited out, as CREATE INDEX CONCURRENTLY does:
- *    a transaction whose commit record precedes the low watermark may still
- *    be invisible to a snapshot taken just after it (its commit is written
- *    before it leaves the proc array). After the wait, every transaction
- *    before the low watermark is visible to the chunk;
+ * 2. the transactions still running then are waited out, as CREATE INDEX
+ *    CONCURRENTLY does: a transaction whose commit record precedes the low
+ *    watermark may still be invisible to a snapshot taken just after it
+ *    (its commit is written before it leaves the proc array). Not by a
+ *    snapshot's in-progress list: that leaves out every xid from its xmax
+ *    (latest completed + 1) on, which such a transaction's often is (a
+ *    writer's newest). By an xid taken after the watermark: every
+ *    transaction that committed before it has a smaller one, so once a
+ *    snapshot's xmin (its oldest running xid) is past it, each of them has
+ *    ended. After the wait, every transaction before the low watermark is
+ *    visible to the chunk;
  * 3. in a REPEATABLE READ transaction: the chunk's snapshot (kept: a live
  *    change it does not see is newer than the chunk's row), the rows as a
  *    COPY in key order (re-framed as pgoutput Inserts, copy-reframe.ts, in
@@ -115,17 +120,17 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Reads a chunk (steps 1-3 above). The connection must have WALSENDER_OUTPUT_SETTINGS. */
 export async function readChunk(client: Client, plan: ChunkPlan): Promise<ChunkRead> {
   const t = plan.table;
-  // One round trip each (simple query protocol: one implicit transaction, a snapshot per statement,
-  // so the second statement's is taken after the watermark was written).
-  const [lowResult, runningResult] = (await client.query(`${watermark(plan.run, plan.seq, "low")}; ` +
-    "SELECT x::text AS xid FROM pg_catalog.pg_snapshot_xip(pg_catalog.pg_current_snapshot()) x")) as unknown as { rows: { lsn?: string; xid?: string }[] }[];
+  // One round trip (simple query protocol: one implicit transaction, so the xid is taken after the watermark was written,
+  // and ends before the reply).
+  const [lowResult, xidResult] = (await client.query(`${watermark(plan.run, plan.seq, "low")}; ` +
+    "SELECT pg_catalog.pg_current_xact_id()::text AS xid")) as unknown as { rows: { lsn?: string; xid?: string }[] }[];
   const low = lowResult!.rows[0]!.lsn!;
-  let running = runningResult!.rows.map((r) => r.xid!);
-  for (let pause = 1; running.length > 0; pause = Math.min(pause * 2, 100)) {
+  const after = `${sqlLiteral(xidResult!.rows[0]!.xid!)}::xid8`;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 100)) {
+    const past = (await client.query<{ past: boolean }>(`SELECT pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot()) > ${after} AS past`)).rows[0]!.past;
+    if (past) break;
     if (plan.stopped()) throw new Error("stopped");
     await sleep(pause);
-    const list = running.map((x) => `${x}::xid8`).join(", ");
-    running = (await client.query<{ xid: string }>(`SELECT x::text AS xid FROM unnest(ARRAY[${list}]) x WHERE pg_catalog.pg_xact_status(x) = 'in progress'`)).rows.map((r) => r.xid);
   }
   const key = keyColumns(t);
   const range: string[] = [];

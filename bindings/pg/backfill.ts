@@ -434,7 +434,8 @@ export class Backfill implements BackfillHook, BackfillRun {
         this.#stats.reread++;
       }
     }
-    const deferred = msg.xid !== undefined ? msg.xid : this.#deferredXid;
+    // The block's xid (its StreamStart's): a streamed change's own is its subtransaction's when it is in one.
+    const deferred = this.#deferredXid ?? msg.xid;
     if (deferred !== undefined) {
       if (this.#deferred.has(deferred)) this.#deferred.set(deferred, true); // settled at its commit (#deferredEnd)
       return;
@@ -609,7 +610,7 @@ export async function startBackfill(setup: BackfillSetup, options: BackfillOptio
   if (!setup.options.messages) {
     throw refused("the stream was started without messages: true (the watermarks are logical decoding messages); replicate({ messages: true, ... })");
   }
-  if (setup.serverVersion < 130000) throw refused("needs PostgreSQL 13 or later (pg_current_snapshot, pg_xact_status)");
+  if (setup.serverVersion < 130000) throw refused("needs PostgreSQL 13 or later (pg_current_snapshot, pg_current_xact_id)");
   const limits = connectionLimits(setup.options);
   let client: Client;
   try {
