@@ -13,15 +13,29 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseLsn } from "../bindings/lsn.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
-import { buildCli, runCli } from "./support/build-cli.ts";
+import { buildCli, runCli, type CliRun } from "./support/build-cli.ts";
+import { startCli } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MAIN = join(ROOT, "build", "cli-test-slots", "cli", "main.js");
 const HBA = ["host all pwuser 127.0.0.1/32 scram-sha-256"];
 const PASSWORD = "s3cr3t-pw";
 
-/** Runs the CLI to its end (SIGINT after `interruptAfterMs`, when given; killed after 60 s). */
-const run = (args: string[], interruptAfterMs?: number) => runCli(MAIN, args, interruptAfterMs);
+/** Runs the CLI to its end (killed after 60 s). */
+const run = (args: string[]) => runCli(MAIN, args);
+
+/**
+ * Runs `tail` until `ready()` says it streams (polled every 100 ms, 30 s at most), then stops it as Ctrl-C
+ * does. Not after a fixed time: on a busy machine the CLI may not yet listen for the signal, and dies by it.
+ */
+async function runUntil(args: string[], ready: () => Promise<boolean>): Promise<CliRun> {
+  const { child, exited } = startCli(MAIN, args);
+  let ended = false;
+  void exited.then(() => (ended = true));
+  for (let i = 0; i < 300 && !ended && !(await ready()); i++) await new Promise((r) => setTimeout(r, 100));
+  child.kill("SIGINT");
+  return exited;
+}
 
 const clusters = new Map<PgMajor, Cluster>();
 const url = (c: Cluster, db = c.database) => `postgres://${c.user}@${c.host}:${c.port}/${db}`;
@@ -95,7 +109,8 @@ describe.each([15, 18] as const)("PostgreSQL %i", (major) => {
     const slot = `hb_slot_${major}`;
     await c.query(`SELECT pg_create_logical_replication_slot('${slot}', 'pgoutput')`);
     const before = (await c.query(`SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = $1`, [slot]))[0].c as string;
-    const r = await run(["tail", "-c", url(c), "--publication", "stp", "--slot", slot, "--messages", "--heartbeat", "0.2"], 4000);
+    const flushed = async () => parseLsn((await c.query(`SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = $1`, [slot]))[0].c as string);
+    const r = await runUntil(["tail", "-c", url(c), "--publication", "stp", "--slot", slot, "--messages", "--heartbeat", "0.2"], async () => (await flushed()) > parseLsn(before));
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(""); // heartbeats are filtered; nothing else happened
     const after = (await c.query(`SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = $1`, [slot]))[0].c as string;
@@ -106,7 +121,9 @@ describe.each([15, 18] as const)("PostgreSQL %i", (major) => {
   it("tail --failover: a failover slot on 18, refused with one clear line on 15", async () => {
     const c = clusters.get(major)!;
     const slot = `fo_slot_${major}`;
-    const r = await run(["tail", "-c", url(c), "--publication", "stp", "--slot", slot, "--create-slot", "--failover"], major === 18 ? 3000 : undefined);
+    const args = ["tail", "-c", url(c), "--publication", "stp", "--slot", slot, "--create-slot", "--failover"];
+    const active = async () => (await c.query(`SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active`, [slot])).length > 0;
+    const r = major === 18 ? await runUntil(args, active) : await run(args);
     if (major === 18) {
       expect(r.code).toBe(0);
       expect((await c.query(`SELECT failover FROM pg_replication_slots WHERE slot_name = $1`, [slot]))[0]).toEqual({ failover: true });
