@@ -353,7 +353,12 @@ describe("Ctrl-C", () => {
     // Only whole transactions end up acknowledged: the last C printed.
     const commits = lines.filter((l) => l.action === "C");
     const lastC = commits[commits.length - 1];
-    const printedK = lines.filter((l) => l.action === "I").map((l) => Number(col(l, "k")));
+    // The transaction the stop cut, if any, may have its B and I printed without its C (lines are written as they
+    // come, and never confirmed): it comes again whole. Every other one was printed whole.
+    const whole = new Set(commits.map((l) => l.xid.text));
+    const cut = lines.filter((l) => l.action === "I" && !whole.has(l.xid.text));
+    expect(cut.length).toBeLessThanOrEqual(1);
+    const printedK = lines.filter((l) => l.action === "I" && whole.has(l.xid.text)).map((l) => Number(col(l, "k")));
     const lastK = Math.max(...printedK);
     expect(printedK).toEqual(Array.from({ length: printedK.length }, (_, i) => i + 1));
     expect(k).toBeGreaterThan(lastK); // the writer went on
