@@ -239,6 +239,21 @@ async function consume(
   return completes;
 }
 
+/**
+ * A `consume` end for a backfill of both tables: once both are complete, `settle()` (the writer stopped,
+ * say), then a row into `done`; the end is that row, so every change before it has been consumed.
+ */
+function untilDone(admin: pg.Client, s: string, settle: () => Promise<unknown>): (item: { kind: string; table?: string }, completes: number) => boolean {
+  let settled = false;
+  return (item, completes) => {
+    if (completes === 2 && !settled) {
+      settled = true;
+      void settle().then(() => admin.query(`INSERT INTO ${s}.done VALUES (1)`));
+    }
+    return item.kind === "Insert" && item.table === "done";
+  };
+}
+
 describe("watermarks and snapshots", () => {
   it("a snapshot sees what committed before it: below xmin, or below xmax and not running; 32-bit xids placed by xmax's epoch", () => {
     const s = new PgSnapshot("100:110:102,105");
@@ -285,15 +300,10 @@ for (const major of MAJORS) {
         const backfill = await stream.backfill({ tables: [`${s}.docs`, `${s}.items`], chunkRows: 250 });
         const progress = new Map<string, BackfillProgress>();
         let commitsAtComplete = 0;
-        let stopped = false;
-        await consume(stream, replica, (item, completes) => {
-          if (completes === 2 && !stopped) {
-            stopped = true;
-            commitsAtComplete = w.commits();
-            void w.stop().then(() => admin.query(`INSERT INTO ${s}.done VALUES (1)`));
-          }
-          return item.kind === "Insert" && item.table === "done";
-        }, progress);
+        await consume(stream, replica, untilDone(admin, s, () => {
+          commitsAtComplete = w.commits();
+          return w.stop();
+        }), progress);
         writer = undefined;
         expect(commitsAtComplete).toBeGreaterThan(5); // the writer ran throughout
         const stats = backfill.stats;
@@ -347,10 +357,7 @@ for (const major of MAJORS) {
           await update;
         })();
         const replica = new Replica();
-        await consume(stream, replica, (item, completes) => {
-          if (completes === 2 && item.kind === "BackfillComplete") void release.then(() => admin.query(`INSERT INTO ${s}.done VALUES (1)`));
-          return item.kind === "Insert" && item.table === "done";
-        }, new Map());
+        await consume(stream, replica, untilDone(admin, s, () => release), new Map());
         await release;
         await expectServer(admin, s, replica);
       } finally {
@@ -430,14 +437,7 @@ for (const major of MAJORS) {
         const lastKey = Number(saved[0]!.lastKey![0]);
         const positiveKeys: number[] = [];
         const w = writer;
-        let stopped = false;
-        await consume(stream, replica, (item, completes) => {
-          if (completes === 2 && !stopped) {
-            stopped = true;
-            void w.stop().then(() => admin.query(`INSERT INTO ${s}.done VALUES (1)`));
-          }
-          return item.kind === "Insert" && item.table === "done";
-        }, progress, (table, key) => {
+        await consume(stream, replica, untilDone(admin, s, () => w.stop()), progress, (table, key) => {
           if (table === "items" && key > 0) positiveKeys.push(key);
         });
         writer = undefined;
