@@ -721,6 +721,14 @@ describe("PostgreSQL 15: slow consumer", () => {
         if (m.kind !== "Insert") continue;
         inserts++;
         bytes += m.newTuple.byteLength(2);
+        if (i === 2 && inserts === 1) {
+          // The control stops consuming until 32 MiB have arrived: without backpressure nothing stops the reading,
+          // whatever the speeds of this machine's server and consumer (a busy CI machine once let the queue peak at
+          // 8 MiB only, when the race was left to the sleeps below).
+          await waitUntil(() => s.stats.bytes > 32 << 20, 60_000);
+          gc();
+          liveMax = Math.max(liveMax, js());
+        }
         if (inserts % 250 === 0) {
           await sleep(10); // 25 MB/s at most: slower than the server
           rssMax = Math.max(rssMax, process.memoryUsage().rss);
@@ -753,7 +761,8 @@ describe("PostgreSQL 15: slow consumer", () => {
       expect(r.growth).toBeLessThan(64);
       expect(r.live).toBeLessThan((3 * r.mark) / (1 << 20) + 16);
     }
-    // Without backpressure the queue takes in far more than either mark, and memory follows: the test can tell.
+    // Without backpressure the queue takes in far more than either mark while the consumer waits, and memory
+    // follows: the test can tell.
     expect(results[2]!.pauses).toBe(0);
     expect(results[2]!.highWater).toBeGreaterThan(16 << 20);
     expect(results[2]!.live).toBeGreaterThan(results[0]!.live + 4);
