@@ -158,22 +158,35 @@ export class Iteration {
     this.#derived = { relationChanges: false, ddl: false, userMessages: true };
   }
 
-  /** Messages (views valid until the next `next()`), and keepalives when `keepalives`. */
-  messages(keepalives: boolean): AsyncIterator<StreamItem> {
+  /**
+   * Messages (views valid until the next `next()`), and keepalives when
+   * `keepalives`. `takeReady()` gives what the next `next()` would, when it
+   * needs no wait (else undefined), with no promise: for a consumer that
+   * drains what was received (the pipeline's sources.ts).
+   */
+  messages(keepalives: boolean): AsyncIterator<StreamItem> & { takeReady(): StreamItem | undefined } {
     this.#claim("messages");
+    const step = (): IteratorResult<StreamItem> | typeof WAIT => {
+      const item = this.#poll(keepalives);
+      if (item === WAIT) return WAIT;
+      if (item === undefined) return DONE;
+      if (item.kind !== "PrimaryKeepalive" && item.kind !== "RelationChanged" && item.kind !== "BackfillRow" && item.kind !== "BackfillComplete") {
+        const msg = item.kind === "Ddl" ? this.#ddlMessage! : item;
+        this.#tracker.observe(msg, true);
+        this.#redelivery.mark(msg);
+        this.#ended(msg);
+      }
+      return { done: false, value: item };
+    };
     return {
-      next: () => this.#pull((): IteratorResult<StreamItem> | typeof WAIT => {
-        const item = this.#poll(keepalives);
-        if (item === WAIT) return WAIT;
-        if (item === undefined) return DONE;
-        if (item.kind !== "PrimaryKeepalive" && item.kind !== "RelationChanged" && item.kind !== "BackfillRow" && item.kind !== "BackfillComplete") {
-          const msg = item.kind === "Ddl" ? this.#ddlMessage! : item;
-          this.#tracker.observe(msg, true);
-          this.#redelivery.mark(msg);
-          this.#ended(msg);
-        }
-        return { done: false, value: item };
-      }),
+      next: () => this.#pull(step),
+      takeReady: () => {
+        // A pull in flight comes first: it is handed the next item.
+        if (this.#inFlight !== 0) return undefined;
+        this.#tracker.next();
+        const r = step();
+        return r === WAIT || r.done === true ? undefined : r.value;
+      },
       return: async (): Promise<IteratorResult<StreamItem>> => {
         await this.#stop();
         return { done: true, value: undefined };

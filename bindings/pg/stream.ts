@@ -46,6 +46,13 @@ export function underived(stream: ReplicationStream): void {
   underivedOf(stream);
 }
 
+let messagesOf: (stream: ReplicationStream) => AsyncIterator<StreamItem> & { takeReady(): StreamItem | undefined };
+
+/** The stream's message iteration with `takeReady()` (iteration.ts), for a pipeline's source. Not public API. */
+export function messageIteration(stream: ReplicationStream): AsyncIterator<StreamItem> & { takeReady(): StreamItem | undefined } {
+  return messagesOf(stream);
+}
+
 export class ReplicationStream implements AsyncIterable<StreamItem> {
   /** PostgreSQL's `server_version_num` (e.g. 150018). */
   readonly serverVersion: number;
@@ -257,6 +264,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
 
   static {
     underivedOf = (s) => s.#life.iteration.underived();
+    messagesOf = (s) => s.#life.iteration.messages(s.#keepalives);
   }
 
   /**
@@ -267,6 +275,7 @@ export class ReplicationStream implements AsyncIterable<StreamItem> {
   [Symbol.asyncIterator](): AsyncIterator<StreamItem> {
     return this.#life.iteration.messages(this.#keepalives);
   }
+
 
   /**
    * Iterates whole transactions, materialized (they outlive the decoder's

@@ -159,7 +159,8 @@ export class Pipeline {
         }
         if (r.done) break;
         this.#stats.items++;
-        if (await this.#item(r.value)) {
+        // Then what the source holds already, each item without a promise of its own.
+        if ((await this.#item(r.value)) || (await this.#takeReady())) {
           reason = "limit";
           break;
         }
@@ -173,8 +174,44 @@ export class Pipeline {
     return { reason, stats: this.stats };
   }
 
-  /** One item; returns true when the limit was reached. */
-  async #item(item: SourceItem): Promise<boolean> {
+  /**
+   * The items the source holds already (`takeReady`), until it has none,
+   * a stop, a failure or the limit; returns true at the limit. Only an item
+   * that must wait (for the sink's window, say) makes a promise.
+   */
+  #takeReady(): boolean | Promise<boolean> {
+    const source = this.#o.source;
+    if (source.takeReady === undefined) return false;
+    for (;;) {
+      if (this.#failure !== undefined || this.#stopRequested) return false;
+      const item = source.takeReady();
+      if (item === undefined) return false;
+      this.#stats.items++;
+      const limited = this.#item(item);
+      if (limited === true) return true;
+      if (limited !== false) return limited.then((atLimit) => atLimit || this.#takeReady());
+    }
+  }
+
+  /**
+   * One item; returns true when the limit was reached. A message of a plain
+   * transaction (nearly every item) is handled without a promise unless
+   * its batch must wait for the sink; the others take #special.
+   */
+  #item(item: SourceItem): boolean | Promise<boolean> {
+    const kind = item.kind;
+    if (
+      this.#backfillTxn !== undefined || this.#o.source.generation !== this.#generation || kind === "PrimaryKeepalive" ||
+      kind === "SnapshotRow" || kind === "SnapshotComplete" || kind === "BackfillRow" || kind === "BackfillComplete" ||
+      kind.startsWith("Stream") || (this.#o.raw !== true && this.#resequencer?.takes(item) === true)
+    ) return this.#special(item);
+    this.#o.onItem?.(item);
+    this.#feed.message(item, this.#records);
+    return this.#itemDone();
+  }
+
+  /** An item other than a plain transaction's message (see #item). */
+  async #special(item: SourceItem): Promise<boolean> {
     const source = this.#o.source;
     if (this.#backfillTxn !== undefined && item.kind !== "BackfillRow") {
       // A chunk's rows are handed to the sink before anything else: a reconnect drops what was not,
@@ -224,11 +261,19 @@ export class Pipeline {
           this.#feed.message(item, this.#records);
         }
     }
-    if (await this.#atLimit()) return true;
+    return this.#itemDone();
+  }
+
+  /** After an item's records: the limit, then the batch written when it is due (or the linger armed). */
+  #itemDone(): boolean | Promise<boolean> {
+    const limited = this.#atLimit();
+    if (limited !== false) return limited;
     const records = this.#records;
     const ended = records.acks.length > 0 && records.acks[records.acks.length - 1]!.after === records.length;
-    if (records.bytes.len >= this.#o.holdBytes || (ended && (records.bytes.len >= this.#o.batchBytes || !source.ready))) await this.#flush();
-    else if (ended && this.#linger === undefined) this.#armLinger();
+    if (records.bytes.len >= this.#o.holdBytes || (ended && (records.bytes.len >= this.#o.batchBytes || !this.#o.source.ready))) {
+      const waiting = this.#flush();
+      if (waiting !== undefined) return waiting.then(() => false);
+    } else if (ended && this.#linger === undefined) this.#armLinger();
     return false;
   }
 
@@ -247,15 +292,15 @@ export class Pipeline {
   }
 
   /** Counts what the batch took back; at the limit, cuts the batch there and writes it (then the run ends). */
-  async #atLimit(): Promise<boolean> {
+  #atLimit(): boolean | Promise<boolean> {
     const records = this.#records;
     this.#stats.skipped += records.skipped;
     records.skipped = 0;
     const limit = this.#o.limit;
     if (limit === undefined || this.#stats.records + records.length < limit) return false;
     records.truncate(limit - this.#stats.records);
-    await this.#flush();
-    return true;
+    const waiting = this.#flush();
+    return waiting === undefined ? true : waiting.then(() => true);
   }
 
   /** Finished records wait for what the source says arrived: for LINGER_MS at most, then a waiting pull writes them. */
@@ -288,11 +333,15 @@ export class Pipeline {
     this.#feed.restart();
   }
 
-  /** Hands the batch to the sink (a batch of acks alone settles in turn, without a write). */
-  async #flush(): Promise<void> {
+  /**
+   * Hands the batch to the sink (a batch of acks alone settles in turn,
+   * without a write); a promise only when the window is full, settled once
+   * it has room. Throws (or rejects with) the sink's failure.
+   */
+  #flush(): Promise<void> | undefined {
     this.#disarmLinger();
     const batch = this.#records;
-    if (batch.length === 0 && batch.acks.length === 0) return;
+    if (batch.length === 0 && batch.acks.length === 0) return undefined;
     const next = this.#spare.pop() ?? new Records();
     next.txn = batch.txn;
     this.#records = next;
@@ -313,9 +362,17 @@ export class Pipeline {
       queueMicrotask(() => this.#settle());
     }
     next.skip = this.#delivered;
-    while (this.#failure === undefined && (this.#stats.inFlight > this.#windowRecords || this.#stats.inFlightBytes > this.#windowBytes)) {
-      await new Promise<void>((resolve) => (this.#settled = resolve));
-    }
+    if (this.#windowFull()) return this.#untilRoom();
+    this.#throwFailure();
+    return undefined;
+  }
+
+  #windowFull(): boolean {
+    return this.#failure === undefined && (this.#stats.inFlight > this.#windowRecords || this.#stats.inFlightBytes > this.#windowBytes);
+  }
+
+  async #untilRoom(): Promise<void> {
+    while (this.#windowFull()) await new Promise<void>((resolve) => (this.#settled = resolve));
     this.#throwFailure();
   }
 

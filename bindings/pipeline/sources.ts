@@ -5,7 +5,7 @@
  */
 import type { PgoutputDecoder } from "../decoder.ts";
 import { isPgoutputError } from "../errors.ts";
-import { underived, type ReplicationStream } from "../pg/stream.ts";
+import { messageIteration, underived, type ReplicationStream } from "../pg/stream.ts";
 import type { SnapshotReplication } from "../pg/snapshot.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { SnapshotComplete, SnapshotRow } from "../snapshot-items.ts";
@@ -25,6 +25,12 @@ export interface PipelineSource {
   stop(): Promise<void>;
   /** Whether more is received already (the pipeline writes a batch before it would wait for more). */
   readonly ready?: boolean;
+  /**
+   * The next item, when the source holds it already (undefined otherwise):
+   * the same item the iterator's next `next()` would give, with no promise.
+   * The pipeline takes these between `next()` calls.
+   */
+  takeReady?(): SourceItem | undefined;
   /** Counts the source's connections: when it changes, the source started over from what was confirmed. */
   readonly generation?: number;
   /** The snapshot's consistent point, when the source starts with a snapshot. */
@@ -44,8 +50,10 @@ export function streamSource(stream: ReplicationStream, options: StreamSourceOpt
   if (stream.ackMode !== "manual") throw new TypeError('a pipeline acknowledges what its sink made durable: make the stream with ack: "manual"');
   underived(stream);
   const acknowledge = options.acknowledge !== false;
+  let iteration: ReturnType<typeof messageIteration> | undefined;
   return {
-    [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator]() as AsyncIterator<SourceItem>,
+    [Symbol.asyncIterator]: () => (iteration = messageIteration(stream)) as AsyncIterator<SourceItem>,
+    takeReady: () => iteration?.takeReady() as SourceItem | undefined,
     ack: (lsn) => void (acknowledge && stream.ack(lsn)),
     stop: () => stream.stop(),
     get ready() {
@@ -114,5 +122,7 @@ export function captureSource(chunks: AsyncIterable<Uint8Array>, decoder: Pgoutp
     get ready() {
       return batch !== undefined && index < batch.length;
     },
+    // The rest of the decoded chunk: the iterator goes on after what this took.
+    takeReady: () => (batch !== undefined && index < batch.length ? batch.get(index++) : undefined),
   };
 }
