@@ -21,19 +21,23 @@
  * `numbersAsStrings`), json/jsonb embedded as JSON.
  */
 import type { TypeInfo } from "../decoder.ts";
-import type { Message, PgoutputMessage, Replayed } from "../messages.ts";
+import type { PgoutputMessage, Replayed } from "../messages.ts";
 import type { Relation } from "../relation.ts";
-import { unchangedToast, type Tuple } from "../tuple.ts";
 import { formatLsn } from "../lsn.ts";
 import { timestampToISO } from "../time.ts";
-import { toBase64 } from "../utf8.ts";
 import { typeName } from "../values/type-names.ts";
 import type { SnapshotRow } from "../snapshot-items.ts";
 import type { RecordKind, Records } from "../pipeline/records.ts";
-import type { RelationChange, RelationChanged } from "../relation-changes.ts";
+import type { RelationChanged } from "../relation-changes.ts";
 import type { Ddl } from "../pg/ddl.ts";
-import { RawJson, jsonText, lineText } from "./json-text.ts";
+import { lineText } from "./json-text.ts";
 import { tableFilter } from "../formats/tables.ts";
+import {
+  messageObject, relationChangedObject, rowHeadText, rowObject, snapshotObject, tableText, timeJson, truncateObjects,
+  type OpenTxn, type RelationInfo, type Row,
+} from "./change-objects.ts";
+
+export type { OpenTxn, RelationInfo } from "./change-objects.ts";
 
 export interface ChangeLineOptions {
   /** Also print B and C lines for transaction boundaries. */
@@ -48,28 +52,6 @@ export interface ChangeLineOptions {
   types?: ReadonlyMap<number, TypeInfo>;
 }
 
-/** The transaction the next message is in, as the lines need it (JsonLinesWriter hands it to its kernel and back). */
-export interface OpenTxn {
-  xid: number;
-  /** JSON text of the time (commit, or prepare) */
-  time: string;
-  origin: string | undefined;
-  /** The B line, printed before the first change line (a transaction without one prints neither B nor C). */
-  begin: string | undefined;
-  /** Whether a change line was printed. */
-  printed: boolean;
-}
-
-/** Per relation: its filter verdict, column type names, and (rowHead) the head's schema/table text. */
-export interface RelationInfo {
-  wanted: boolean;
-  types: string[];
-  table?: string;
-}
-
-type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 const NEWLINE = 0x0a;
 
 /** `"streamed":true` on the boundary lines of a transaction the pipeline replayed from its blocks. */
@@ -101,11 +83,11 @@ export class ChangeLines {
   push(msg: PgoutputMessage | RelationChanged | Ddl, out: Records): void {
     switch (msg.kind) {
       case "RelationChanged":
-        if (this.#info(msg.relation).wanted) this.#changeLines(out, "relationChanged", [[msg.relation, this.#relationChanged(msg)]]);
+        if (this.#info(msg.relation).wanted) this.#changeLines(out, "relationChanged", [[msg.relation, relationChangedObject(msg, this.#open, (rel) => this.#info(rel).types, this.#types)]]);
         return;
       case "Ddl":
         this.#changeLines(out, "ddl", [[undefined, {
-          action: "Q", xid: this.#open?.xid, lsn: formatLsn(msg.lsn), timestamp: this.#timeJson(), origin: this.#open?.origin,
+          action: "Q", xid: this.#open?.xid, lsn: formatLsn(msg.lsn), timestamp: timeJson(this.#open), origin: this.#open?.origin,
           tag: msg.tag, command: msg.command, objects: msg.objects, user: msg.user,
         }]]);
         return;
@@ -162,17 +144,17 @@ export class ChangeLines {
       case "StreamPrepare":
         throw new TypeError(`${msg.kind}: replay streamed transactions first (StreamResequencer, or a Pipeline with a replayDecoder)`);
       case "Message":
-        if (!msg.transactional) this.#line(out, "message", undefined, this.#text(this.#message(msg, undefined, undefined)));
-        else this.#changeLines(out, "message", [[undefined, this.#message(msg, this.#open?.xid, this.#timeJson())]]);
+        if (!msg.transactional) this.#line(out, "message", undefined, this.#text(messageObject(msg, undefined)));
+        else this.#changeLines(out, "message", [[undefined, messageObject(msg, this.#open)]]);
         return;
       case "Truncate":
-        this.#changeLines(out, "truncate", this.#truncates(msg));
+        this.#changeLines(out, "truncate", truncateObjects(msg, this.#open, (rel) => this.#info(rel).wanted));
         return;
       case "Insert":
       case "Update":
       case "Delete": {
         const info = this.#info(msg.relation);
-        if (info.wanted) this.#changeLines(out, msg.kind === "Insert" ? "insert" : msg.kind === "Update" ? "update" : "delete", [[msg.relation, this.#rowObject(msg, info)]]);
+        if (info.wanted) this.#changeLines(out, msg.kind === "Insert" ? "insert" : msg.kind === "Update" ? "update" : "delete", [[msg.relation, rowObject(msg, this.#open, info)]]);
         return;
       }
       default:
@@ -190,9 +172,7 @@ export class ChangeLines {
     const { relation, tuple } = row;
     const info = this.#info(relation);
     if (!info.wanted) return;
-    this.#line(out, "snapshot", relation, this.#text({
-      action: "S", schema: relation.namespace, table: relation.name, columns: this.#columns(tuple, undefined, info.types, undefined).columns,
-    }));
+    this.#line(out, "snapshot", relation, this.#text(snapshotObject(relation, tuple, info)));
   }
 
   /** Forgets the transaction in progress (the stream starts over). */
@@ -241,7 +221,7 @@ export class ChangeLines {
       && last.walStart === msg.walStart && last.open === open && last.time === time && last.origin === origin) {
       head = last.head;
     } else {
-      head = this.#rowHeadText(msg, info);
+      head = rowHeadText(msg, open, info);
       this.#lastHead = { kind: msg.kind, relation: msg.relation, relationId: msg.relationId, walStart: msg.walStart, open, time, origin, head };
     }
     this.#beginLine(out);
@@ -279,31 +259,6 @@ export class ChangeLines {
     return JSON.stringify(timestampToISO(t));
   }
 
-  #timeJson(): RawJson {
-    return new RawJson(this.#open?.time ?? "null", "json");
-  }
-
-  #message(msg: Message, xid: number | undefined, time: RawJson | undefined): Record<string, unknown> {
-    const obj: Record<string, unknown> = xid === undefined && time === undefined ? { action: "M" } : { action: "M", xid };
-    obj.lsn = formatLsn(msg.lsn);
-    if (time !== undefined) obj.timestamp = time;
-    if (time !== undefined) obj.origin = this.#open?.origin;
-    obj.transactional = msg.transactional;
-    obj.prefix = msg.prefix;
-    let text: string | undefined;
-    try {
-      text = utf8.decode(msg.content);
-    } catch {
-      text = undefined;
-    }
-    if (text !== undefined) obj.content = text;
-    else {
-      obj.content = toBase64(msg.content);
-      obj.encoding = "base64";
-    }
-    return obj;
-  }
-
   #info(rel: Relation | undefined): RelationInfo {
     if (rel === undefined) return { wanted: this.#wanted === undefined, types: [] };
     let info = this.#relationInfo.get(rel);
@@ -312,152 +267,5 @@ export class ChangeLines {
       this.#relationInfo.set(rel, info);
     }
     return info;
-  }
-
-  /** An `A` line: the table's new shape, the old one, and what differs. */
-  #relationChanged(msg: RelationChanged): Record<string, unknown> {
-    const now = msg.relation;
-    const types = this.#info(now).types;
-    const shape = (rel: Relation, names: string[]) => ({
-      schema: rel.namespace, table: rel.name, replicaidentity: rel.replicaIdentity,
-      columns: rel.columns.map((c, i) => ({ name: c.name, type: names[i], key: c.isKey })),
-    });
-    const { columns, replicaidentity } = shape(now, types);
-    return {
-      action: "A", xid: this.#open?.xid, lsn: lsnOf(msg), timestamp: this.#timeJson(), origin: this.#open?.origin,
-      schema: now.namespace, table: now.name, replicaidentity, columns,
-      old: msg.previous === undefined ? null : shape(msg.previous, this.#info(msg.previous).types),
-      changes: msg.changes.map((c) => this.#change(c)),
-    };
-  }
-
-  /** One entry of an `A` line's `changes`: `change` (the RelationChange kind) and its fields, types by name. */
-  #change(c: RelationChange): Record<string, unknown> {
-    switch (c.kind) {
-      case "columnAdded":
-        return { change: c.kind, column: c.column, type: typeName(c.typeId, c.typeModifier, this.#types), key: c.isKey };
-      case "columnDropped":
-        return { change: c.kind, column: c.column };
-      case "columnRenamed":
-        return { change: c.kind, column: c.column, oldname: c.oldName };
-      case "typeChanged":
-        return { change: c.kind, column: c.column, oldtype: typeName(c.oldTypeId, c.oldTypeModifier, this.#types), type: typeName(c.typeId, c.typeModifier, this.#types) };
-      case "keyChanged":
-        return { change: c.kind, column: c.column, key: c.isKey };
-      case "replicaIdentityChanged":
-        return { change: c.kind, oldreplicaidentity: c.oldReplicaIdentity, replicaidentity: c.replicaIdentity };
-      case "relationRenamed":
-        return { change: c.kind, oldschema: c.oldNamespace, oldtable: c.oldName, schema: c.namespace, table: c.name };
-    }
-  }
-
-  #truncates(msg: PgoutputMessage & { kind: "Truncate" }): [Relation | undefined, Record<string, unknown>][] {
-    const lsn = lsnOf(msg);
-    const out: [Relation | undefined, Record<string, unknown>][] = [];
-    msg.relations.forEach((rel, i) => {
-      if (!this.#info(rel).wanted) return;
-      const obj: Record<string, unknown> = { action: "T", xid: this.#open?.xid, lsn, timestamp: this.#timeJson(), origin: this.#open?.origin };
-      obj.schema = rel?.namespace;
-      obj.table = rel?.name ?? String(msg.relationIds[i]);
-      if (msg.cascade) obj.cascade = true;
-      if (msg.restartIdentity) obj.restartidentity = true;
-      out.push([rel, obj]);
-    });
-    return out;
-  }
-
-  /** A row change's line object. */
-  #rowObject(msg: Row, info: RelationInfo): Record<string, unknown> {
-    const rel = msg.relation;
-    const obj: Record<string, unknown> = {
-      action: msg.kind === "Insert" ? "I" : msg.kind === "Update" ? "U" : "D", xid: this.#open?.xid, lsn: lsnOf(msg),
-      timestamp: this.#timeJson(), origin: this.#open?.origin, schema: rel?.namespace, table: rel?.name ?? String(msg.relationId),
-    };
-    if (msg.kind === "Insert") {
-      obj.columns = this.#columns(msg.newTuple, undefined, info.types, undefined).columns;
-    } else if (msg.kind === "Update") {
-      const { columns, unchanged } = this.#columns(msg.newTuple, msg.oldTuple ?? undefined, info.types, undefined);
-      obj.columns = columns;
-      obj.identity = msg.oldTuple !== null
-        ? this.#columns(msg.oldTuple, undefined, info.types, msg.oldTupleType === "K" ? "key" : undefined).columns
-        : this.#columns(msg.newTuple, undefined, info.types, "key").columns;
-      if (unchanged.length > 0) obj.unchanged = unchanged;
-    } else {
-      obj.identity = this.#columns(msg.oldTuple, undefined, info.types, msg.oldTupleType === "K" ? "key" : undefined).columns;
-    }
-    return obj;
-  }
-
-  /**
-   * The JSON text jsonText(#rowObject(…)) makes, without its columns and
-   * closing brace, by concatenation: no object per row (the writer's hot
-   * path). Field order and omissions as there: undefined xid, lsn, origin,
-   * schema left out.
-   */
-  #rowHeadText(msg: Row, info: RelationInfo): string {
-    const xid = this.#open?.xid;
-    const lsn = lsnOf(msg);
-    const origin = this.#open?.origin;
-    let head = `{"action":"${msg.kind === "Insert" ? "I" : msg.kind === "Update" ? "U" : "D"}"`;
-    if (xid !== undefined) head += `,"xid":${jsonText(xid)}`;
-    if (lsn !== undefined) head += `,"lsn":${JSON.stringify(lsn)}`;
-    head += `,"timestamp":${this.#open?.time ?? "null"}`;
-    if (origin !== undefined) head += `,"origin":${JSON.stringify(origin)}`;
-    const rel = msg.relation;
-    // Per relation: `,"schema":…,"table":…` once.
-    info.table ??= tableText(rel, msg.relationId);
-    return head + info.table;
-  }
-
-  /**
-   * `[{name, type, value}]` of a tuple; with `old`, unchanged TOAST is taken
-   * from it where it carries the value, else left out and named in
-   * `unchanged`. `only: "key"` keeps the replica identity columns.
-   */
-  #columns(tuple: Tuple, old: Tuple | undefined, types: string[], only: "key" | undefined): { columns: Record<string, unknown>[]; unchanged: string[] } {
-    const rel = tuple.relation;
-    const values = readValues(tuple, old);
-    const columns: Record<string, unknown>[] = [];
-    const unchanged: string[] = [];
-    for (let i = 0; i < tuple.length; i++) {
-      const col = rel?.columns[i];
-      if (only === "key" && col !== undefined && !col.isKey) continue;
-      const name = col?.name ?? String(i);
-      const value = values[i];
-      if (value === unchangedToast) {
-        unchanged.push(name);
-        continue;
-      }
-      columns.push({ name, type: types[i] ?? "unknown", value });
-    }
-    return { columns, unchanged };
-  }
-}
-
-/** `,"schema":…,"table":…` of a row change's line. */
-function tableText(rel: Relation | undefined, relationId: number): string {
-  return `${rel?.namespace === undefined ? "" : `,"schema":${JSON.stringify(rel.namespace)}`},"table":${JSON.stringify(rel?.name ?? String(relationId))}`;
-}
-
-/** A change's `lsn`: the WAL position of its XLogData (none in a capture without XLogData headers). */
-function lsnOf(msg: { walStart?: bigint }): string | undefined {
-  return msg.walStart !== undefined && msg.walStart > 0n ? formatLsn(msg.walStart) : undefined;
-}
-
-/** Every value of a tuple; a column whose value does not parse comes as its text (or bytes). */
-function readValues(tuple: Tuple, old: Tuple | undefined): unknown[] {
-  try {
-    return tuple.values({ old });
-  } catch {
-    const out: unknown[] = [];
-    for (let i = 0; i < tuple.length; i++) {
-      const src = old !== undefined && tuple.kind(i) === "unchanged" && i < old.length && (old.kind(i) === "text" || old.kind(i) === "binary") ? old : tuple;
-      try {
-        out.push(src.value(i));
-      } catch {
-        out.push(src.kind(i) === "text" ? src.text(i) : src.bytes(i));
-      }
-    }
-    return out;
   }
 }

@@ -140,8 +140,8 @@ export class KernelLines {
 
   /**
    * The lines of docs/cli-output.md as programs (line-templates.ts): what
-   * ChangeLines writes for Begin, Commit and row changes (`#rowHeadText`,
-   * `push`), field for field.
+   * ChangeLines writes for Begin, Commit and row changes (`push`, and
+   * `rowHeadText` in change-objects.ts), field for field.
    */
   #programs(area: JsonArea): void {
     area.clearLiterals();
