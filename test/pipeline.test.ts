@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PgoutputDecoder } from "../bindings/decoder.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
 import { transactionEnd } from "../bindings/ack.ts";
@@ -57,23 +57,29 @@ async function messagesOf(name: string): Promise<Uint8Array[]> {
  * A source over a capture's messages: `plan` lists the message indexes it
  * yields, in order; a `restart` entry starts a new connection (generation
  * + 1) from the first message after the last acknowledged end, as a
- * walsender would. Records what was acknowledged.
+ * walsender would. Records what was acknowledged. With `ready`, it also
+ * offers items through `takeReady()` (two of every three), as the capture
+ * and stream sources do, so the pipeline's promise-free path is tested too.
  */
 class CaptureSource implements PipelineSource {
   readonly acks: bigint[] = [];
   generation = 0;
   pulled = 0;
   stopped = false;
+  readonly takeReady: (() => SourceItem | undefined) | undefined;
   readonly #d: PgoutputDecoder;
   readonly #messages: Uint8Array[];
   readonly #ends: (bigint | undefined)[] = [];
   readonly #restartAfter: number[];
+  #at = 0;
+  #offers = 0;
 
-  constructor(d: PgoutputDecoder, messages: Uint8Array[], ends: (bigint | undefined)[], restartAfter: number[] = []) {
+  constructor(d: PgoutputDecoder, messages: Uint8Array[], ends: (bigint | undefined)[], restartAfter: number[] = [], ready = sourcesOfferReady) {
     this.#d = d;
     this.#messages = messages;
     this.#ends = ends;
     this.#restartAfter = [...restartAfter];
+    if (ready) this.takeReady = () => (++this.#offers % 3 === 0 ? undefined : this.#next());
   }
 
   ack(lsn: bigint): void {
@@ -85,7 +91,15 @@ class CaptureSource implements PipelineSource {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<SourceItem> {
-    for (let i = 0; i < this.#messages.length; i++) {
+    for (let item = this.#next(); item !== undefined; item = this.#next()) {
+      yield item;
+      await Promise.resolve();
+    }
+  }
+
+  /** The plan's next item, or undefined at its end. */
+  #next(): SourceItem | undefined {
+    for (let i = this.#at; i < this.#messages.length; i = this.#at) {
       if (this.#restartAfter.length > 0 && i === this.#restartAfter[0]) {
         this.#restartAfter.shift();
         // A new connection: from the message after the last acknowledged transaction end.
@@ -94,13 +108,14 @@ class CaptureSource implements PipelineSource {
         for (let k = 0; k < i; k++) if (this.#ends[k] !== undefined && this.#ends[k]! <= acked) from = k + 1;
         this.generation++;
         this.#d.reset();
-        i = from - 1;
+        this.#at = from;
         continue;
       }
       this.pulled++;
-      yield this.#d.decode(this.#messages[i]!) as SourceItem;
-      await Promise.resolve();
+      this.#at = i + 1;
+      return this.#d.decode(this.#messages[i]!) as SourceItem;
     }
+    return undefined;
   }
 }
 
@@ -147,7 +162,14 @@ class TestSink implements Sink {
 
 const ids = (sink: TestSink) => sink.written.flatMap((w) => w.ids);
 
-describe(`pipeline (${backend.name})`, () => {
+/** Whether the CaptureSources a test makes offer takeReady (set by the describe block). */
+let sourcesOfferReady = false;
+
+for (const ready of [false, true]) describe(`pipeline (${backend.name}${ready ? ", items also taken ready" : ""})`, () => {
+  beforeAll(() => {
+    sourcesOfferReady = ready;
+  });
+
   it("a streamed transaction is written in batches of about holdBytes as it is replayed at its commit, not whole", async () => {
     const rel = { relationId: 16390, namespace: "public", relationName: "t", columns: [{ name: "id", typeId: 23, isKey: true }, { name: "v", typeId: 25 }] };
     const frames: Uint8Array[] = [encode.streamStart({ xid: 77, firstSegment: true }).bytes, encode.relation(rel).bytes];
