@@ -23,6 +23,7 @@ const perBackend = [
   "test/layout.test.ts",
   "test/limits.test.ts",
   "test/pipeline.test.ts",
+  "test/pipeline-runs.test.ts",
   "test/pooled-buffer.test.ts",
   "test/raw-stream.test.ts",
   "test/replicate-hostile.test.ts",

@@ -22,7 +22,7 @@
 import { PgoutputPlugin } from "pg-logical-replication";
 import type { Pgoutput } from "pg-logical-replication";
 import { BaselineDecoder, WasmDecoder } from "../bindings/index.ts";
-import { JsonLinesWriter, Records, StreamResequencer, changeValueOptions } from "../bindings/pipeline/index.ts";
+import { JsonLinesWriter, Pipeline, Records, StreamResequencer, captureSource, changeValueOptions, formatNamed, type Sink } from "../bindings/pipeline/index.ts";
 import type { PgoutputDecoder, PgoutputMessage } from "../bindings/index.ts";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
 import type { AnyMessage } from "../bindings/compat/types.ts";
@@ -118,6 +118,23 @@ export function walkPass(walk: StructuralWalk, chunks: readonly Uint8Array[]): n
 /** Bytes of JSON Lines the last jsonl pass wrote (for output MB/s). */
 export interface OutputCount {
   bytes: number;
+}
+
+/**
+ * `decode --changes` without the file and stdout: a Pipeline over the
+ * chunks (captureSource, the jsonl format, a sink that counts the bytes it
+ * is handed); what the CLI does between its read and its write.
+ */
+export async function pipelinePass(d: PgoutputDecoder, replay: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount): Promise<number> {
+  let bytes = 0;
+  const source = captureSource((async function* () {
+    yield* chunks;
+  })(), d);
+  const recordSink: Sink = { name: "count", write: async (r) => void (bytes += r.bytes.len), close: async () => {} };
+  const result = await new Pipeline({ source, format: formatNamed("jsonl").create({ decoder: d }, {}), sink: recordSink, replayDecoder: replay }).run();
+  out.bytes = bytes;
+  sink.value = (sink.value + bytes) | 0;
+  return result.stats.items;
 }
 
 /**

@@ -9,7 +9,8 @@
  *   node build/bench/bench/jsonl-paired.js [capture] [--rounds 9]
  *
  * Entries: `wasm lines` / `baseline lines` (pushBatch: whole lines from
- * each backend's kernel), `wasm columns` (push() per message, the kernel
+ * each backend's kernel), `pipeline` (`decode --changes` between its
+ * read and its write: a Pipeline over the chunks, pipelinePass), `wasm columns` (push() per message, the kernel
  * writing the columns: the path before pushBatch), `js` (the JS path
  * alone), `plr parse` (pg-logical-replication's parse per message), and
  * floors over the same bytes: `memcpy` (the output's bytes copied once per
@@ -17,7 +18,7 @@
  * of every text column value: what any JS consumer that makes strings pays).
  */
 import { parseArgs } from "node:util";
-import { jsonlPass, makeCompetitors, plrPass, walkPass, sink, type OutputCount } from "./competitors.ts";
+import { jsonlPass, makeCompetitors, pipelinePass, plrPass, walkPass, sink, type OutputCount } from "./competitors.ts";
 import { loadInput } from "./input.ts";
 import { WasmDecoder } from "../bindings/index.ts";
 import { changeValueOptions } from "../bindings/pipeline/index.ts";
@@ -77,8 +78,11 @@ function textDecoderPass(): void {
   sink.value = (sink.value + n) | 0;
 }
 
-const entries: [string, () => void, boolean][] = [
+const pipelineDecoder = new WasmDecoder({ values: changeValueOptions() });
+const replayDecoder = new WasmDecoder({ values: changeValueOptions() });
+const entries: [string, () => void | Promise<unknown>, boolean][] = [
   ["wasm lines", () => void jsonlPass(c.jsonlWasm, input.chunks, output), true],
+  ["pipeline", () => pipelinePass(pipelineDecoder, replayDecoder, input.chunks, output), true],
   ["baseline lines", () => void jsonlPass(c.jsonlBaseline, input.chunks, output), true],
   ["wasm columns", () => void jsonlPass(c.jsonlWasm, input.chunks, output, true, false), true],
   ["js", () => void jsonlPass(c.jsonlWasm, input.chunks, output, false), true],
@@ -89,24 +93,24 @@ const entries: [string, () => void, boolean][] = [
 ];
 
 /** Seconds per pass of at least 200 ms of passes. */
-function time(run: () => void): number {
+async function time(run: () => void | Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   let n = 0;
   let ms = 0;
   while ((ms = performance.now() - t0) < 200 || n < 2) {
-    run();
+    await run();
     n++;
   }
   return ms / 1000 / n;
 }
 
-for (const [, run] of entries) time(run); // warm-up
+for (const [, run] of entries) await time(run); // warm-up
 const rounds = Number(args.rounds);
 const secs: number[][] = entries.map(() => []);
 for (let r = 0; r < rounds; r++) {
   for (let k = 0; k < entries.length; k++) {
     const i = (k + r) % entries.length;
-    secs[i]!.push(time(entries[i]![1]));
+    secs[i]!.push(await time(entries[i]![1]));
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;

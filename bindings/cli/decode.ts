@@ -72,7 +72,6 @@ async function decodeCommand(values: FlagValues, positionals: string[]): Promise
   const decoder = await made();
   const counts = new Map<string, number>();
   let bytes = 0;
-  let items = 0;
   // The capture's first bytes, to tell a file that is not a capture from one that fails to decode.
   let head = new Uint8Array(0);
   const started = performance.now();
@@ -87,17 +86,15 @@ async function decodeCommand(values: FlagValues, positionals: string[]): Promise
     replayDecoder: definition.raw ? undefined : await made(),
     // What decoded before a bad message is printed: a bug report shows where it broke.
     writePartial: true,
-    onItem: (item) => {
-      items++;
-      counts.set(item.kind, (counts.get(item.kind) ?? 0) + 1);
-    },
+    // Only for --stats: a pipeline given onItem makes a view of every message (no whole lines from the kernel).
+    onItem: values.stats === true ? (item) => void counts.set(item.kind, (counts.get(item.kind) ?? 0) + 1) : undefined,
   });
   try {
     await pipeline.run();
   } catch (e) {
     // The reader went away (decode ... | head): stop quietly.
     if (e instanceof SinkError && (e.cause as NodeJS.ErrnoException | undefined)?.code === "EPIPE") return 0;
-    if (!isPgoutputError(e) || items > 0 || looksLikeCapture(head)) throw e;
+    if (!isPgoutputError(e) || pipeline.stats.items > 0 || looksLikeCapture(head)) throw e;
     throw new CliError(
       `${e.code}: ${e.message}`,
       `${file === "-" ? "stdin" : file} is not a capture file: it starts with ${quotedBytes(head)}, not [uint32 big-endian length][pgoutput message] (what pgoutput-wasm capture writes, gzipped or not)`,

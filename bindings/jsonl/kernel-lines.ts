@@ -39,6 +39,16 @@ type Op = readonly [number, number, number];
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * Whether a record `out` ends now may be one a restart's redelivery takes
+ * back (Records.skip): the kernel's lines are ended together (endAt), never
+ * taken back, so such a transaction is push()'s.
+ */
+function mayTakeBack(out: Records): boolean {
+  const skip = out.skip;
+  return skip !== undefined && !(out.txn.ordered && out.txn.lsn > skip.lsn);
+}
+
 /** The records' kinds of the line kinds (LK_*). */
 const LINE_KINDS: readonly RecordKind[] = ["insert", "update", "delete", "begin", "commit"];
 
@@ -83,9 +93,9 @@ export class KernelLines {
     this.#forgetTemplates();
   }
 
-  /** JsonLinesWriter.pushBatch: the lines of `batch` from `from` on, as far as the kernel takes them; the index of the first it did not. */
-  push(batch: Batch, from: number, out: Records): number {
-    if (from >= batch.length || out.skip !== undefined || !(batch instanceof TapeBatch) || batch.host === undefined) return from;
+  /** JsonLinesWriter.pushBatch: the lines of messages [from, to) of `batch`, as far as the kernel takes them; the index of the first it did not. */
+  push(batch: Batch, from: number, out: Records, to: number): number {
+    if (from >= to || mayTakeBack(out) || !(batch instanceof TapeBatch) || batch.host === undefined) return from;
     const area = jsonArea(batch.host);
     if (area === undefined) return from;
     this.#prepare(area, batch);
@@ -95,8 +105,8 @@ export class KernelLines {
     let i = from;
     let changed = false;
     let templated = -1;
-    while (i < batch.length) {
-      const status = area.lines(records[i]! << 2, batch.length - i, flags);
+    while (i < to) {
+      const status = area.lines(records[i]! << 2, to - i, flags);
       changed ||= area.i32[(area.line >> 2) + LS_CHANGED] !== 0;
       this.#take(area, out);
       i += area.record;

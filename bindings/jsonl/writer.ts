@@ -122,11 +122,11 @@ export class JsonLinesWriter implements Format {
   }
 
   /**
-   * Writes the lines of `batch`'s messages from `from` on with the kernel
-   * as far as it takes them; returns the index of the first message it did
+   * Writes the lines of `batch`'s messages from `from` on (up to `to`)
+   * with the kernel as far as it takes them; returns the index of the first message it did
    * not take, which the caller `push()`es before it calls again from the
    * next one (kernel-lines.ts). `from` itself when this path does not apply
-   * (`kernel: false`, pretty output, `out.skip` set).
+   * (`kernel: false`, pretty output, records `out.skip` may take back).
    *
    * @example
    * ```ts
@@ -136,9 +136,9 @@ export class JsonLinesWriter implements Format {
    * }
    * ```
    */
-  pushBatch(batch: Batch, from: number, out: Records): number {
+  pushBatch(batch: Batch, from: number, out: Records, to = batch.length): number {
     if (!this.#kernel || this.#formatter.pretty) return from;
-    return this.#lines.push(batch, from, out);
+    return this.#lines.push(batch, from, out, Math.min(to, batch.length));
   }
 
   /** A row change's line after its head: columns, identity and unchanged as `ChangeFormatter` orders them. */

@@ -10,7 +10,7 @@
  * A format is one file that exports a `FormatDefinition`; its entry in
  * `FORMATS` (formats/index.ts) is all the CLI and the library need.
  */
-import type { PgoutputDecoder } from "../decoder.ts";
+import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { SnapshotRow } from "../snapshot-items.ts";
 import type { ValueOptions, TypeKnowledge } from "../values/options.ts";
@@ -42,6 +42,15 @@ export interface Format {
   readonly keepsMessages?: boolean;
   /** Forgets what it holds of an unfinished transaction (the source sends it again). */
   reset(): void;
+  /**
+   * Optional: the records of messages [from, to) of a decoded batch, as
+   * push() would write them, without a view each (JSON Lines: whole lines
+   * from the kernel); returns the index of the first message it did not
+   * take (`from`: none), which the pipeline then push()es. The pipeline
+   * calls it only for a plain transaction's messages: at most its Begin,
+   * its row changes and its Commit, in that order (run.ts #takeRun).
+   */
+  pushBatch?(batch: Batch, from: number, out: Records, to: number): number;
 }
 
 /** A format option as the CLI shows it (`--option name=value`, or a flag of its own). */

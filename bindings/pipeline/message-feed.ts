@@ -53,8 +53,7 @@ export class MessageFeed {
     const format = this.#o.format;
     switch (msg.kind) {
       case "Begin":
-        records.txn = new RecordTransaction(msg.xid, msg.finalLsn, msg.commitTime);
-        this.#baseline = this.startedAt?.lsn === msg.finalLsn;
+        this.#begin(msg, records);
         break;
       case "BeginPrepare":
         records.txn = new RecordTransaction(msg.xid, msg.prepareLsn, msg.prepareTime);
@@ -83,13 +82,29 @@ export class MessageFeed {
       const changed = this.#shapes.observe(msg, this.#baseline);
       if (changed !== undefined) format.push(changed, records);
     }
+    if (!this.#ended(msg, records) && msg.kind === "Message" && !msg.transactional) records.txn = NO_TRANSACTION;
+  }
+
+  /** A Begin or Commit whose records the format wrote from its batch (Format.pushBatch): what message() does around them. */
+  boundary(msg: PgoutputMessage & { kind: "Begin" | "Commit" }, records: Records): void {
+    if (msg.kind === "Begin") this.#begin(msg, records);
+    else this.#ended(msg, records);
+  }
+
+  #begin(msg: PgoutputMessage & { kind: "Begin" }, records: Records): void {
+    records.txn = new RecordTransaction(msg.xid, msg.finalLsn, msg.commitTime);
+    this.#baseline = this.startedAt?.lsn === msg.finalLsn;
+  }
+
+  /** A transaction's end, after its records: acknowledged once they are durable. Returns whether `msg` is one. */
+  #ended(msg: PgoutputMessage, records: Records): boolean {
     const end = transactionEnd(msg);
-    if (end !== undefined) {
-      records.acks.push({ after: records.length, lsn: end });
-      records.txn = NO_TRANSACTION;
-      this.#shapes.ended(end);
-      this.#baseline = false;
-    } else if (msg.kind === "Message" && !msg.transactional) records.txn = NO_TRANSACTION;
+    if (end === undefined) return false;
+    records.acks.push({ after: records.length, lsn: end });
+    records.txn = NO_TRANSACTION;
+    this.#shapes.ended(end);
+    this.#baseline = false;
+    return true;
   }
 
   /** A StreamAbort of a whole transaction ends it with no records: its position may be confirmed in turn. */

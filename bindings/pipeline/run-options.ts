@@ -38,7 +38,11 @@ export interface PipelineOptions {
   ddl?: boolean;
   /** `false`: logical messages other than the DDL trigger's are dropped (the stream asks for messages for `ddl`). Default true. */
   messages?: boolean;
-  /** Every item as it is reached, before it is formatted (a status line, a demo's bookkeeping). */
+  /**
+   * Every item as it is reached, before it is formatted (a status line, a
+   * demo's bookkeeping). Given one, the pipeline makes a view of every
+   * message: a format's whole-batch path (Format.pushBatch) is not taken.
+   */
   onItem?: (item: SourceItem) => void;
   /** A transaction end was confirmed to the source (its records, and all before, are durable). */
   onAck?: (lsn: bigint) => void;

@@ -40,6 +40,7 @@ import { StreamResequencer } from "./resequence.ts";
 import type { PipelineSource, SourceItem } from "./sources.ts";
 import { family, metricsText, type MetricFamily } from "../metrics/exposition.ts";
 import { MessageFeed } from "./message-feed.ts";
+import type { PgoutputMessage } from "../messages.ts";
 
 export type { PipelineSource, SourceItem } from "./sources.ts";
 
@@ -56,6 +57,8 @@ interface InFlight {
 }
 
 const STOP = Symbol("stop");
+/** What #takeRun asks the resequencer: whether a row change now would be held (a streamed block is open). */
+const ROW = { kind: "Insert" };
 const LINGER = Symbol("linger");
 
 /**
@@ -184,13 +187,57 @@ export class Pipeline {
     if (source.takeReady === undefined) return false;
     for (;;) {
       if (this.#failure !== undefined || this.#stopRequested) return false;
-      const item = source.takeReady();
-      if (item === undefined) return false;
-      this.#stats.items++;
-      const limited = this.#item(item);
+      const run = this.#takeRun();
+      let limited: boolean | Promise<boolean>;
+      if (run > 0) limited = this.#itemDone();
+      else {
+        const item = source.takeReady();
+        if (item === undefined) return false;
+        this.#stats.items++;
+        limited = this.#item(item);
+      }
       if (limited === true) return true;
       if (limited !== false) return limited.then((atLimit) => atLimit || this.#takeReady());
     }
+  }
+
+  /**
+   * A plain transaction's messages that the format writes from the source's
+   * batch without a view each (Format.pushBatch): its Begin, row changes
+   * and Commit from the next item on, as far as the format takes them; the
+   * pipeline does for the Begin and the Commit what it does when they come
+   * one by one (feed.boundary). Returns the items taken (0: take the next
+   * one by one). Not with onItem (it is given every item), a raw format, a
+   * streamed block held or a backfill; the format declines a transaction
+   * whose records a restart's redelivery may take back (Records.skip).
+   */
+  #takeRun(): number {
+    const o = this.#o;
+    const format = o.format;
+    const source = o.source;
+    if (format.pushBatch === undefined || source.readyBatch === undefined || o.onItem !== undefined || o.raw === true) return 0;
+    const records = this.#records;
+    if (this.#backfillTxn !== undefined || source.generation !== this.#generation || this.#resequencer?.takes(ROW) === true) return 0;
+    const ready = source.readyBatch();
+    if (ready === undefined) return 0;
+    const { batch, index: from } = ready;
+    let to = from;
+    if (batch.kind(from) === "Begin") to++;
+    let commit = -1;
+    for (; to < batch.length; to++) {
+      const kind = batch.kind(to);
+      if (kind === "Insert" || kind === "Update" || kind === "Delete") continue;
+      if (kind === "Commit") commit = to++;
+      break;
+    }
+    if (to === from) return 0;
+    // A Begin the format does not take is pushed next, and sets the same transaction again before any record.
+    if (batch.kind(from) === "Begin") this.#feed.boundary(batch.get(from) as PgoutputMessage & { kind: "Begin" }, records);
+    const taken = format.pushBatch(batch, from, records, to);
+    if (commit >= 0 && taken > commit) this.#feed.boundary(batch.get(commit) as PgoutputMessage & { kind: "Commit" }, records);
+    source.skipReady!(taken - from);
+    this.#stats.items += taken - from;
+    return taken - from;
   }
 
   /**

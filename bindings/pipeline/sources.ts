@@ -3,7 +3,7 @@
  * initial snapshot, and a capture file (repeated `[uint32 length][message]`,
  * as `capture` writes it) decoded in chunks.
  */
-import type { PgoutputDecoder } from "../decoder.ts";
+import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import { isPgoutputError } from "../errors.ts";
 import { messageIteration, underived, type ReplicationStream } from "../pg/stream.ts";
 import type { SnapshotReplication } from "../pg/snapshot.ts";
@@ -31,6 +31,13 @@ export interface PipelineSource {
    * The pipeline takes these between `next()` calls.
    */
   takeReady?(): SourceItem | undefined;
+  /**
+   * The decoded batch the next items come from and the index of the next
+   * one, when the source holds it already; `skipReady(n)` passes over n of
+   * them (taken from the batch by the format, Format.pushBatch).
+   */
+  readyBatch?(): { readonly batch: Batch; readonly index: number } | undefined;
+  skipReady?(n: number): void;
   /** Counts the source's connections: when it changes, the source started over from what was confirmed. */
   readonly generation?: number;
   /** The snapshot's consistent point, when the source starts with a snapshot. */
@@ -124,5 +131,7 @@ export function captureSource(chunks: AsyncIterable<Uint8Array>, decoder: Pgoutp
     },
     // The rest of the decoded chunk: the iterator goes on after what this took.
     takeReady: () => (batch !== undefined && index < batch.length ? batch.get(index++) : undefined),
+    readyBatch: () => (batch !== undefined && index < batch.length ? { batch: batch as Batch, index } : undefined),
+    skipReady: (n) => void (index += n),
   };
 }
