@@ -36,16 +36,12 @@ import { fullTouch, lazyTouch } from "./cases.ts";
 import { decoderPass } from "./competitors.ts";
 import { loadInput } from "./input.ts";
 import * as ours from "../bindings/index.ts";
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { arg, numberArg } from "./args.ts";
 
 const alone = arg("alone");
 const oldDir = arg("old");
 if (oldDir === undefined && alone === undefined) throw new Error("--old DIR (or --alone DIR): a checkout with a built dist/");
-const rounds = Number(arg("rounds") ?? (alone === undefined ? 7 : 12));
+const rounds = numberArg("rounds", alone === undefined ? 7 : 12);
 const input = loadInput(arg("corpus") ?? "bench/corpus/proto1-text-pg15-small.bin");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const cases = { kernel: undefined, lazy: lazyTouch, full: fullTouch } as const;

@@ -30,16 +30,12 @@ import { captureSource, streamSource } from "../bindings/pipeline/sources.ts";
 import { createDecoder } from "../bindings/create-decoder.ts";
 import { fileSink } from "../bindings/sinks/file.ts";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { numberArg } from "./args.ts";
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-
-const txns = arg("txns", 50_000);
-const rowsPerTxn = arg("rows", 1);
-const rounds = arg("rounds", 2);
-const major = arg("major", 15) as PgMajor;
+const txns = numberArg("txns", 50_000);
+const rowsPerTxn = numberArg("rows", 1);
+const rounds = numberArg("rounds", 2);
+const major = numberArg("major", 15) as PgMajor;
 
 // Count every fdatasync, whoever calls it.
 let syncs = 0;

@@ -22,16 +22,12 @@ import pg from "pg";
 import { replicate } from "../bindings/pg/index.ts";
 import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { numberArg } from "./args.ts";
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-
-const rows = arg("rows", 300_000);
-const rounds = arg("rounds", 6);
-const warmup = arg("warmup", 1);
-const major = arg("major", 15) as PgMajor;
+const rows = numberArg("rows", 300_000);
+const rounds = numberArg("rounds", 6);
+const warmup = numberArg("warmup", 1);
+const major = numberArg("major", 15) as PgMajor;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const cluster = await startCluster(major);

@@ -38,15 +38,11 @@ import { httpSink } from "../bindings/sinks/http.ts";
 import { startRedis } from "../devkit/brokers/redis.ts";
 import { spawn } from "node:child_process";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { arg, numberArg } from "./args.ts";
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1]! : fallback;
-}
-
-const rows = Number(arg("rows", "1000000"));
-const perTxn = Number(arg("per-txn", "1000"));
-const major = Number(arg("major", "18")) as PgMajor;
+const rows = numberArg("rows", 1_000_000);
+const perTxn = numberArg("per-txn", 1000);
+const major = numberArg("major", 18) as PgMajor;
 
 interface SinkCase {
   name: string;
@@ -141,7 +137,7 @@ function serverCpu(marker: string): () => number {
   return () => ticks() - base;
 }
 
-const only = arg("only", CASES.map((c) => c.name).join(",")).split(",");
+const only = (arg("only") ?? CASES.map((c) => c.name).join(",")).split(",");
 const cases = CASES.filter((c) => only.includes(c.name));
 
 // Large transactions decoded in memory, not spilled (the test clusters' 64kB makes the server the bottleneck).

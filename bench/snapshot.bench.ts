@@ -20,15 +20,11 @@
 import pg from "pg";
 import { replicate } from "../bindings/pg/index.ts";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { numberArg } from "./args.ts";
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-
-const rows = arg("rows", 200_000);
-const rounds = arg("rounds", 5);
-const major = arg("major", 18) as PgMajor;
+const rows = numberArg("rows", 200_000);
+const rounds = numberArg("rounds", 5);
+const major = numberArg("major", 18) as PgMajor;
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)]!;
 const range = (xs: number[], digits = 2) => `${sorted(xs)[0]!.toFixed(digits)}-${sorted(xs)[xs.length - 1]!.toFixed(digits)}`;

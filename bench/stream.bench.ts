@@ -25,11 +25,8 @@ import { ReplicationStream } from "../bindings/pg/stream.ts";
 import { normalizeOptions } from "../bindings/pg/options.ts";
 import { concat, encode } from "../devkit/encoder/encoder.ts";
 import { backend, wal } from "../devkit/encoder/walsender-encoder.ts";
+import { numberArg } from "./args.ts";
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const CHUNK = 64 << 10;
 const FEED = 1 << 20;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -114,8 +111,8 @@ export async function streamRound(which: "wasm" | "baseline", input: Backlog): P
 }
 
 async function main(): Promise<void> {
-  const mb = Number(arg("mb") ?? 64);
-  const rounds = Number(arg("rounds") ?? 7);
+  const mb = numberArg("mb", 64);
+  const rounds = numberArg("rounds", 7);
   const input = backlog(mb);
   const gb = input.bytes.length / 1e9;
   const range = (xs: number[], digits: number) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)})`;

@@ -254,6 +254,27 @@ function untilDone(admin: pg.Client, s: string, settle: () => Promise<unknown>):
   };
 }
 
+/** One test's run: its schema's name, an admin connection, and the stream and writer it started (replaced or cleared as it goes). */
+interface Run {
+  readonly s: string;
+  readonly admin: pg.Client;
+  stream?: ReplicationStream;
+  writer?: ReturnType<typeof startWriter>;
+}
+
+/** Runs `body` on a new schema name and admin connection; however it ends, its writer and stream stop, then the connection ends. */
+async function withRun(config: ClientConfig, body: (run: Run) => Promise<void>): Promise<void> {
+  const run: Run = { s: `bf${++seq}`, admin: new pg.Client(config) };
+  await run.admin.connect();
+  try {
+    await body(run);
+  } finally {
+    await run.writer?.stop().catch(() => {});
+    await run.stream?.stop();
+    await run.admin.end();
+  }
+}
+
 describe("watermarks and snapshots", () => {
   it("a snapshot sees what committed before it: below xmin, or below xmax and not running; 32-bit xids placed by xmax's epoch", () => {
     const s = new PgSnapshot("100:110:102,105");
@@ -282,59 +303,45 @@ for (const major of MAJORS) {
   describe(`PostgreSQL ${major}`, () => {
     const c = () => clusters.get(major)!;
 
-    for (const streamed of [false, true]) it(`backfills two tables under inserts, updates (keys, unchanged TOAST) and deletes${streamed ? ", large transactions streamed" : ""}: the replay equals the server`, async () => {
-      const s = `bf${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      let stream: ReplicationStream | undefined;
-      let writer: ReturnType<typeof startWriter> | undefined;
-      try {
-        await setUp(admin, s);
-        // Streamed: the walsender streams a transaction once it holds 64 kB (every fifth one updates 1000 rows, in a subtransaction).
-        const connection = streamed ? { ...c().config, options: "-c logical_decoding_work_mem=64kB" } : c().config;
-        stream = await replicate({ connection, slot: { name: `slot_${s}`, create: true }, publications: `pub_${s}`, messages: true, ack: "manual", streaming: streamed });
-        const replica = new Replica();
-        writer = startWriter(c().config, s, replica, streamed);
-        const w = writer;
-        while (w.commits() < 3) await new Promise((r) => setTimeout(r, 5));
-        const backfill = await stream.backfill({ tables: [`${s}.docs`, `${s}.items`], chunkRows: 250 });
-        const progress = new Map<string, BackfillProgress>();
-        let commitsAtComplete = 0;
-        await consume(stream, replica, untilDone(admin, s, () => {
-          commitsAtComplete = w.commits();
-          return w.stop();
-        }), progress);
-        writer = undefined;
-        expect(commitsAtComplete).toBeGreaterThan(5); // the writer ran throughout
-        const stats = backfill.stats;
-        expect(stats.rows).toBe(replica.backfillRows);
-        expect(stats.chunks).toBeGreaterThanOrEqual(Math.ceil(ITEMS / 250) + Math.ceil(DOCS / 250));
-        expect(replica.unchangedSeen).toBeGreaterThan(0); // Updates left TOASTed values out
-        expect(stats.reread).toBeGreaterThan(0); // and their rows were read again (docs first: the writer runs throughout)
-        if (streamed) expect(replica.streamCommits).toBeGreaterThan(0);
-        expect(backfill.done).toBe(true);
-        expect(progress.get(`${s}.items`)?.done).toBe(true);
-        expect(progress.get(`${s}.docs`)?.done).toBe(true);
-        await expectServer(admin, s, replica);
-      } finally {
-        await writer?.stop().catch(() => {});
-        await stream?.stop();
-        await admin.end();
-      }
-    }, UNDER_WRITER_MS);
+    for (const streamed of [false, true]) it(`backfills two tables under inserts, updates (keys, unchanged TOAST) and deletes${streamed ? ", large transactions streamed" : ""}: the replay equals the server`, () => withRun(c().config, async (run) => {
+      const { s, admin } = run;
+      await setUp(admin, s);
+      // Streamed: the walsender streams a transaction once it holds 64 kB (every fifth one updates 1000 rows, in a subtransaction).
+      const connection = streamed ? { ...c().config, options: "-c logical_decoding_work_mem=64kB" } : c().config;
+      const stream = (run.stream = await replicate({ connection, slot: { name: `slot_${s}`, create: true }, publications: `pub_${s}`, messages: true, ack: "manual", streaming: streamed }));
+      const replica = new Replica();
+      const w = (run.writer = startWriter(c().config, s, replica, streamed));
+      while (w.commits() < 3) await new Promise((r) => setTimeout(r, 5));
+      const backfill = await stream.backfill({ tables: [`${s}.docs`, `${s}.items`], chunkRows: 250 });
+      const progress = new Map<string, BackfillProgress>();
+      let commitsAtComplete = 0;
+      await consume(stream, replica, untilDone(admin, s, () => {
+        commitsAtComplete = w.commits();
+        return w.stop();
+      }), progress);
+      run.writer = undefined;
+      expect(commitsAtComplete).toBeGreaterThan(5); // the writer ran throughout
+      const stats = backfill.stats;
+      expect(stats.rows).toBe(replica.backfillRows);
+      expect(stats.chunks).toBeGreaterThanOrEqual(Math.ceil(ITEMS / 250) + Math.ceil(DOCS / 250));
+      expect(replica.unchangedSeen).toBeGreaterThan(0); // Updates left TOASTed values out
+      expect(stats.reread).toBeGreaterThan(0); // and their rows were read again (docs first: the writer runs throughout)
+      if (streamed) expect(replica.streamCommits).toBeGreaterThan(0);
+      expect(backfill.done).toBe(true);
+      expect(progress.get(`${s}.items`)?.done).toBe(true);
+      expect(progress.get(`${s}.docs`)?.done).toBe(true);
+      await expectServer(admin, s, replica);
+    }), UNDER_WRITER_MS);
 
-    it("a transaction whose commit precedes the low watermark but that is still in the proc array (its xid past the snapshot's xmax) is waited out", async () => {
-      const s = `bf${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
+    it("a transaction whose commit precedes the low watermark but that is still in the proc array (its xid past the snapshot's xmax) is waited out", () => withRun(c().config, async (run) => {
+      const { s, admin } = run;
       // A commit waiting for a synchronous standby that never comes: its record is in the WAL (the stream has it), its xid still running.
       const held = new pg.Client(c().config);
       await held.connect();
       const pid = (await held.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
-      let stream: ReplicationStream | undefined;
       let update: Promise<unknown> | undefined;
       try {
-        stream = await setUpStream(admin, c().config, s, { ack: "manual" });
+        const stream = (run.stream = await setUpStream(admin, c().config, s, { ack: "manual" }));
         await admin.query("ALTER SYSTEM SET synchronous_standby_names = 'pgoutput_wasm_nobody'");
         await admin.query("SELECT pg_reload_conf()");
         await held.query("SET synchronous_commit = on");
@@ -366,172 +373,135 @@ for (const major of MAJORS) {
         if (update !== undefined) await admin.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => {});
         await update?.catch(() => {});
         await held.end();
-        await stream?.stop();
-        await admin.end();
       }
-    }, 30_000);
+    }), 30_000);
 
-    it("a streamed transaction committed between the watermarks, unseen by the chunk, whose change is in a subtransaction (its xid the subtransaction's) makes the chunk be read again", async () => {
-      const s = `bf${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      let stream: ReplicationStream | undefined;
-      try {
-        stream = await setUpStream(admin, c().config, s);
-        const relationId = Number((await admin.query<{ oid: string }>(`SELECT '${s}.items'::regclass::oid AS oid`)).rows[0]!.oid);
-        // Past the chunk's snapshot (taken later, within 2^31 of it): a transaction it does not see.
-        const top = Number((await admin.query<{ x: string }>("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x")).rows[0]!.x) + 1000;
-        const backfill = (await stream.backfill({ tables: [`${s}.items`], chunkRows: 5000 })) as Backfill;
-        // The stream is not iterated: its window sees only the messages fed here, as decoded from the wire, around the chunk read meanwhile.
-        const decoder = await createDecoder();
-        const feed = (e: { bytes: Uint8Array }) => backfill.observe(decoder.decode(e.bytes));
-        const mark = (m: "low" | "high") => encode.message({ lsn: 1n, prefix: BACKFILL_PREFIX, content: JSON.stringify({ run: backfill.run, seq: 1, mark: m }) });
-        const relation = { relationId, namespace: s, relationName: "items" };
-        feed(encode.relation({ ...relation, columns: [{ name: "id", typeId: 23, isKey: true }, { name: "v", typeId: 25 }, { name: "n", typeId: 23 }] }));
-        expect(feed(mark("low"))).toBe(true);
-        feed(encode.streamStart({ xid: top, firstSegment: true }));
-        feed(encode.update({ xid: top + 1, relation, newTuple: ["5", "v5", "6"] }));
-        feed(encode.streamStop());
-        feed(encode.streamCommit({ xid: top, commitLsn: 2n, endLsn: 3n, commitTime: 0n }));
-        while (backfill.stats.chunks === 0) await new Promise((r) => setTimeout(r, 5));
-        expect(feed(mark("high"))).toBe(true);
-        // Not handed over (the row may be older than the transaction's change): read again.
-        expect(backfill.take()).toBeUndefined();
-        while (backfill.stats.repeated === 0) await new Promise((r) => setTimeout(r, 5));
-        expect(backfill.stats).toMatchObject({ rows: 0, repeated: 1 }); // and it is being read again (its high watermark is never fed)
-        await backfill.stop();
-      } finally {
-        await stream?.stop();
-        await admin.end();
-      }
-    }, 30_000);
+    it("a streamed transaction committed between the watermarks, unseen by the chunk, whose change is in a subtransaction (its xid the subtransaction's) makes the chunk be read again", () => withRun(c().config, async (run) => {
+      const { s, admin } = run;
+      const stream = (run.stream = await setUpStream(admin, c().config, s));
+      const relationId = Number((await admin.query<{ oid: string }>(`SELECT '${s}.items'::regclass::oid AS oid`)).rows[0]!.oid);
+      // Past the chunk's snapshot (taken later, within 2^31 of it): a transaction it does not see.
+      const top = Number((await admin.query<{ x: string }>("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x")).rows[0]!.x) + 1000;
+      const backfill = (await stream.backfill({ tables: [`${s}.items`], chunkRows: 5000 })) as Backfill;
+      // The stream is not iterated: its window sees only the messages fed here, as decoded from the wire, around the chunk read meanwhile.
+      const decoder = await createDecoder();
+      const feed = (e: { bytes: Uint8Array }) => backfill.observe(decoder.decode(e.bytes));
+      const mark = (m: "low" | "high") => encode.message({ lsn: 1n, prefix: BACKFILL_PREFIX, content: JSON.stringify({ run: backfill.run, seq: 1, mark: m }) });
+      const relation = { relationId, namespace: s, relationName: "items" };
+      feed(encode.relation({ ...relation, columns: [{ name: "id", typeId: 23, isKey: true }, { name: "v", typeId: 25 }, { name: "n", typeId: 23 }] }));
+      expect(feed(mark("low"))).toBe(true);
+      feed(encode.streamStart({ xid: top, firstSegment: true }));
+      feed(encode.update({ xid: top + 1, relation, newTuple: ["5", "v5", "6"] }));
+      feed(encode.streamStop());
+      feed(encode.streamCommit({ xid: top, commitLsn: 2n, endLsn: 3n, commitTime: 0n }));
+      while (backfill.stats.chunks === 0) await new Promise((r) => setTimeout(r, 5));
+      expect(feed(mark("high"))).toBe(true);
+      // Not handed over (the row may be older than the transaction's change): read again.
+      expect(backfill.take()).toBeUndefined();
+      while (backfill.stats.repeated === 0) await new Promise((r) => setTimeout(r, 5));
+      expect(backfill.stats).toMatchObject({ rows: 0, repeated: 1 }); // and it is being read again (its high watermark is never fed)
+      await backfill.stop();
+    }), 30_000);
 
-    it("a stream stopped mid-backfill resumes from the saved progress without a gap", async () => {
-      const s = `bf${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
+    it("a stream stopped mid-backfill resumes from the saved progress without a gap", () => withRun(c().config, async (run) => {
+      const { s, admin } = run;
+      await setUp(admin, s);
       const slot = { name: `slot_${s}`, create: true };
       const options = { connection: c().config, publications: `pub_${s}`, messages: true, ack: "manual" as const };
-      let stream: ReplicationStream | undefined;
-      let writer: ReturnType<typeof startWriter> | undefined;
-      try {
-        await setUp(admin, s);
-        stream = await replicate({ ...options, slot });
-        const replica = new Replica();
-        writer = startWriter(c().config, s, replica);
-        while (writer.commits() < 3) await new Promise((r) => setTimeout(r, 5));
-        const tables = [`${s}.items`, `${s}.docs`];
-        await stream.backfill({ tables, chunkRows: 150 });
-        const progress = new Map<string, BackfillProgress>();
-        // Stop in the middle of items: after 700 rows (the fifth chunk, part way through).
-        await consume(stream, replica, () => replica.backfillRows >= 700, progress);
-        await stream.stop();
-        const saved = [...progress.values()];
-        expect(saved[0]?.table).toBe(`${s}.items`);
-        expect(saved[0]?.done).toBe(false);
-        expect(saved[0]?.lastKey).not.toBeNull();
-        const rowsBefore = replica.backfillRows;
+      const first = (run.stream = await replicate({ ...options, slot }));
+      const replica = new Replica();
+      const w = (run.writer = startWriter(c().config, s, replica));
+      while (w.commits() < 3) await new Promise((r) => setTimeout(r, 5));
+      const tables = [`${s}.items`, `${s}.docs`];
+      await first.backfill({ tables, chunkRows: 150 });
+      const progress = new Map<string, BackfillProgress>();
+      // Stop in the middle of items: after 700 rows (the fifth chunk, part way through).
+      await consume(first, replica, () => replica.backfillRows >= 700, progress);
+      await first.stop();
+      const saved = [...progress.values()];
+      expect(saved[0]?.table).toBe(`${s}.items`);
+      expect(saved[0]?.done).toBe(false);
+      expect(saved[0]?.lastKey).not.toBeNull();
+      const rowsBefore = replica.backfillRows;
 
-        stream = await replicate({ ...options, slot: { name: slot.name } });
-        const again = await stream.backfill({ tables, chunkRows: 150, progress: saved });
-        const lastKey = Number(saved[0]!.lastKey![0]);
-        const positiveKeys: number[] = [];
-        const w = writer;
-        await consume(stream, replica, untilDone(admin, s, () => w.stop()), progress, (table, key) => {
-          if (table === "items" && key > 0) positiveKeys.push(key);
+      const stream = (run.stream = await replicate({ ...options, slot: { name: slot.name } }));
+      const again = await stream.backfill({ tables, chunkRows: 150, progress: saved });
+      const lastKey = Number(saved[0]!.lastKey![0]);
+      const positiveKeys: number[] = [];
+      await consume(stream, replica, untilDone(admin, s, () => w.stop()), progress, (table, key) => {
+        if (table === "items" && key > 0) positiveKeys.push(key);
+      });
+      run.writer = undefined;
+      // The second run read the rows after the saved key (and keys to read again, negative here), not the table again.
+      expect(positiveKeys.length).toBeGreaterThan(0);
+      expect(Math.min(...positiveKeys)).toBeGreaterThan(lastKey);
+      expect(rowsBefore).toBeGreaterThanOrEqual(700);
+      expect(again.done).toBe(true);
+      await expectServer(admin, s, replica);
+    }), UNDER_WRITER_MS);
+
+    it("through the pipeline, jsonl and wal2json write backfill rows with backfill: ids no change shares", () => withRun(c().config, async (run) => {
+      const { s, admin } = run;
+      await setUp(admin, s);
+      for (const name of ["jsonl", "wal2json"]) {
+        const format = FORMATS[name]!;
+        const decoder = await createDecoder({ values: format.values() });
+        const stream = await replicate({
+          connection: c().config, slot: { name: `slot_${s}_${name}`, create: true, temporary: true }, publications: `pub_${s}`, messages: true, ack: "manual", decoder,
         });
-        writer = undefined;
-        // The second run read the rows after the saved key (and keys to read again, negative here), not the table again.
-        expect(positiveKeys.length).toBeGreaterThan(0);
-        expect(Math.min(...positiveKeys)).toBeGreaterThan(lastKey);
-        expect(rowsBefore).toBeGreaterThanOrEqual(700);
-        expect(again.done).toBe(true);
-        await expectServer(admin, s, replica);
-      } finally {
-        await writer?.stop().catch(() => {});
-        await stream?.stop();
-        await admin.end();
+        const records: { id: string; kind: string; table: string | undefined; text: string }[] = [];
+        let pipeline: Pipeline | undefined;
+        let complete = false;
+        const sink = {
+          name: "test",
+          write: async (r: Records) => {
+            for (let i = 0; i < r.length; i++) {
+              const info = r.record(i);
+              records.push({ id: info.id, kind: info.kind, table: info.table, text: new TextDecoder().decode(info.bytes) });
+            }
+          },
+          close: async () => {},
+        };
+        pipeline = new Pipeline({
+          source: streamSource(stream), format: format.create({ decoder }, {}), sink, replayDecoder: await createDecoder({ values: format.values() }),
+          onItem: (item) => {
+            if (item.kind === "BackfillComplete") {
+              complete = true;
+              void admin.query(`UPDATE ${s}.items SET v = 'after' WHERE id = 1`);
+            } else if (item.kind === "Commit" && complete) pipeline?.stop(); // that update's: the last item
+          },
+        });
+        const backfill = await stream.backfill({ tables: [`${s}.docs`], chunkRows: 100, decoder: await createDecoder({ values: format.values() }) });
+        await pipeline.run();
+        expect(backfill.done).toBe(true);
+        const rows = records.filter((r) => r.kind === "snapshot");
+        expect(rows.length, name).toBe(DOCS);
+        expect(rows.every((r) => /^backfill:[0-9A-F]+\/[0-9A-F]+:\d+$/.test(r.id)), name).toBe(true);
+        const changes = records.filter((r) => r.kind !== "snapshot");
+        expect(changes.length, name).toBeGreaterThan(0);
+        expect(new Set(records.map((r) => r.id)).size, name).toBe(records.length);
+        expect(rows[0]!.text, name).toContain(name === "jsonl" ? `"action":"S"` : `"kind":"insert"`);
+        expect(rows[0]!.text, name).toContain(TEXT_OF_FIRST_DOC);
       }
-    }, UNDER_WRITER_MS);
+    }), 60_000);
 
-    it("through the pipeline, jsonl and wal2json write backfill rows with backfill: ids no change shares", async () => {
-      const s = `bf${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      try {
-        await setUp(admin, s);
-        for (const name of ["jsonl", "wal2json"]) {
-          const format = FORMATS[name]!;
-          const decoder = await createDecoder({ values: format.values() });
-          const stream = await replicate({
-            connection: c().config, slot: { name: `slot_${s}_${name}`, create: true, temporary: true }, publications: `pub_${s}`, messages: true, ack: "manual", decoder,
-          });
-          const records: { id: string; kind: string; table: string | undefined; text: string }[] = [];
-          let pipeline: Pipeline | undefined;
-          let complete = false;
-          const sink = {
-            name: "test",
-            write: async (r: Records) => {
-              for (let i = 0; i < r.length; i++) {
-                const info = r.record(i);
-                records.push({ id: info.id, kind: info.kind, table: info.table, text: new TextDecoder().decode(info.bytes) });
-              }
-            },
-            close: async () => {},
-          };
-          pipeline = new Pipeline({
-            source: streamSource(stream), format: format.create({ decoder }, {}), sink, replayDecoder: await createDecoder({ values: format.values() }),
-            onItem: (item) => {
-              if (item.kind === "BackfillComplete") {
-                complete = true;
-                void admin.query(`UPDATE ${s}.items SET v = 'after' WHERE id = 1`);
-              } else if (item.kind === "Commit" && complete) pipeline?.stop(); // that update's: the last item
-            },
-          });
-          const backfill = await stream.backfill({ tables: [`${s}.docs`], chunkRows: 100, decoder: await createDecoder({ values: format.values() }) });
-          await pipeline.run();
-          expect(backfill.done).toBe(true);
-          const rows = records.filter((r) => r.kind === "snapshot");
-          expect(rows.length, name).toBe(DOCS);
-          expect(rows.every((r) => /^backfill:[0-9A-F]+\/[0-9A-F]+:\d+$/.test(r.id)), name).toBe(true);
-          const changes = records.filter((r) => r.kind !== "snapshot");
-          expect(changes.length, name).toBeGreaterThan(0);
-          expect(new Set(records.map((r) => r.id)).size, name).toBe(records.length);
-          expect(rows[0]!.text, name).toContain(name === "jsonl" ? `"action":"S"` : `"kind":"insert"`);
-          expect(rows[0]!.text, name).toContain(TEXT_OF_FIRST_DOC);
+    it("a backfill whose connection is lost ends the iteration with a ReplicationError naming the table", () => withRun(c().config, async (run) => {
+      const { s, admin } = run;
+      const stream = (run.stream = await setUpStream(admin, c().config, s));
+      await stream.backfill({ tables: [`${s}.items`], chunkRows: 50 });
+      let rows = 0;
+      const iteration = (async () => {
+        for await (const item of stream) {
+          if (item.kind !== "BackfillRow" || ++rows !== 1) continue;
+          await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pgoutput-wasm backfill'");
         }
-      } finally {
-        await admin.end();
-      }
-    }, 60_000);
+      })();
+      await expect(iteration).rejects.toMatchObject({ name: "ReplicationError", message: expect.stringMatching(new RegExp(`backfill of ${s}\\.items`)) });
+      expect(rows).toBeLessThan(ITEMS);
+    }), 30_000);
 
-    it("a backfill whose connection is lost ends the iteration with a ReplicationError naming the table", async () => {
-      const s = `bf${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
-      let stream: ReplicationStream | undefined;
-      try {
-        stream = await setUpStream(admin, c().config, s);
-        await stream.backfill({ tables: [`${s}.items`], chunkRows: 50 });
-        let rows = 0;
-        const run = (async () => {
-          for await (const item of stream!) {
-            if (item.kind !== "BackfillRow" || ++rows !== 1) continue;
-            await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pgoutput-wasm backfill'");
-          }
-        })();
-        await expect(run).rejects.toMatchObject({ name: "ReplicationError", message: expect.stringMatching(new RegExp(`backfill of ${s}\\.items`)) });
-        expect(rows).toBeLessThan(ITEMS);
-      } finally {
-        await stream?.stop();
-        await admin.end();
-      }
-    }, 30_000);
-
-    it("refuses a table not in the publication, one without a usable key, a stream without messages, one iterated by transactions()", async () => {
-      const s = `bf${++seq}`;
-      const admin = new pg.Client(c().config);
-      await admin.connect();
+    it("refuses a table not in the publication, one without a usable key, a stream without messages, one iterated by transactions()", () => withRun(c().config, async (run) => {
+      const { s, admin } = run;
       let stream: ReplicationStream | undefined;
       let plain: ReplicationStream | undefined;
       try {
@@ -548,8 +518,7 @@ for (const major of MAJORS) {
         await stream?.stop();
         await plain?.stop();
         await admin.query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name IN ('slot_${s}', 'slot2_${s}')`).catch(() => {});
-        await admin.end();
       }
-    }, 30_000);
+    }), 30_000);
   });
 }

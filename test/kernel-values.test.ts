@@ -1,5 +1,5 @@
-// The kernel's in-place text timestamp parser (assembly/values.ts, and its
-// TS port bindings/baseline/values.ts) against the JS parser it accelerates:
+// The kernel's in-place text timestamp parser (bindings/kernel/text-timestamp.ts,
+// built by asc and by tsc) against the JS parser it accelerates:
 // equal on every input it accepts, and it declines (NOT_PARSED) what it does
 // not handle, so the JS parser decides. Both kernels answer the same.
 import fc from "fast-check";
@@ -73,6 +73,16 @@ for (const [name, make] of kernels) {
       }
       // A timestamp without zone declines a zone, a timestamptz needs one.
       expect(both("2024-01-01 00:00:00+00", false).kernel).toBe(NOT_PARSED);
+    });
+
+    it("are exact either side of 2^53 µs, where the TS build's bigint takes two conversions instead of one", () => {
+      for (const edge of [2n ** 53n, -(2n ** 53n)]) {
+        for (const delta of [-1_000_001n, -2n, -1n, 0n, 1n, 2n, 999_999n]) {
+          const us = edge + delta;
+          for (const east of [0, 3600, -19800]) expect(both(printTimestamp(us, east), true).kernel).toBe(us);
+          expect(both(printTimestamp(us), false).kernel).toBe(us);
+        }
+      }
     });
 
     it("never reads outside memory", () => {

@@ -1,6 +1,6 @@
 /**
  * The pgoutput kernel in TypeScript: the kernel's own source
- * (bindings/kernel/decode.ts, json-columns.ts, json-lines.ts), which asc compiles to the
+ * (bindings/kernel/decode.ts, json-columns.ts, json-lines.ts, text-timestamp.ts), which asc compiles to the
  * wasm kernel, compiled by tsc over a LinearMemory's typed arrays, with the
  * same exports as the wasm instance (KernelExports). It writes the same Int32
  * tape records (bindings/tape.ts), result words, error codes, offsets and
@@ -17,13 +17,13 @@
  * addresses must be 4-aligned (the decoder's layout always is; wasm would
  * accept any address).
  */
-import type { KernelExports } from "../kernel/exports.ts";
+import { NOT_PARSED, type KernelExports } from "../kernel/exports.ts";
 import { heapBase, useMemory } from "../kernel/portable.ts";
 import { decode } from "../kernel/decode.ts";
 import { jsonColumns } from "../kernel/json-columns.ts";
 import { jsonLines } from "../kernel/json-lines.ts";
+import { parseTextTimestamp, timestampDays, timestampSeconds, timestampFraction } from "../kernel/text-timestamp.ts";
 import { LinearMemory } from "./memory.ts";
-import { textTimestamp } from "./values.ts";
 
 const NO_BYTES = new Uint8Array(0);
 const NO_WORDS = new Int32Array(0);
@@ -70,8 +70,16 @@ export function createKernel(): KernelExports {
       return status;
     },
     textTimestamp: (offset, length, withZone) => {
-      views();
-      return textTimestamp(u8, offset, length, withZone);
+      enter();
+      const parsed = parseTextTimestamp(offset, length, withZone);
+      release();
+      if (!parsed) return NOT_PARSED;
+      // The wasm build's i64 (assembly/values.ts) as a bigint: one conversion
+      // while the µs are exact in a double (years 1685-2255), two past that.
+      const seconds = timestampDays * 86400 + timestampSeconds;
+      const us = seconds * 1e6 + timestampFraction;
+      if (us <= Number.MAX_SAFE_INTEGER && us >= -Number.MAX_SAFE_INTEGER) return BigInt(us);
+      return BigInt(seconds) * 1_000_000n + BigInt(timestampFraction);
     },
     jsonColumns: (tuple, old, columns, from, flags, out, outCapacity, result) => {
       enter();

@@ -101,6 +101,12 @@ export function imul(a: i32, b: i32): i32 {
   return Math.imul(a, b);
 }
 
+/** a / b rounded toward zero (asc's i32 division), for b > 0. */
+export function divI32(a: i32, b: i32): i32 {
+  if (<i32>0.5 == 0) return a / b;
+  return (a / b) | 0;
+}
+
 /** An i32 taken as unsigned 32-bit, as a double (exact). */
 export function u32AsF64(v: i32): f64 {
   if (<i32>0.5 == 0) return <f64><u32>v;
