@@ -37,7 +37,7 @@ const CHANGES: Flag = {
 };
 /** tail's --format, whose default here is every message as sent (`messages`); `pretty` indents the one chosen. */
 const DECODE_FORMAT: Flag = { ...FORMAT, default: undefined, description: FORMAT.description.replace("(default jsonl)", "(default messages; pretty: the chosen one, indented)") };
-const STATS: Flag = { name: "stats", type: "boolean", default: false, description: "print counts by message kind to stderr" };
+const STATS: Flag = { name: "stats", type: "boolean", default: false, description: "print counts by message kind to stderr (counting views every\nmessage: --changes runs slower with it)" };
 
 const sections = [{ title: "options", flags: [BACKEND, STATS, DECODE_FORMAT, OPTION, VALUES, CHANGES, TRANSACTIONS, TABLES, NUMBERS_AS_STRINGS] }];
 
