@@ -158,12 +158,7 @@ export class Iteration {
     this.#derived = { relationChanges: false, ddl: false, userMessages: true };
   }
 
-  /**
-   * Messages (views valid until the next `next()`), and keepalives when
-   * `keepalives`. `takeReady()` gives what the next `next()` would, when it
-   * needs no wait (else undefined), with no promise: for a consumer that
-   * drains what was received (the pipeline's sources.ts).
-   */
+  /** Messages (views valid until the next `next()`), and keepalives when `keepalives`; `takeReady()`: sources.ts's. */
   messages(keepalives: boolean): AsyncIterator<StreamItem> & { takeReady(): StreamItem | undefined } {
     this.#claim("messages");
     const step = (): IteratorResult<StreamItem> | typeof WAIT => {
@@ -181,8 +176,7 @@ export class Iteration {
     return {
       next: () => this.#pull(step),
       takeReady: () => {
-        // A pull in flight comes first: it is handed the next item.
-        if (this.#inFlight !== 0) return undefined;
+        if (this.#inFlight !== 0) return undefined; // a pull in flight is handed the next item
         this.#tracker.next();
         const r = step();
         return r === WAIT || r.done === true ? undefined : r.value;

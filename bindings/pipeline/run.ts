@@ -40,6 +40,8 @@ import { StreamResequencer } from "./resequence.ts";
 import type { PipelineSource, SourceItem } from "./sources.ts";
 import { family, metricsText, type MetricFamily } from "../metrics/exposition.ts";
 import { MessageFeed } from "./message-feed.ts";
+import { InFlightWindow } from "./in-flight.ts";
+import { LINGER, SourceReads, STOP } from "./source-reads.ts";
 import type { PgoutputMessage } from "../messages.ts";
 
 export type { PipelineSource, SourceItem } from "./sources.ts";
@@ -47,35 +49,14 @@ export type { PipelineSource, SourceItem } from "./sources.ts";
 export type { PipelineOptions, PipelineResult, PipelineStats } from "./run-options.ts";
 import type { PipelineOptions, PipelineResult, PipelineStats } from "./run-options.ts";
 
-interface InFlight {
-  records: number;
-  bytes: number;
-  /** The last transaction end in the batch. */
-  ack: bigint | undefined;
-  done: boolean;
-  batch: Records | undefined;
-}
-
-const STOP = Symbol("stop");
 /** What #takeRun asks the resequencer: whether a row change now would be held (a streamed block is open). */
 const ROW = { kind: "Insert" };
-const LINGER = Symbol("linger");
-
-/**
- * How long finished records wait for more before they are written, when the
- * source said more had arrived but it turned out to be nothing for the
- * format (a keepalive, a filtered heartbeat, the start of a frame).
- */
-const LINGER_MS = 2;
 
 export class Pipeline {
   readonly #o: Required<Pick<PipelineOptions, "batchBytes" | "holdBytes" | "drainTimeoutMs">> & PipelineOptions;
-  readonly #windowRecords: number;
-  readonly #windowBytes: number;
+  readonly #window: InFlightWindow;
   readonly #resequencer: StreamResequencer | undefined;
   #records = new Records();
-  readonly #spare: Records[] = [];
-  readonly #inFlight: InFlight[] = [];
   readonly #stats: PipelineStats = { items: 0, records: 0, bytes: 0, durable: 0, inFlight: 0, inFlightBytes: 0, writes: 0, skipped: 0, acked: undefined, acks: 0 };
   /** The last position handed to the sink: what a restarted source sends again up to here is taken back. */
   #delivered: ChangePosition | undefined;
@@ -83,26 +64,21 @@ export class Pipeline {
   #snapshotTxn: RecordTransaction | undefined;
   readonly #feed: MessageFeed;
   #backfillTxn: RecordTransaction | undefined;
-  #failure: unknown;
   #stopRequested = false;
-  /**
-   * Wakes the source read being awaited, if any: stop(), a sink's failure,
-   * the linger timer. One promise per read, settled by whichever comes
-   * first: racing each read against one promise that lives as long as the
-   * run would leave a reaction on it per item (30 MB per 100,000 changes).
-   */
-  #wake: ((why: typeof STOP | typeof LINGER) => void) | undefined;
-  /** Armed when finished records wait unwritten; wakes a pull that waits for the source meanwhile. */
-  #linger: ReturnType<typeof setTimeout> | undefined;
-  /** The linger timer fired: a read waiting for the source gives way to the waiting records. */
-  #lingerDue = false;
-  #settled: (() => void) | undefined;
+  readonly #reads = new SourceReads(() => this.#window.failure !== undefined || this.#stopRequested);
 
   constructor(options: PipelineOptions) {
     this.#o = { batchBytes: 64 << 10, holdBytes: 1 << 20, drainTimeoutMs: 10_000, ...options };
-    this.#windowRecords = options.window?.records ?? 10_000;
-    this.#windowBytes = options.window?.bytes ?? 16 << 20;
     this.#feed = new MessageFeed(options);
+    this.#window = new InFlightWindow({
+      sink: options.sink, records: options.window?.records ?? 10_000, bytes: options.window?.bytes ?? 16 << 20, stats: this.#stats,
+      confirm: (lsn) => {
+        this.#o.source.ack(lsn);
+        this.#feed.confirmed(lsn);
+        this.#o.onAck?.(lsn);
+      },
+      failed: () => this.#reads.stop(),
+    });
     this.#resequencer = options.replayDecoder === undefined ? undefined : new StreamResequencer(options.replayDecoder, { maxHeldBytes: options.maxHeldBytes, tempDir: options.tempDir });
   }
 
@@ -131,7 +107,7 @@ export class Pipeline {
   /** Ends the run: nothing more is read; see the file's comment. */
   stop(): void {
     this.#stopRequested = true;
-    this.#wake?.(STOP);
+    this.#reads.stop();
   }
 
   async run(): Promise<PipelineResult> {
@@ -151,10 +127,10 @@ export class Pipeline {
         }
         const pending = it.next();
         pending.catch(() => {}); // lost to a stop request: its outcome no longer matters
-        let r = await this.#read(pending, this.#linger !== undefined);
+        let r = await this.#reads.read(pending, this.#reads.lingering);
         if (r === LINGER) {
           await this.#flush();
-          r = await this.#read(pending, false);
+          r = await this.#reads.read(pending, false);
         }
         if (r === STOP || r === LINGER) {
           reason = "stopped"; // (LINGER: not from a read without linger)
@@ -169,7 +145,7 @@ export class Pipeline {
         }
       }
     } catch (e) {
-      if (e !== this.#failure) sourceError = e;
+      if (e !== this.#window.failure) sourceError = e;
     }
     await this.#finish(reason === "limit" || this.#o.writePartial === true);
     this.#throwFailure();
@@ -186,7 +162,7 @@ export class Pipeline {
     const source = this.#o.source;
     if (source.takeReady === undefined) return false;
     for (;;) {
-      if (this.#failure !== undefined || this.#stopRequested) return false;
+      if (this.#window.failure !== undefined || this.#stopRequested) return false;
       const run = this.#takeRun();
       let limited: boolean | Promise<boolean>;
       if (run > 0) limited = this.#itemDone();
@@ -320,22 +296,8 @@ export class Pipeline {
     if (records.bytes.len >= this.#o.holdBytes || (ended && (records.bytes.len >= this.#o.batchBytes || !this.#o.source.ready))) {
       const waiting = this.#flush();
       if (waiting !== undefined) return waiting.then(() => false);
-    } else if (ended && this.#linger === undefined) this.#armLinger();
+    } else if (ended && !this.#reads.lingering) this.#reads.arm();
     return false;
-  }
-
-  /** The source's next item, or STOP, or (with `linger`, once the linger timer fired) LINGER, whichever comes first. */
-  #read(pending: Promise<IteratorResult<SourceItem>>, linger: boolean): Promise<IteratorResult<SourceItem> | typeof STOP | typeof LINGER> {
-    return new Promise<IteratorResult<SourceItem> | typeof STOP | typeof LINGER>((resolve, reject) => {
-      this.#wake = (why) => {
-        if (why === STOP || linger) resolve(why);
-      };
-      pending.then(resolve, reject);
-      if (this.#failure !== undefined || this.#stopRequested) queueMicrotask(() => resolve(STOP));
-      else if (linger && this.#lingerDue) queueMicrotask(() => resolve(LINGER)); // after pending's reaction: an item already there comes first
-    }).finally(() => {
-      this.#wake = undefined;
-    });
   }
 
   /** Counts what the batch took back; at the limit, cuts the batch there and writes it (then the run ends). */
@@ -350,28 +312,12 @@ export class Pipeline {
     return waiting === undefined ? true : waiting.then(() => true);
   }
 
-  /** Finished records wait for what the source says arrived: for LINGER_MS at most, then a waiting pull writes them. */
-  #armLinger(): void {
-    this.#lingerDue = false;
-    this.#linger = setTimeout(() => {
-      this.#lingerDue = true;
-      this.#wake?.(LINGER);
-    }, LINGER_MS);
-  }
-
-  #disarmLinger(): void {
-    if (this.#linger === undefined) return;
-    clearTimeout(this.#linger);
-    this.#linger = undefined;
-    this.#lingerDue = false;
-  }
-
   /** The source started over from what was confirmed: drop what was not handed over; take back what was. */
   #restarted(generation: number | undefined): void {
     const first = this.#generation === undefined;
     this.#generation = generation;
     if (first) return;
-    this.#disarmLinger();
+    this.#reads.disarm();
     this.#records.clear();
     this.#records.txn = NO_TRANSACTION;
     this.#records.skip = this.#delivered;
@@ -381,108 +327,44 @@ export class Pipeline {
   }
 
   /**
-   * Hands the batch to the sink (a batch of acks alone settles in turn,
-   * without a write); a promise only when the window is full, settled once
-   * it has room. Throws (or rejects with) the sink's failure.
+   * Hands the batch to the sink (in-flight.ts); a promise only when the
+   * window is full, settled once it has room. Throws (or rejects with) the
+   * sink's failure.
    */
   #flush(): Promise<void> | undefined {
-    this.#disarmLinger();
+    this.#reads.disarm();
     const batch = this.#records;
     if (batch.length === 0 && batch.acks.length === 0) return undefined;
-    const next = this.#spare.pop() ?? new Records();
+    const next = this.#window.spare();
     next.txn = batch.txn;
     this.#records = next;
-    const entry: InFlight = {
-      records: batch.length, bytes: batch.bytes.len, ack: batch.acks[batch.acks.length - 1]?.lsn, done: false, batch,
-    };
-    this.#inFlight.push(entry);
-    if (batch.length > 0 || this.#o.sink.transactionEnds === true) {
-      this.#delivered = batch.lastPosition ?? this.#delivered;
-      this.#stats.records += entry.records;
-      this.#stats.bytes += entry.bytes;
-      this.#stats.inFlight += entry.records;
-      this.#stats.inFlightBytes += entry.bytes;
-      this.#stats.writes++;
-      this.#o.sink.write(batch).then(() => this.#done(entry), (e: unknown) => this.#fail(e));
-    } else {
-      entry.done = true;
-      queueMicrotask(() => this.#settle());
-    }
+    if (this.#window.hand(batch)) this.#delivered = batch.lastPosition ?? this.#delivered;
     next.skip = this.#delivered;
-    if (this.#windowFull()) return this.#untilRoom();
+    if (this.#window.full) return this.#untilRoom();
     this.#throwFailure();
     return undefined;
   }
 
-  #windowFull(): boolean {
-    return this.#failure === undefined && (this.#stats.inFlight > this.#windowRecords || this.#stats.inFlightBytes > this.#windowBytes);
-  }
-
   async #untilRoom(): Promise<void> {
-    while (this.#windowFull()) await new Promise<void>((resolve) => (this.#settled = resolve));
+    await this.#window.untilRoom();
     this.#throwFailure();
   }
 
-  #done(entry: InFlight): void {
-    entry.done = true;
-    this.#stats.durable += entry.records;
-    this.#settle();
-  }
-
-  /** Confirms, in order, the transaction ends of the batches that resolved. */
-  #settle(): void {
-    let ack: bigint | undefined;
-    while (this.#inFlight.length > 0 && this.#inFlight[0]!.done) {
-      const e = this.#inFlight.shift()!;
-      this.#stats.inFlight -= e.records;
-      this.#stats.inFlightBytes -= e.bytes;
-      if (e.ack !== undefined) ack = e.ack;
-      if (e.batch !== undefined && this.#spare.length < 4) {
-        e.batch.clear();
-        this.#spare.push(e.batch);
-      }
-    }
-    if (ack !== undefined && this.#failure === undefined) {
-      this.#o.source.ack(ack);
-      this.#stats.acked = ack;
-      this.#stats.acks++;
-      this.#feed.confirmed(ack);
-      this.#o.onAck?.(ack);
-    }
-    const wake = this.#settled;
-    this.#settled = undefined;
-    wake?.();
-  }
-
-  #fail(e: unknown): void {
-    this.#failure ??= e;
-    this.#wake?.(STOP);
-    const wake = this.#settled;
-    this.#settled = undefined;
-    wake?.();
-  }
-
   #throwFailure(): void {
-    if (this.#failure !== undefined) throw this.#failure;
+    if (this.#window.failure !== undefined) throw this.#window.failure;
   }
 
   /** The end of a run: what is finished is written and awaited, acknowledged, and the source stopped. */
   async #finish(cut: boolean): Promise<void> {
     const records = this.#records;
-    if (this.#failure === undefined) {
+    if (this.#window.failure === undefined) {
       if (!cut) records.truncate(records.acks.length === 0 ? 0 : records.acks[records.acks.length - 1]!.after);
       try {
         await this.#flush();
       } catch {
         /* the failure is thrown below */
       }
-      const deadline = Date.now() + this.#o.drainTimeoutMs;
-      while (this.#inFlight.length > 0 && this.#failure === undefined && Date.now() < deadline) {
-        await new Promise<void>((resolve) => {
-          this.#settled = resolve;
-          setTimeout(resolve, Math.max(1, deadline - Date.now())).unref?.();
-        });
-      }
+      await this.#window.drain(Date.now() + this.#o.drainTimeoutMs);
     }
     this.#resequencer?.reset(); // closes the files of what was held
     await this.#o.source.stop();
