@@ -34,23 +34,9 @@ import { grownTape } from "./capacity.ts";
 import { framedCopyLength, WALK_ABOVE } from "../frame-walk.ts";
 import { MemoryLayout } from "./memory-layout.ts";
 import { relationAt, stateTag, TAG_RELATION, TAG_STREAM_START, TAG_STREAM_STOP, TAG_TYPE } from "./state-records.ts";
+import type { DecoderInternals } from "./decoder-internals.ts";
 
-/**
- * What the record path (compat/record.ts) uses of a decoder; not public
- * API. Made on the first `decoderInternals()` call.
- */
-export interface DecoderInternals {
-  /**
-   * `decode()` without a batch or a view: the same copy, kernel call,
-   * checks, errors and cache updates. The message's record starts at word
-   * `memory.tape >> 2` of `memory.i32`; returns the Relation it defined,
-   * if it is one. Valid until the decoder's next call.
-   */
-  decodeOne(message: Uint8Array): RelationDefinition | undefined;
-  readonly memory: MemoryLayout;
-  /** The view of the record at word `w`, as `decode()` would return it (`definition`: what decodeOne returned). */
-  view(w: number, length: number, definition: RelationDefinition | undefined): WalMessage;
-}
+export type { DecoderInternals } from "./decoder-internals.ts";
 
 let internalsOf: (decoder: TapeDecoder) => DecoderInternals;
 
