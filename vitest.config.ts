@@ -24,6 +24,7 @@ const perBackend = [
   "test/limits.test.ts",
   "test/pipeline.test.ts",
   "test/pipeline-runs.test.ts",
+  "test/pipeline-stream-runs.test.ts",
   "test/pooled-buffer.test.ts",
   "test/raw-stream.test.ts",
   "test/replicate-hostile.test.ts",

@@ -14,10 +14,9 @@ import { describe, expect, it } from "vitest";
 import { formatNamed } from "../bindings/formats/index.ts";
 import { Pipeline } from "../bindings/pipeline/run.ts";
 import { captureSource, type PipelineSource } from "../bindings/pipeline/sources.ts";
-import type { Format, FormatOptionValues } from "../bindings/pipeline/format.ts";
-import type { Records } from "../bindings/pipeline/records.ts";
-import type { Sink } from "../bindings/pipeline/sink.ts";
+import type { FormatOptionValues } from "../bindings/pipeline/format.ts";
 import { backend } from "./support/backends.ts";
+import { recording, type Recorded } from "./support/recording-sink.ts";
 
 const index = JSON.parse(readFileSync(fileURLToPath(new URL("./fixtures/index.json", import.meta.url)), "utf8")) as { fixtures: { file: string }[] };
 const names = index.fixtures.map((f) => f.file);
@@ -28,16 +27,7 @@ function chunked(bytes: Uint8Array, size: number): AsyncIterable<Uint8Array> {
   })();
 }
 
-interface Seen {
-  lines: string;
-  records: string[];
-  acks: string[];
-  /** Messages the format took from batches (pushBatch). */
-  fromBatches: number;
-  error: string | undefined;
-}
-
-const text = new TextDecoder();
+type Seen = Recorded & { error: string | undefined };
 
 async function run(capture: Uint8Array, chunk: number, options: FormatOptionValues, batches: boolean, limit?: number): Promise<Seen> {
   const jsonl = formatNamed("jsonl");
@@ -45,28 +35,8 @@ async function run(capture: Uint8Array, chunk: number, options: FormatOptionValu
   const replayDecoder = await backend.create({ values: jsonl.values() });
   const source: PipelineSource = captureSource(chunked(capture, chunk), decoder);
   if (!batches) delete (source as { readyBatch?: unknown }).readyBatch;
-  const inner = jsonl.create({ decoder }, options);
-  const seen: Seen = { lines: "", records: [], acks: [], fromBatches: 0, error: undefined };
-  const format: Format = {
-    push: (item, out) => inner.push(item, out),
-    reset: () => inner.reset(),
-    pushBatch: (batch, from, out, to) => {
-      const taken = inner.pushBatch!(batch, from, out, to);
-      seen.fromBatches += taken - from;
-      return taken;
-    },
-  };
-  const sink: Sink = {
-    name: "test",
-    write: async (records: Records) => {
-      // Where a batch ends depends on the chunks: acknowledgements are compared by the records before them in the run.
-      const before = seen.records.length;
-      seen.lines += text.decode(records.bytes.buf.subarray(0, records.bytes.len));
-      for (let i = 0; i < records.length; i++) seen.records.push(`${records.id(i)} ${records.kinds[i]}`);
-      for (const a of records.acks) seen.acks.push(`${before + a.after}@${a.lsn}`);
-    },
-    close: async () => {},
-  };
+  const { seen: recorded, format, sink } = recording(jsonl.create({ decoder }, options));
+  const seen: Seen = Object.assign(recorded, { error: undefined });
   try {
     await new Pipeline({ source, format, sink, replayDecoder, limit }).run();
   } catch (e) {

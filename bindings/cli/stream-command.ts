@@ -63,18 +63,16 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
   let source: Source | undefined;
   let pipeline: Pipeline | undefined;
   let stopRequested = false;
-  let transactions = 0;
-  let messages = 0;
   const status = new StatusLine({
     out: stderr,
     enabled: stderr.isTTY === true || settings.progress,
     label,
     writtenUnit: plan.writtenUnit,
     sample: () => ({
-      messages,
+      messages: pipeline?.stats.items ?? 0,
       bytes: source?.stream.stats.bytes ?? 0,
       written: pipeline?.stats.records ?? 0,
-      transactions,
+      transactions: source?.stream.stats.transactions ?? 0,
       lsn: source?.stream.lastReceivedLsn ?? 0n,
       acked: source?.stream.lastAckedLsn ?? 0n,
       reconnects: source?.stream.stats.reconnects ?? 0,
@@ -179,16 +177,13 @@ export async function streamCommand(plan: StreamPlan): Promise<number> {
       ddl: settings.ddl,
       // The stream asks for messages for --ddl; the others are written only when asked for.
       messages: settings.ddl && settings.messages !== true && settings.mode !== "embedded" ? false : undefined,
-      onItem: (item) => {
-        messages++;
+      // Only where something waits for an item (the demo's last commit, a snapshot's or backfill's end):
+      // given onItem, the pipeline makes a view of every message, so the kernel's whole lines are not taken.
+      onItem: src.demo === undefined && src.snapshot === undefined && settings.backfill.length === 0 ? undefined : (item) => {
         if (item.kind === "Begin") openXid = item.xid;
-        else if (item.kind === "Commit" && openXid !== undefined) {
-          transactions++;
-          ends.set(openXid, item.endLsn);
-        } else if (item.kind === "StreamCommit") {
-          transactions++;
-          ends.set(item.xid, item.endLsn);
-        } else if (item.kind === "BackfillComplete") {
+        else if (item.kind === "Commit" && openXid !== undefined) ends.set(openXid, item.endLsn);
+        else if (item.kind === "StreamCommit") ends.set(item.xid, item.endLsn);
+        else if (item.kind === "BackfillComplete") {
           status.note(`${label}: backfill of ${item.table} complete: ${item.rows} rows`);
         } else if (item.kind === "SnapshotComplete") {
           status.note(`${label}: snapshot complete: ${item.rows} rows of ${item.tables} tables; streaming from ${formatLsn(item.consistentPoint)}`);

@@ -20,6 +20,7 @@ import type { Tuple } from "../tuple.ts";
 import { TapeBatch } from "../views/batch.ts";
 import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
 import type { RecordKind, Records } from "../pipeline/records.ts";
+import { compareChangePositions } from "../pipeline/change-id.ts";
 import type { FormatItem } from "../pipeline/format.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
@@ -40,13 +41,18 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
- * Whether a record `out` ends now may be one a restart's redelivery takes
- * back (Records.skip): the kernel's lines are ended together (endAt), never
- * taken back, so such a transaction is push()'s.
+ * Whether the next record `out` ends may be one a restart's redelivery
+ * takes back (at or before Records.skip, as Records.end compares): the
+ * kernel's lines are ended together (endAt), never taken back, so such a
+ * record is push()'s. Positions only grow in a transaction, so once its
+ * next record is past `skip` every later one is: a batch handed to the
+ * sink in the middle of a transaction (skip is then its last record) does
+ * not keep the rest of it from the kernel.
  */
 function mayTakeBack(out: Records): boolean {
   const skip = out.skip;
-  return skip !== undefined && !(out.txn.ordered && out.txn.lsn > skip.lsn);
+  const txn = out.txn;
+  return skip !== undefined && txn.ordered && compareChangePositions({ lsn: txn.lsn, index: txn.next }, skip) <= 0;
 }
 
 /** The records' kinds of the line kinds (LK_*). */

@@ -15,12 +15,7 @@
  * sent when one is asked for), backend messages (an error is thrown once
  * everything before it was delivered, or reconnected from), the heartbeat
  * messages filtered out, the commit and keepalive times noted for
- * `progress`.
- *
- * Pulls run one after another (concurrent `next()` calls must not
- * interleave). When nothing is in flight and the item is already decoded,
- * a pull is one resolved promise: no async function and no chaining, which
- * is what each message costs while the consumer keeps up.
+ * `progress`. Pulls run one after another (pulls.ts).
  */
 import type { PgoutputMessage } from "../messages.ts";
 import type { PrimaryKeepalive, WalMessage } from "../walsender.ts";
@@ -37,7 +32,7 @@ import type { SocketReader } from "./socket-reader.ts";
 import type { StreamCounters, StreamState } from "./stream-state.ts";
 import { backendMessageError, type OnNotice } from "./copy-both.ts";
 import { transactionEnd, type AckMessage, type AckTracker } from "../ack.ts";
-import type { PgoutputDecoder } from "../decoder.ts";
+import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import { TapeDecoder } from "../kernel/decoder.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
 import { RelationShapes } from "../relation-changes.ts";
@@ -45,11 +40,17 @@ import type { Derived, StreamItem } from "./stream-items.ts";
 import type { RelationChanged } from "../relation-changes.ts";
 import { ddlOf } from "./ddl.ts";
 import { pastStop } from "./stop-at.ts";
+import { Pulls, WAIT } from "./pulls.ts";
 
 export type { Derived, StreamItem } from "./stream-items.ts";
 
-/** A pull step's answer when nothing is buffered yet. */
-export const WAIT = Symbol("wait");
+/** The message iteration, with the pipeline source's ways to take what is decoded already (sources.ts). */
+export type MessageIteration = AsyncIterator<StreamItem> & {
+  takeReady(): StreamItem | undefined;
+  readyBatch(): { readonly batch: Batch<WalMessage>; readonly index: number } | undefined;
+  skipReady(n: number): void;
+};
+
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
 /** The stream's parts the iteration reads from, and what it asks of the stream. */
@@ -106,9 +107,7 @@ export class Iteration {
   #claimed: string | undefined;
   /** The transaction iteration's assembler: what it holds is partial, forgotten on a new connection. */
   #assembler: TransactionAssembler | undefined;
-  #chain: Promise<unknown> = Promise.resolve();
-  /** Pulls (next() calls) not settled yet. */
-  #inFlight = 0;
+  readonly #pulls: Pulls;
   /** The backfill running, if any: its items come before the stream's next message. */
   #backfill: BackfillHook | undefined;
 
@@ -127,6 +126,7 @@ export class Iteration {
     this.#fail = parts.fail;
     this.#stop = parts.stop;
     this.#decoder = parts.decoder;
+    this.#pulls = new Pulls(() => this.#tracker.next(), () => this.#ending ?? this.#reader.wait());
   }
 
   /** A decoder like the stream's for replaying streamed transactions; a decoder of the user's own that cannot fork: the assembler's default. */
@@ -158,8 +158,8 @@ export class Iteration {
     this.#derived = { relationChanges: false, ddl: false, userMessages: true };
   }
 
-  /** Messages (views valid until the next `next()`), and keepalives when `keepalives`; `takeReady()`: sources.ts's. */
-  messages(keepalives: boolean): AsyncIterator<StreamItem> & { takeReady(): StreamItem | undefined } {
+  /** Messages (views valid until the next `next()`), and keepalives when `keepalives`; `takeReady()`, `readyBatch()`, `skipReady()`: sources.ts's. */
+  messages(keepalives: boolean): MessageIteration {
     this.#claim("messages");
     const step = (): IteratorResult<StreamItem> | typeof WAIT => {
       const item = this.#poll(keepalives);
@@ -174,13 +174,22 @@ export class Iteration {
       return { done: false, value: item };
     };
     return {
-      next: () => this.#pull(step),
+      next: () => this.#pulls.pull(step),
       takeReady: () => {
-        if (this.#inFlight !== 0) return undefined; // a pull in flight is handed the next item
+        if (this.#pulls.inFlight) return undefined; // a pull in flight is handed the next item
         this.#tracker.next();
         const r = step();
         return r === WAIT || r.done === true ? undefined : r.value;
       },
+      readyBatch: () => {
+        // Only where #poll would hand over the batch's next message as it is: nothing derived, interleaved or cut before it.
+        if (
+          this.#pulls.inFlight || this.#ending !== undefined || this.#state.stopRequested || this.#stopReached || this.#derivedNext !== undefined ||
+          this.#backfill !== undefined || this.#stopAt !== undefined || this.#reconnector.running !== undefined
+        ) return undefined;
+        return this.#reader.current();
+      },
+      skipReady: (n) => this.#skipped(n),
       return: async (): Promise<IteratorResult<StreamItem>> => {
         await this.#stop();
         return { done: true, value: undefined };
@@ -204,7 +213,7 @@ export class Iteration {
       return { done: false, value: item };
     };
     const iterator: AsyncIterableIterator<TransactionItem> = {
-      next: () => this.#pull((): IteratorResult<TransactionItem> | typeof WAIT => {
+      next: () => this.#pulls.pull((): IteratorResult<TransactionItem> | typeof WAIT => {
         const more = assembler.pull();
         if (more !== undefined) {
           // The rest of a streamed transaction: its end message is observed with the final fragment.
@@ -335,6 +344,38 @@ export class Iteration {
     }
   }
 
+  /**
+   * The next `n` messages of the reader's batch (Begin, row changes and
+   * Commit: Pipeline.#takeRun's run) were handed over without a view each:
+   * what #poll and the message iteration's step do for each of them.
+   */
+  #skipped(n: number): void {
+    const { batch, index } = this.#reader.current()!;
+    this.#tracker.next();
+    const stats = this.#stats;
+    for (let i = index; i < index + n; i++) {
+      const kind = batch.kind(i);
+      if (kind === "Insert") stats.inserts++;
+      else if (kind === "Update") stats.updates++;
+      else if (kind === "Delete") stats.deletes++;
+      if (kind !== "Begin" && kind !== "Commit") {
+        this.#redelivery.passed();
+        continue;
+      }
+      const msg = batch.get(i) as PgoutputMessage & { kind: "Begin" | "Commit" };
+      if (msg.kind === "Commit") {
+        this.#progress.lastCommitTime = msg.commitTime;
+        this.#progress.lastCommitAt = Date.now();
+        stats.transactions++;
+      }
+      this.#tracker.observe(msg, true);
+      this.#redelivery.mark(msg);
+      this.#ended(msg);
+    }
+    this.#reader.skip(n);
+    this.#reader.resumeBelowLowWater();
+  }
+
   /** stopAt reached: nothing more is handed over; with auto acks the stream stops (pulls wait for it), else the iteration is done. */
   #reachStop(): undefined | typeof WAIT {
     this.#stopReached = true;
@@ -355,43 +396,5 @@ export class Iteration {
   #claim(how: string): void {
     if (this.#claimed !== undefined) throw new TypeError(`this replication stream is already iterated (${this.#claimed}); iterate it once`);
     this.#claimed = how;
-  }
-
-  /** One `next()`: the consumer is back, then `step` until it gives a result, waiting for the socket between tries. */
-  #pull<T>(step: () => T | typeof WAIT): Promise<T> {
-    if (this.#inFlight === 0) {
-      this.#tracker.next();
-      let r: T | typeof WAIT;
-      try {
-        r = step();
-      } catch (e) {
-        return Promise.reject(e);
-      }
-      if (r !== WAIT) return Promise.resolve(r);
-      return this.#track(this.#waitFor(step));
-    }
-    return this.#track(this.#chain.then(() => {
-      this.#tracker.next();
-      return this.#waitFor(step);
-    }));
-  }
-
-  async #waitFor<T>(step: () => T | typeof WAIT): Promise<T> {
-    for (;;) {
-      const r = step();
-      if (r !== WAIT) return r;
-      if (this.#ending !== undefined) await this.#ending;
-      else await this.#reader.wait();
-    }
-  }
-
-  /** Counts a pull in flight until it settles; later pulls chain after it. */
-  #track<T>(p: Promise<T>): Promise<T> {
-    this.#inFlight++;
-    const settled = () => {
-      this.#inFlight--;
-    };
-    this.#chain = p.then(settled, settled);
-    return p;
   }
 }

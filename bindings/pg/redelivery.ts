@@ -36,16 +36,21 @@ export class Redelivery {
 
   /** Message iteration: `m` is handed over; keeps `redelivering` for the transaction the consumer is in. */
   mark(m: PgoutputMessage): void {
-    if (this.#spanEnded) {
-      this.#spanEnded = false;
-      this.#redelivering = false;
-    }
+    this.passed();
     const kind = m.kind;
     if (kind === "Begin" || kind === "BeginPrepare") {
       const lsn = kind === "Begin" ? m.finalLsn : m.prepareLsn;
       this.#redelivering = lsn <= this.#begin;
       if (lsn > this.#beginSeen) this.#beginSeen = lsn;
     } else if (kind === "Commit" || kind === "Prepare") this.#spanEnded = this.#redelivering;
+  }
+
+  /** A message handed over that is neither a transaction's start nor its end (what mark() does for one). */
+  passed(): void {
+    if (this.#spanEnded) {
+      this.#spanEnded = false;
+      this.#redelivering = false;
+    }
   }
 
   /** Transaction iteration: a fragment of the transaction at `lsn` (its commit or prepare LSN) is handed over. */

@@ -24,7 +24,7 @@
  * The reader also keeps the time silence counts from (`lastData`): a socket
  * paused or not read is not silent.
  */
-import type { PgoutputDecoder } from "../decoder.ts";
+import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import type { WalMessage } from "../walsender.ts";
 import { isPgoutputError } from "../errors.ts";
 import { ReplicationError } from "./errors.ts";
@@ -194,6 +194,22 @@ export class SocketReader {
       this.#stats.decodeMs += performance.now() - started;
       this.#stats.payloads += this.#items.length;
     }
+  }
+
+  /**
+   * The decoded batch the next `take()` reads from, and its index, when it
+   * has items left: a pipeline's format takes a run of them whole
+   * (Format.pushBatch), then `skip()`s past them. Not the messages decoded
+   * before a rejected frame (an array, not a batch).
+   */
+  current(): { readonly batch: Batch<WalMessage>; readonly index: number } | undefined {
+    const items = this.#items;
+    return items !== undefined && this.#decodeError === undefined && this.#index < items.length ? { batch: items as Batch<WalMessage>, index: this.#index } : undefined;
+  }
+
+  /** Passes over `n` items of the current batch (see current()). */
+  skip(n: number): void {
+    this.#index += n;
   }
 
   /** Waits for the next wake-up, first reading what waited in the kernel while the consumer was busy. */

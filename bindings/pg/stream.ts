@@ -25,7 +25,7 @@ import { parseLsn } from "../lsn.ts";
 import { ReplicationError } from "./errors.ts";
 import type { AssemblerOptions, TransactionItem } from "./transactions.ts";
 import type { HealthMonitor, ReplicationHealth, StreamProgress } from "./health.ts";
-import type { StreamItem } from "./iteration.ts";
+import type { MessageIteration, StreamItem } from "./iteration.ts";
 import { Lifecycle, type StreamSetup } from "./lifecycle.ts";
 import type { ReplicationStats } from "./stream-state.ts";
 import { metricsText, type MetricFamily, type MetricLabels } from "../metrics/exposition.ts";
@@ -46,10 +46,10 @@ export function underived(stream: ReplicationStream): void {
   underivedOf(stream);
 }
 
-let messagesOf: (stream: ReplicationStream) => AsyncIterator<StreamItem> & { takeReady(): StreamItem | undefined };
+let messagesOf: (stream: ReplicationStream) => MessageIteration;
 
-/** The stream's message iteration with `takeReady()` (iteration.ts), for a pipeline's source. Not public API. */
-export function messageIteration(stream: ReplicationStream): AsyncIterator<StreamItem> & { takeReady(): StreamItem | undefined } {
+/** The stream's message iteration with `takeReady()`, `readyBatch()` and `skipReady()` (iteration.ts), for a pipeline's source. Not public API. */
+export function messageIteration(stream: ReplicationStream): MessageIteration {
   return messagesOf(stream);
 }
 

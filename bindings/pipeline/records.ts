@@ -181,8 +181,8 @@ export class Records {
 
   /**
    * Ends a record whose bytes end at `end` of `bytes`: a format that wrote
-   * several records' bytes at once ends them in turn. Not while `skip` is
-   * set (taking a record back would cut the ones after it).
+   * several records' bytes at once ends them in turn. Never one at or
+   * before `skip` (taking a record back would cut the ones after it).
    */
   endAt(end: number, kind: RecordKind, relation?: Relation, derived = kind === "relationChanged"): void {
     const txn = this.txn;

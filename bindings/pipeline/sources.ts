@@ -61,6 +61,8 @@ export function streamSource(stream: ReplicationStream, options: StreamSourceOpt
   return {
     [Symbol.asyncIterator]: () => (iteration = messageIteration(stream)) as AsyncIterator<SourceItem>,
     takeReady: () => iteration?.takeReady() as SourceItem | undefined,
+    readyBatch: () => iteration?.readyBatch() as { readonly batch: Batch; readonly index: number } | undefined,
+    skipReady: (n) => iteration!.skipReady(n),
     ack: (lsn) => void (acknowledge && stream.ack(lsn)),
     stop: () => stream.stop(),
     get ready() {
