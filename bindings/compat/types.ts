@@ -182,9 +182,8 @@ export interface MessageStreamAbort {
   abortTime: bigint | null;
 }
 
-/** `b` (protocol 3+): a prepared transaction begins. */
-export interface MessageBeginPrepare {
-  tag: "begin_prepare";
+/** What `b`, `P` and `p` say of the prepared transaction. */
+interface PreparedTransaction {
   prepareLsn: Lsn;
   prepareEndLsn: Lsn;
   prepareTime: bigint;
@@ -192,15 +191,15 @@ export interface MessageBeginPrepare {
   gid: string;
 }
 
+/** `b` (protocol 3+): a prepared transaction begins. */
+export interface MessageBeginPrepare extends PreparedTransaction {
+  tag: "begin_prepare";
+}
+
 /** `P`: the transaction was prepared. */
-export interface MessagePrepare {
+export interface MessagePrepare extends PreparedTransaction {
   tag: "prepare";
   flags: number;
-  prepareLsn: Lsn;
-  prepareEndLsn: Lsn;
-  prepareTime: bigint;
-  xid: number;
-  gid: string;
 }
 
 /** `K`: a prepared transaction was committed. */
@@ -227,14 +226,9 @@ export interface MessageRollbackPrepared {
 }
 
 /** `p` (protocol 3+ with streaming): a streamed transaction was prepared. */
-export interface MessageStreamPrepare {
+export interface MessageStreamPrepare extends PreparedTransaction {
   tag: "stream_prepare";
   flags: number;
-  prepareLsn: Lsn;
-  prepareEndLsn: Lsn;
-  prepareTime: bigint;
-  xid: number;
-  gid: string;
 }
 
 /** What pg-logical-replication's PgoutputPlugin emits. */
