@@ -5,19 +5,19 @@
 // in the publication is refused with the reason.
 
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
+
+const CLI_FOLDER = "cli-test-backfill";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 let cluster: Cluster;
 let main: string;
 
 beforeAll(async () => {
-  [cluster, main] = await Promise.all([startCluster(18), buildCli("cli-test-backfill")]);
+  [cluster, main] = await Promise.all([startCluster(18), buildCli(CLI_FOLDER)]);
   await cluster.query(`CREATE TABLE cb (id int PRIMARY KEY, v text);
     INSERT INTO cb SELECT g, 'v' || g FROM generate_series(1, 50) g;
     CREATE TABLE cb_hidden (id int PRIMARY KEY);
@@ -26,7 +26,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
-  rmSync(join(ROOT, "build", "cli-test-backfill"), { recursive: true, force: true });
+  await removeCli(CLI_FOLDER);
 });
 
 function tail(args: string[]): { child: ReturnType<typeof spawn>; out: () => string; err: () => string; exited: Promise<number | null> } {

@@ -26,12 +26,12 @@ import { decodeCapture, peekChanges } from "../devkit/capture/slot.ts";
 import { transactionEnd } from "../bindings/ack.ts";
 import { parseLsn } from "../bindings/lsn.ts";
 import { waitStreaming } from "./support/slot-streaming.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 import { startCli, type CliRun } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const OUT = join(ROOT, "build", "cli-test-capture");
-const MAIN = join(OUT, "cli", "main.js");
+const CLI_FOLDER = "cli-test-capture";
+const MAIN = join(ROOT, "build", CLI_FOLDER, "cli", "main.js");
 const tmp = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-capture-"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -76,7 +76,7 @@ function messagesOf(file: string): PgoutputMessage[] {
 let cluster: Cluster;
 
 beforeAll(async () => {
-  const compile = buildCli("cli-test-capture");
+  const compile = buildCli(CLI_FOLDER);
   [cluster] = await Promise.all([startCluster(15), compile]);
   await cluster.query(`
     CREATE TABLE cap (id int8 PRIMARY KEY, n numeric, note text, doc jsonb);
@@ -88,7 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.stop();
   rmSync(tmp, { recursive: true, force: true });
-  rmSync(OUT, { recursive: true, force: true });
+  await removeCli(CLI_FOLDER);
 });
 
 async function tx(client: Client, ...statements: string[]): Promise<void> {

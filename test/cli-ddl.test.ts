@@ -6,13 +6,12 @@
 // ends by itself after the last transaction that ends at or before --until,
 // which it acknowledged.
 
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { formatLsn, parseLsn } from "../bindings/lsn.ts";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
-import { buildCli, runCli } from "./support/build-cli.ts";
+import { buildCli, removeCli, runCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MAIN = join(ROOT, "build", "cli-test-ddl", "cli", "main.js");
@@ -28,7 +27,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
-  rmSync(join(ROOT, "build", "cli-test-ddl"), { recursive: true, force: true });
+  await removeCli("cli-test-ddl");
 });
 
 it("ddl install, tail --ddl --until, ddl remove", { timeout: 120_000 }, async () => {

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, it, type ExpectStatic } from "vitest";
 import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import type { PgoutputErrorCode } from "../bindings/errors.ts";
 import type { PgoutputMessage } from "../bindings/messages.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FIXTURES = join(ROOT, "test", "fixtures");
@@ -32,7 +32,7 @@ let main = "";
 beforeAll(async () => {
   main = await buildCli(CLI_OUT);
 }, 120_000);
-afterAll(() => rmSync(join(ROOT, "build", CLI_OUT), { recursive: true, force: true }));
+afterAll(() => removeCli(CLI_OUT));
 
 const tmp = mkdtempSync(join(tmpdir(), "pgoutputwasm-cli-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

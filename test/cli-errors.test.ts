@@ -18,7 +18,7 @@ import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { backend, backendFrame, backendStream, wal } from "../devkit/encoder/walsender-encoder.ts";
 import { replicate } from "../bindings/pg/index.ts";
 import { explain } from "../bindings/cli/errors.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 import { startFakeService, type FakeService, type ServiceKind } from "./support/fake-service.ts";
 import { copyDataHeader, send, startFakeWalsender, type FakeWalsender } from "./support/fake-walsender.ts";
 import { cliEnv, startCli, type CliRun } from "./support/run-cli.ts";
@@ -58,7 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
-  rmSync(join(ROOT, "build", FOLDER), { recursive: true, force: true });
+  await removeCli(FOLDER);
   rmSync(scratch, { recursive: true, force: true });
 });
 

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 import { quotedBytes } from "../bindings/quoted-bytes.ts";
 import { FORMATS } from "../bindings/formats/index.ts";
 import { SINKS } from "../bindings/sinks/index.ts";
@@ -40,8 +40,8 @@ beforeAll(async () => {
   main = await buildCli(FOLDER);
 }, 120_000);
 
-afterAll(() => {
-  rmSync(join(ROOT, "build", FOLDER), { recursive: true, force: true });
+afterAll(async () => {
+  await removeCli(FOLDER);
   rmSync(scratch, { recursive: true, force: true });
 });
 

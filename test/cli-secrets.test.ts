@@ -8,19 +8,18 @@
 // the startup packet with an ErrorResponse full of escape sequences that
 // also echoes the passwords, as a hostile server could.
 
-import { rmSync } from "node:fs";
 import * as net from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 import { closedPort } from "./support/closed-port.ts";
 import { cliEnv, startCli, type CliRun } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const OUT = join(ROOT, "build", "cli-test-secrets");
-const MAIN = join(OUT, "cli", "main.js");
+const CLI_FOLDER = "cli-test-secrets";
+const MAIN = join(ROOT, "build", CLI_FOLDER, "cli", "main.js");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // Every password starts with a marker: no part of it may show, in any form.
@@ -94,7 +93,7 @@ async function hostileServer(reply: Buffer, limit = 4): Promise<{ port: number; 
 let cluster: Cluster;
 
 beforeAll(async () => {
-  const compile = buildCli("cli-test-secrets");
+  const compile = buildCli(CLI_FOLDER);
   [cluster] = await Promise.all([startCluster(18, { hba: ["host all kvuser 127.0.0.1/32 scram-sha-256"] }), compile]);
   await cluster.query(`
     CREATE TABLE sec_t (id int PRIMARY KEY);
@@ -106,7 +105,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
-  rmSync(OUT, { recursive: true, force: true });
+  await removeCli(CLI_FOLDER);
 });
 
 describe.concurrent("no password on stderr, whatever the form", () => {

@@ -7,13 +7,12 @@
 // (and prints no heartbeat line); --failover creates a failover slot on 18
 // and is refused on 15.
 
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseLsn } from "../bindings/lsn.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
-import { buildCli, runCli, type CliRun } from "./support/build-cli.ts";
+import { buildCli, removeCli, runCli, type CliRun } from "./support/build-cli.ts";
 import { startCli } from "./support/run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -51,7 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([...clusters.values()].map((c) => c.stop()));
-  rmSync(join(ROOT, "build", "cli-test-slots"), { recursive: true, force: true });
+  await removeCli("cli-test-slots");
 });
 
 describe.each([15, 18] as const)("PostgreSQL %i", (major) => {

@@ -4,12 +4,10 @@
 // snapshot as `I` lines, and the snapshot's end on the status output.
 
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 let cluster: Cluster;
@@ -26,7 +24,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
-  rmSync(join(ROOT, "build", "cli-test-snapshot"), { recursive: true, force: true });
+  await removeCli("cli-test-snapshot");
 });
 
 it("prints the snapshot's rows as S lines, then the changes after it", async () => {

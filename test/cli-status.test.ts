@@ -5,7 +5,6 @@
 // stream's lastAckedLsn — not "from 0/0". Against a real PostgreSQL 15.
 
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -14,7 +13,7 @@ import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { formatLsn, parseLsn } from "../bindings/lsn.ts";
 import { replicate } from "../bindings/pg/index.ts";
 import { StatusLine, formatBytes } from "../bindings/cli/status.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FOLDER = "cli-test-status";
@@ -47,7 +46,7 @@ describe("a temporary slot: where streaming starts", () => {
   }, 120_000);
   afterAll(async () => {
     await cluster?.stop();
-    rmSync(join(ROOT, "build", FOLDER), { recursive: true, force: true });
+    await removeCli(FOLDER);
   });
 
   it("replicate(): lastAckedLsn is the temporary slot's confirmed_flush_lsn (its consistent point), not 0", async () => {

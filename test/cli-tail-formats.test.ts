@@ -7,20 +7,20 @@
  * source.ts passes them to the format).
  */
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
-import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HTTP, type CloudEventV1 } from "cloudevents";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 import { startWebhook, type Webhook } from "./support/webhook.ts";
+
+const CLI_FOLDER = "cli-test-tail-formats";
 
 let cluster: Cluster;
 let cli: Promise<string>;
 let hook: Webhook;
 
 beforeAll(async () => {
-  cli = buildCli("cli-test-tail-formats");
+  cli = buildCli(CLI_FOLDER);
   cli.catch(() => {}); // awaited by the test
   [cluster, hook] = await Promise.all([startCluster(18), startWebhook()]);
   await cluster.query(`CREATE TABLE public.customers (id int PRIMARY KEY, email text NOT NULL);
@@ -30,8 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await hook?.close();
   await cluster?.stop();
-  const main = await cli.catch(() => undefined);
-  if (main !== undefined) rmSync(dirname(dirname(main)), { recursive: true, force: true });
+  await removeCli(CLI_FOLDER);
 });
 
 describe("tail --format cloudevents -o data=debezium -o mode=binary --sink http://…", () => {

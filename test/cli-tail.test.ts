@@ -19,12 +19,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "pg";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { waitStreaming } from "./support/slot-streaming.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 import { closedPort } from "./support/closed-port.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const OUT = join(ROOT, "build", "cli-test-tail");
-const MAIN = join(OUT, "cli", "main.js");
+const CLI_FOLDER = "cli-test-tail";
+const MAIN = join(ROOT, "build", CLI_FOLDER, "cli", "main.js");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------ exact JSON
@@ -176,7 +176,7 @@ const cleanup: (() => Promise<unknown>)[] = [];
 const HBA = ["host all pwuser 127.0.0.1/32 scram-sha-256"];
 
 beforeAll(async () => {
-  const compile = buildCli("cli-test-tail");
+  const compile = buildCli(CLI_FOLDER);
   const [c15, c18] = await Promise.all([startCluster(15, { hba: HBA }), startCluster(18, { hba: HBA }), compile]);
   clusters.set(15, c15);
   clusters.set(18, c18);
@@ -198,7 +198,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const f of cleanup) await f().catch(() => {});
   for (const c of clusters.values()) await c.stop();
-  rmSync(OUT, { recursive: true, force: true });
+  await removeCli(CLI_FOLDER);
 });
 
 /** Runs statements in one transaction; returns its xid as pgoutput sends it (32 bits). */

@@ -27,7 +27,7 @@ import { fileURLToPath } from "node:url";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { replicate, type Transaction } from "../bindings/pg/index.ts";
 import { DEFAULT_MAX_TRANSACTION_BYTES } from "../bindings/pg/transactions.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BUILD = `large-transaction${process.env.PGOUTPUT_LARGE === "1" ? "-2gb" : ""}`;
@@ -87,7 +87,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of clusters.values()) await c.stop();
   fs.rmSync(tmp, { recursive: true, force: true });
-  fs.rmSync(LIB, { recursive: true, force: true });
+  await removeCli(BUILD);
 });
 
 /** A child's peak RSS, polled from /proc (VmHWM only grows: the last reading before the exit is the peak, give or take the last interval). */

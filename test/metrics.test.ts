@@ -23,9 +23,11 @@ import { createDecoder } from "../bindings/create-decoder.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { freePort } from "../devkit/brokers/tied.ts";
 import { promtoolCheck, startPrometheus, type Prometheus } from "../devkit/brokers/prometheus.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 import { parseMetricsAddress } from "../bindings/cli/metrics-server.ts";
 import { startWebhook, type Webhook } from "./support/webhook.ts";
+
+const CLI_FOLDER = "cli-test-metrics";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -285,12 +287,12 @@ describe("tail --metrics, scraped by a Prometheus server", () => {
   const children: ChildProcess[] = [];
   let prometheus: Prometheus | undefined;
   beforeAll(async () => {
-    main = await buildCli("cli-test-metrics");
+    main = await buildCli(CLI_FOLDER);
   }, 120_000);
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
     await prometheus?.stop();
-    rmSync(join(ROOT, "build", "cli-test-metrics"), { recursive: true, force: true });
+    await removeCli(CLI_FOLDER);
   });
 
   const tail = (args: string[]) => {

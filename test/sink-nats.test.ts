@@ -10,8 +10,6 @@
  * the client's memory within the window.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { rmSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import type { ClientConfig } from "pg";
@@ -28,7 +26,7 @@ import { delayProxy } from "./support/delay-proxy.ts";
 import { frameFilter } from "./support/nats-frames.ts";
 import { liveBytes } from "./support/memory.ts";
 import { startClusters } from "./support/clusters.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 
 interface Ctx {
   major: PgMajor;
@@ -46,7 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of ctxs.values()) await c.cluster.stop();
-  rmSync(fileURLToPath(new URL(`../build/${CLI_OUT}`, import.meta.url)), { recursive: true, force: true });
+  await removeCli(CLI_OUT);
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

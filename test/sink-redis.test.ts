@@ -11,8 +11,6 @@
  * password.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { rmSync } from "node:fs";
-import { dirname } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PgMajor } from "../devkit/cluster/cluster.ts";
@@ -32,7 +30,9 @@ import {
 import { streamUntil } from "./support/sink-run.ts";
 import { compareEntryIds, readStreams, redisCli, topEntryId, topEntryIdInAof, type StreamEntry } from "./support/redis-read.ts";
 import { respProxy, unknownScript } from "./support/resp-proxy.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
+
+const CLI_FOLDER = "cli-test-sink-redis";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const brokers = new Set<Broker>();
@@ -282,12 +282,12 @@ let seq = 0;
 let cli: string;
 const children = new Set<ChildProcess>();
 beforeAll(async () => {
-  [servers, cli] = await Promise.all([startWorkloadServers(MAJORS), buildCli("cli-test-sink-redis")]);
+  [servers, cli] = await Promise.all([startWorkloadServers(MAJORS), buildCli(CLI_FOLDER)]);
 }, 120_000);
 afterAll(async () => {
   for (const p of children) p.kill("SIGKILL");
   await servers?.stop();
-  if (cli !== undefined) rmSync(dirname(dirname(cli)), { recursive: true, force: true }); // build/cli-test-sink-redis
+  await removeCli(CLI_FOLDER);
 });
 const ctxs = { get: (major: PgMajor): Ctx | undefined => servers?.get(major) };
 

@@ -12,19 +12,15 @@
  * `tail --primary` end to end, and a PostgreSQL 15 standby refused.
  * Every wait is bounded.
  */
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Client, ClientConfig } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseLsn } from "../bindings/lsn.ts";
 import { replicate, ReplicationError, type ReplicateOptions, type ReplicationStream } from "../bindings/pg/index.ts";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
 import { startStandby, waitForReplay, type Standby } from "../devkit/cluster/standby.ts";
-import { buildCli, runCli } from "./support/build-cli.ts";
+import { buildCli, removeCli, runCli } from "./support/build-cli.ts";
 import { committed, take } from "./support/take.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CLI_FOLDER = "cli-test-standby";
 const PW_USER = "pwuser";
 /** A wrong password for PW_USER: what the primary is asked with, and must never be shown. */
@@ -91,7 +87,7 @@ afterAll(async () => {
   await Promise.all([...clients].map((c) => c.end().catch(() => {})));
   await standby?.stop();
   await primary?.stop();
-  rmSync(join(ROOT, "build", CLI_FOLDER), { recursive: true, force: true });
+  await removeCli(CLI_FOLDER);
 });
 
 describe("PostgreSQL 18: a logical slot on a streaming standby", () => {

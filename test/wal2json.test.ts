@@ -23,8 +23,6 @@
  * -o include-xids=true` prints wal2json's documents, one per line.
  */
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
-import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { startCluster, type Cluster } from "../devkit/cluster/cluster.ts";
@@ -42,9 +40,11 @@ import { TYPES_QUERY, typesFromCatalog, type CatalogTypeRow } from "../bindings/
 import { toPostgresTimestamp } from "../bindings/time.ts";
 import { toBase64 } from "../bindings/utf8.ts";
 import { backends, type Backend } from "./support/backends.ts";
-import { buildCli } from "./support/build-cli.ts";
+import { buildCli, removeCli } from "./support/build-cli.ts";
 import { parseRawJson, type RawJsonValue } from "./support/raw-json.ts";
 import { CASES, SETUP_SQL } from "./support/values-cases.ts";
+
+const CLI_FOLDER = "cli-test-wal2json";
 
 const S = "w2j";
 const PLUGIN_SLOT = "w2j_plugin";
@@ -362,7 +362,7 @@ const SETS: Record<string, FormatOptionValues> = {
 };
 
 beforeAll(async () => {
-  cli = buildCli("cli-test-wal2json");
+  cli = buildCli(CLI_FOLDER);
   cli.catch(() => {}); // awaited by its test
   cluster = await startCluster(15);
   admin = new pg.Client({ host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database });
@@ -386,8 +386,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await admin?.end();
   await cluster?.stop();
-  const main = await cli.catch(() => undefined);
-  if (main !== undefined) rmSync(dirname(dirname(main)), { recursive: true, force: true });
+  await removeCli(CLI_FOLDER);
 });
 
 describe("wal2json documents from pgoutput equal wal2json 2.5's", () => {

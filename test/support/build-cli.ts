@@ -6,12 +6,28 @@ import { startCli, type CliRun } from "./run-cli.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
+/** The compiles under way, by folder: removeCli() waits for its own, or tsc would write into a removed folder. */
+const compiling = new Map<string, Promise<string>>();
+
 /**
  * The CLI as it is published: bindings/ compiled to JavaScript, into a
  * folder of the caller's own (test files run in parallel and compile too).
  * Resolves with the path of its main.js.
  */
 export function buildCli(folder: string): Promise<string> {
+  const built = compile(folder);
+  compiling.set(folder, built);
+  return built;
+}
+
+/** Removes what buildCli(folder) wrote, once its compile is over (whether it built or failed). */
+export async function removeCli(folder: string): Promise<void> {
+  await compiling.get(folder)?.catch(() => undefined);
+  compiling.delete(folder);
+  rmSync(join(ROOT, "build", folder), { recursive: true, force: true });
+}
+
+function compile(folder: string): Promise<string> {
   const out = join(ROOT, "build", folder);
   const main = join(out, "cli", "main.js");
   if (!existsSync(join(ROOT, "bindings", "wasm-inline.ts"))) {
