@@ -18,49 +18,43 @@ export function parseRawJson(text: string): RawJsonValue {
   const space = () => {
     while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
   };
+  /** The members of an object or array, from its opening character to `close`, separated by commas. */
+  const members = (close: "}" | "]", member: () => void): void => {
+    i++;
+    space();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (;;) {
+      member();
+      space();
+      if (text[i] === ",") i++;
+      else if (text[i] === close) {
+        i++;
+        return;
+      } else fail(`expected , or ${close}`);
+    }
+  };
   const value = (): RawJsonValue => {
     space();
     const c = text[i];
     if (c === "{") {
-      i++;
       const out: { [key: string]: RawJsonValue } = {};
-      space();
-      if (text[i] === "}") {
-        i++;
-        return out;
-      }
-      for (;;) {
+      members("}", () => {
         space();
         if (text[i] !== '"') fail("expected a key");
         const key = string();
         space();
         if (text[i++] !== ":") fail("expected :");
         out[key] = value();
-        space();
-        if (text[i] === ",") i++;
-        else if (text[i] === "}") {
-          i++;
-          return out;
-        } else fail("expected , or }");
-      }
+      });
+      return out;
     }
     if (c === "[") {
-      i++;
       const out: RawJsonValue[] = [];
-      space();
-      if (text[i] === "]") {
-        i++;
-        return out;
-      }
-      for (;;) {
-        out.push(value());
-        space();
-        if (text[i] === ",") i++;
-        else if (text[i] === "]") {
-          i++;
-          return out;
-        } else fail("expected , or ]");
-      }
+      members("]", () => out.push(value()));
+      return out;
     }
     if (c === '"') return string();
     for (const [word, v] of [["true", true], ["false", false], ["null", null]] as const) {
