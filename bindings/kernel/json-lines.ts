@@ -16,6 +16,7 @@ import {
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
 import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
+import { civilOfDays, civilYear, civilMonth, civilDay } from "./civil.ts";
 import { columnsAt, cursor, setCursor, putByte, putBytes, tupleFits, stopColumn, stopFlags } from "./json-columns.ts";
 
 const TAG_BEGIN = 0x42; // 'B'
@@ -475,16 +476,10 @@ function isoTime(p: usize): bool {
   const secs = (n - us) / 1000000;
   const days = Math.floor(secs / 86400);
   const sod = secs - days * 86400;
-  // Civil from days (H. Hinnant's algorithm), in exact integer doubles.
-  const z = days + 719468;
-  const era = Math.floor(z / 146097);
-  const doe = z - era * 146097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  civilOfDays(days);
+  const day = civilDay;
+  const month = civilMonth;
+  const year = civilYear;
   if (year < 1 || year > 9999) return false;
   const h = Math.floor(sod / 3600);
   const mi = Math.floor((sod - h * 3600) / 60);

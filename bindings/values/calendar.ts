@@ -5,6 +5,7 @@
  * Years are astronomical here: 1 BC is year 0, 44 BC is year -43.
  */
 import { POSTGRES_EPOCH_US } from "../time.ts";
+import { civilOfDays, civilYear, civilMonth, civilDay } from "../kernel/civil.ts";
 
 export const US_PER_DAY = 86_400_000_000;
 export const US_PER_DAY_N = 86_400_000_000n;
@@ -26,18 +27,12 @@ export function daysFromCivil(year: number, month: number, day: number): number 
 /** Scratch result of `civilFromDays` (year, month, day), reused to avoid an allocation per value. */
 export const civil = { year: 0, month: 0, day: 0 };
 
-/** Fills `civil` with the date `days` after 1970-01-01. */
+/** Fills `civil` with the date `days` after 1970-01-01 (the kernel's civil.ts). */
 export function civilFromDays(days: number): typeof civil {
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  civil.day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  civil.month = month;
-  civil.year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  civilOfDays(days);
+  civil.year = civilYear;
+  civil.month = civilMonth;
+  civil.day = civilDay;
   return civil;
 }
 

@@ -1,0 +1,21 @@
+// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's
+// civil_from_days) in exact integer doubles: one source for the kernel's
+// timestamps (json-lines.ts, built by asc and by tsc as decode.ts is) and
+// for the JS value writers (values/calendar.ts's civilFromDays).
+// `number` is f64 to asc.
+
+export let civilYear: number = 0;
+export let civilMonth: number = 0;
+export let civilDay: number = 0;
+
+export function civilOfDays(days: number): void {
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  civilDay = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  civilMonth = mp < 10 ? mp + 3 : mp - 9;
+  civilYear = yoe + era * 400 + (civilMonth <= 2 ? 1 : 0);
+}
