@@ -32,24 +32,17 @@ import type { SocketReader } from "./socket-reader.ts";
 import type { StreamCounters, StreamState } from "./stream-state.ts";
 import { backendMessageError, type OnNotice } from "./copy-both.ts";
 import { transactionEnd, type AckMessage, type AckTracker } from "../ack.ts";
-import type { Batch, PgoutputDecoder } from "../decoder.ts";
+import type { PgoutputDecoder } from "../decoder.ts";
 import { TapeDecoder } from "../kernel/decoder.ts";
 import { TransactionAssembler, type AssemblerOptions, type TransactionItem } from "./transactions.ts";
 import { RelationShapes } from "../relation-changes.ts";
-import type { Derived, StreamItem } from "./stream-items.ts";
+import type { Derived, MessageIteration, StreamItem } from "./stream-items.ts";
 import type { RelationChanged } from "../relation-changes.ts";
 import { ddlOf } from "./ddl.ts";
 import { pastStop } from "./stop-at.ts";
 import { Pulls, WAIT } from "./pulls.ts";
 
-export type { Derived, StreamItem } from "./stream-items.ts";
-
-/** The message iteration, with the pipeline source's ways to take what is decoded already (sources.ts). */
-export type MessageIteration = AsyncIterator<StreamItem> & {
-  takeReady(): StreamItem | undefined;
-  readyBatch(): { readonly batch: Batch<WalMessage>; readonly index: number } | undefined;
-  skipReady(n: number): void;
-};
+export type { Derived, MessageIteration, StreamItem } from "./stream-items.ts";
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
@@ -310,14 +303,7 @@ export class Iteration {
         // Before the messages are filtered: the backfill sees every change, and takes its watermarks.
         if (this.#backfill?.observe(item) === true) continue;
         if (item.kind === "Message" && item.prefix === BACKFILL_PREFIX) continue; // another run's watermark (backfill-chunk.ts)
-        if (item.kind === "Commit" || item.kind === "StreamCommit" || item.kind === "CommitPrepared") {
-          this.#progress.lastCommitTime = item.commitTime;
-          this.#progress.lastCommitAt = Date.now();
-          this.#stats.transactions++;
-        } else if (item.kind === "Insert") this.#stats.inserts++;
-        else if (item.kind === "Update") this.#stats.updates++;
-        else if (item.kind === "Delete") this.#stats.deletes++;
-        else if (item.kind === "Truncate") this.#stats.truncates++;
+        if (item.kind === "Commit" || item.kind === "StreamCommit" || item.kind === "CommitPrepared") this.#committed(item.commitTime);
         else if (item.kind === "Message") {
           if (!this.#deliverHeartbeats && item.prefix === HEARTBEAT_PREFIX) {
             this.#progress.heartbeatsFiltered++; // heartbeat.ts: a non-transactional message, nothing to acknowledge
@@ -330,9 +316,9 @@ export class Iteration {
             return ddl;
           }
           if (!derived.userMessages) continue; // pgoutput sends messages for `ddl`; a transactional one is no transaction end
-        } else if (item.kind === "Relation" && this.#derived.relationChanges) {
-          this.#derivedNext = this.#shapes.observe(item);
-        }
+        } else if (item.kind === "Relation") {
+          if (this.#derived.relationChanges) this.#derivedNext = this.#shapes.observe(item);
+        } else this.#counted(item.kind);
         return item;
       }
       if (state.error !== undefined) throw state.error;
@@ -352,28 +338,37 @@ export class Iteration {
   #skipped(n: number): void {
     const { batch, index } = this.#reader.current()!;
     this.#tracker.next();
-    const stats = this.#stats;
     for (let i = index; i < index + n; i++) {
       const kind = batch.kind(i);
-      if (kind === "Insert") stats.inserts++;
-      else if (kind === "Update") stats.updates++;
-      else if (kind === "Delete") stats.deletes++;
       if (kind !== "Begin" && kind !== "Commit") {
+        this.#counted(kind);
         this.#redelivery.passed();
         continue;
       }
       const msg = batch.get(i) as PgoutputMessage & { kind: "Begin" | "Commit" };
-      if (msg.kind === "Commit") {
-        this.#progress.lastCommitTime = msg.commitTime;
-        this.#progress.lastCommitAt = Date.now();
-        stats.transactions++;
-      }
+      if (msg.kind === "Commit") this.#committed(msg.commitTime);
       this.#tracker.observe(msg, true);
       this.#redelivery.mark(msg);
       this.#ended(msg);
     }
     this.#reader.skip(n);
     this.#reader.resumeBelowLowWater();
+  }
+
+  /** A transaction's end reached: counted, and its time noted for `progress`. */
+  #committed(commitTime: bigint): void {
+    this.#progress.lastCommitTime = commitTime;
+    this.#progress.lastCommitAt = Date.now();
+    this.#stats.transactions++;
+  }
+
+  /** A row change reached (the other kinds count nothing). */
+  #counted(kind: string): void {
+    const stats = this.#stats;
+    if (kind === "Insert") stats.inserts++;
+    else if (kind === "Update") stats.updates++;
+    else if (kind === "Delete") stats.deletes++;
+    else if (kind === "Truncate") stats.truncates++;
   }
 
   /** stopAt reached: nothing more is handed over; with auto acks the stream stops (pulls wait for it), else the iteration is done. */

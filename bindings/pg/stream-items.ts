@@ -1,5 +1,6 @@
 import type { PgoutputMessage } from "../messages.ts";
-import type { PrimaryKeepalive } from "../walsender.ts";
+import type { PrimaryKeepalive, WalMessage } from "../walsender.ts";
+import type { Batch } from "../decoder.ts";
 import type { BackfillItem } from "../backfill-items.ts";
 import type { RelationChanged } from "../relation-changes.ts";
 import type { Ddl } from "./ddl.ts";
@@ -18,3 +19,10 @@ export interface Derived {
   /** Deliver messages other than the DDL trigger's. */
   userMessages: boolean;
 }
+
+/** The message iteration, with the pipeline source's ways to take what is decoded already (pipeline/sources.ts). */
+export type MessageIteration = AsyncIterator<StreamItem> & {
+  takeReady(): StreamItem | undefined;
+  readyBatch(): { readonly batch: Batch<WalMessage>; readonly index: number } | undefined;
+  skipReady(n: number): void;
+};
