@@ -38,8 +38,7 @@ import type { Records } from "../pipeline/records.ts";
 import { SinkError, type Sink, type SinkDefinition, type SinkOptionValues } from "../pipeline/sink.ts";
 import { redact } from "../redact.ts";
 import { Backoff, sleep, type RetryListener } from "./backoff.ts";
-import { SinkMeter } from "./meter.ts";
-import type { MetricFamily } from "../metrics/exposition.ts";
+import { MeteredSink } from "./meter.ts";
 import { readSinkOptions, type OptionsOf } from "./options.ts";
 import { copyBytes } from "../copy-bytes.ts";
 
@@ -105,11 +104,7 @@ export function idRuns(records: Records, from: number, to: number): string {
   return runs.join(",");
 }
 
-export class HttpSink implements Sink {
-  readonly name = "http";
-  readonly #meter = new SinkMeter("http");
-  readonly metrics = (): Promise<string> => this.#meter.metrics();
-  readonly collectMetrics = (): MetricFamily[] => this.#meter.collectMetrics();
+export class HttpSink extends MeteredSink implements Sink {
   readonly #url: string;
   /** The URL as messages show it: no credentials, no token in the query. */
   readonly #shown: string;
@@ -129,6 +124,7 @@ export class HttpSink implements Sink {
   #idle: (() => void) | undefined;
 
   constructor(target: string, options?: SinkOptionValues, hooks: HttpSinkHooks = {}) {
+    super("http");
     let url: URL;
     try {
       url = new URL(target);
@@ -155,7 +151,7 @@ export class HttpSink implements Sink {
   }
 
   write(records: Records): Promise<void> {
-    return this.#meter.track(records, this.#write(records));
+    return this.meter.track(records, this.#write(records));
   }
 
   #write(records: Records): Promise<void> {
@@ -268,7 +264,7 @@ export class HttpSink implements Sink {
         }
         if (outcome instanceof SinkError) return this.#fail(outcome);
         const delayMs = outcome.delayMs ?? this.#backoff.next();
-        this.#meter.retried();
+        this.meter.retried();
         this.#onRetry?.({ sink: this.name, error: outcome.error, attempt: this.#backoff.attempts || 1, delayMs });
         await sleep(delayMs, this.#abort.signal);
       }

@@ -75,3 +75,14 @@ export class SinkMeter {
     return metricsText(this);
   }
 }
+
+/** A sink written as a class: its name, its meter, and the meter's metrics as `Sink` has them (bound: they may be passed on alone). */
+export abstract class MeteredSink {
+  protected readonly meter: SinkMeter;
+  readonly metrics = (): Promise<string> => this.meter.metrics();
+  readonly collectMetrics = (): MetricFamily[] => this.meter.collectMetrics();
+
+  constructor(readonly name: string) {
+    this.meter = new SinkMeter(name);
+  }
+}

@@ -44,8 +44,7 @@ import { TRANSIENT, hintFor } from "./redis-errors.ts";
 import { expandKey, parseMaxlen, parseRedisTarget, type RedisTarget } from "./redis-target.ts";
 import { command, RespError, RespProtocolError, type RespReply } from "./resp.ts";
 import { ByteSink } from "../jsonl/sink.ts";
-import type { MetricFamily } from "../metrics/exposition.ts";
-import { SinkMeter } from "./meter.ts";
+import { MeteredSink } from "./meter.ts";
 
 /** How long close() waits for calls in flight on a working connection. */
 const CLOSE_WAIT_MS = 2000;
@@ -67,11 +66,7 @@ export interface RedisSinkHooks {
   onRetry?: RetryListener;
 }
 
-export class RedisStreamSink implements Sink {
-  readonly name = "redis";
-  readonly #meter = new SinkMeter("redis");
-  readonly metrics = (): Promise<string> => this.#meter.metrics();
-  readonly collectMetrics = (): MetricFamily[] => this.#meter.collectMetrics();
+export class RedisStreamSink extends MeteredSink implements Sink {
   readonly #t: RedisTarget;
   readonly #hooks: RedisSinkHooks;
   readonly #positionKey: string;
@@ -95,6 +90,7 @@ export class RedisStreamSink implements Sink {
   readonly #layout: ConstructorParameters<typeof EntryEncoder>[0];
 
   constructor(target: RedisTarget, hooks: RedisSinkHooks = {}) {
+    super("redis");
     this.#t = target;
     this.#hooks = hooks;
     const o = target.options;
@@ -142,7 +138,7 @@ export class RedisStreamSink implements Sink {
   }
 
   write(records: Records): Promise<void> {
-    return this.#meter.track(records, this.#write(records));
+    return this.meter.track(records, this.#write(records));
   }
 
   #write(records: Records): Promise<void> {
@@ -293,7 +289,7 @@ export class RedisStreamSink implements Sink {
   async #pause(reason: unknown): Promise<void> {
     const delayMs = this.#backoff.next();
     const message = redact(reason instanceof Error ? reason.message : String(reason), [this.#t.password]);
-    this.#meter.retried();
+    this.meter.retried();
     this.#hooks.onRetry?.({ sink: this.name, error: message, attempt: this.#backoff.attempts, delayMs });
     await sleep(delayMs, this.#abort.signal);
   }
