@@ -20,7 +20,6 @@ import { createReadStream, rmSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { capture } from "../bindings/formats/capture.ts";
 import { replicate } from "../bindings/pg/index.ts";
 import { Pipeline } from "../bindings/pipeline/run.ts";
@@ -29,6 +28,7 @@ import type { Sink } from "../bindings/pipeline/sink.ts";
 import { captureSource, streamSource } from "../bindings/pipeline/sources.ts";
 import { createDecoder } from "../bindings/create-decoder.ts";
 import { fileSink } from "../bindings/sinks/file.ts";
+import { clientConfig, withClient } from "../devkit/cluster/client.ts";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { numberArg } from "./args.ts";
 
@@ -114,21 +114,20 @@ if (process.argv.includes("--sink-only")) {
 
 const cluster = await startCluster(major);
 try {
-  const client = new pg.Client({ host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database });
-  await client.connect();
-  await client.query("CREATE TABLE cap_bench (id bigint PRIMARY KEY, a int, b text)");
-  await client.query("CREATE PUBLICATION cap_bench_pub FOR TABLE cap_bench");
   const names = Object.keys(VARIANTS);
   const total = rounds * names.length;
-  for (let r = 0; r < total; r++) await client.query(`SELECT pg_create_logical_replication_slot('cap_bench_${r}', 'pgoutput')`);
-  const t0 = performance.now();
-  await client.query(`DO $$ BEGIN
-    FOR t IN 0..${txns - 1} LOOP
-      INSERT INTO cap_bench SELECT t * ${rowsPerTxn} + g, g, repeat('x', 80) FROM generate_series(1, ${rowsPerTxn}) g;
-      COMMIT;
-    END LOOP; END $$`);
-  console.log(`backlog: ${txns} transactions of ${rowsPerTxn} row(s) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  await client.end();
+  await withClient(clientConfig(cluster), async (client) => {
+    await client.query("CREATE TABLE cap_bench (id bigint PRIMARY KEY, a int, b text)");
+    await client.query("CREATE PUBLICATION cap_bench_pub FOR TABLE cap_bench");
+    for (let r = 0; r < total; r++) await client.query(`SELECT pg_create_logical_replication_slot('cap_bench_${r}', 'pgoutput')`);
+    const t0 = performance.now();
+    await client.query(`DO $$ BEGIN
+      FOR t IN 0..${txns - 1} LOOP
+        INSERT INTO cap_bench SELECT t * ${rowsPerTxn} + g, g, repeat('x', 80) FROM generate_series(1, ${rowsPerTxn}) g;
+        COMMIT;
+      END LOOP; END $$`);
+    console.log(`backlog: ${txns} transactions of ${rowsPerTxn} row(s) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  });
   // Begin, the rows, Commit; and one Relation first.
   const messages = txns * (rowsPerTxn + 2) + 1;
 

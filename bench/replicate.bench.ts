@@ -21,6 +21,7 @@
 import pg from "pg";
 import { replicate } from "../bindings/pg/index.ts";
 import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
+import { clientConfig, withClient } from "../devkit/cluster/client.ts";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { numberArg } from "./args.ts";
 
@@ -32,22 +33,21 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const cluster = await startCluster(major);
 try {
-  const client = new pg.Client({ host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database });
-  await client.connect();
-  await client.query("CREATE TABLE e2e (id int PRIMARY KEY, a int, b text, c timestamptz, d numeric)");
-  await client.query("CREATE PUBLICATION e2e_pub FOR TABLE e2e");
   const all = ["wasm", "baseline", "pg-logical-replication"] as const;
   const only = process.argv.indexOf("--only");
   const competitors = only >= 0 ? all.filter((c) => c === process.argv[only + 1]) : all;
   if (competitors.length === 0) throw new Error(`--only takes one of ${all.join(", ")}`);
   const warm = warmup * competitors.length;
-  for (let r = 0; r < warm + rounds; r++) await client.query(`SELECT pg_create_logical_replication_slot('e2e_${r}', 'pgoutput')`);
-  for (let from = 1; from <= rows; from += 1000) {
-    await client.query(
-      `INSERT INTO e2e SELECT g, g * 7, repeat(md5(g::text), 6), now(), g * 1.25 FROM generate_series(${from}, ${Math.min(rows, from + 999)}) g`,
-    );
-  }
-  await client.end();
+  await withClient(clientConfig(cluster), async (client) => {
+    await client.query("CREATE TABLE e2e (id int PRIMARY KEY, a int, b text, c timestamptz, d numeric)");
+    await client.query("CREATE PUBLICATION e2e_pub FOR TABLE e2e");
+    for (let r = 0; r < warm + rounds; r++) await client.query(`SELECT pg_create_logical_replication_slot('e2e_${r}', 'pgoutput')`);
+    for (let from = 1; from <= rows; from += 1000) {
+      await client.query(
+        `INSERT INTO e2e SELECT g, g * 7, repeat(md5(g::text), 6), now(), g * 1.25 FROM generate_series(${from}, ${Math.min(rows, from + 999)}) g`,
+      );
+    }
+  });
 
   const results: Record<string, { wall: number[]; cpu: number[]; mb: number[] }> = {};
   for (let r = 0; r < warm + rounds; r++) {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll } from "vitest";
 import pg from "pg";
 import type { ClientConfig } from "pg";
+import { clientConfig } from "../../devkit/cluster/client.ts";
 import { startCluster, type Cluster, type PgMajor } from "../../devkit/cluster/cluster.ts";
 
-/** What pg.Client, pg.Pool and replicate() take to reach the cluster as its superuser. */
-export const clientConfig = (c: Cluster): ClientConfig => ({ host: c.host, port: c.port, user: c.user, database: c.database });
+export { clientConfig, withClient } from "../../devkit/cluster/client.ts";
 
 /**
  * Starts a cluster per major, in parallel, and puts what `make` builds on
@@ -55,15 +55,4 @@ export function pooledClusters(majors: readonly PgMajor[], poolMax: number, stre
     }
   });
   return ctxs;
-}
-
-/** Runs `fn` with a connected client, ended afterwards whatever `fn` does. */
-export async function withClient<T>(config: ClientConfig, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client(config);
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }
