@@ -16,7 +16,7 @@ import type { ClientConfig } from "pg";
 import { connect } from "nats";
 import { startNats } from "../devkit/brokers/nats.ts";
 import type { Broker } from "../devkit/brokers/tied.ts";
-import type { Cluster, PgMajor } from "../devkit/cluster/cluster.ts";
+import type { PgMajor } from "../devkit/cluster/cluster.ts";
 import { natsSink, natsOptions, type NatsSink } from "../bindings/sinks/nats.ts";
 import { tableSubject } from "../bindings/sinks/nats-options.ts";
 import { parseChangeId } from "../bindings/pipeline/change-id.ts";
@@ -26,25 +26,21 @@ import { createSlots, expectedRecords, isRestartShape, rng, runWorkload, setupWo
 import { delayProxy } from "./support/delay-proxy.ts";
 import { frameFilter } from "./support/nats-frames.ts";
 import { liveBytes } from "./support/memory.ts";
-import { startClusters } from "./support/clusters.ts";
+import { startClusters, startedCluster, stopClusters, type StartedCluster } from "./support/clusters.ts";
 import { buildCli, removeCli } from "./support/build-cli.ts";
 
-interface Ctx {
-  major: PgMajor;
-  cluster: Cluster;
-  config: ClientConfig;
-}
+type Ctx = StartedCluster;
 
 const MAJORS: PgMajor[] = [15, 18];
 const ctxs = new Map<PgMajor, Ctx>();
 let seq = 0;
 
 beforeAll(async () => {
-  await startClusters(MAJORS, ctxs, (cluster, config) => ({ major: cluster.major, cluster, config }));
+  await startClusters(MAJORS, ctxs, startedCluster);
 }, 120_000);
 
 afterAll(async () => {
-  for (const c of ctxs.values()) await c.cluster.stop();
+  await stopClusters(ctxs.values());
   await removeCli(CLI_OUT);
 });
 
