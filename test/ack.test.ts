@@ -18,6 +18,11 @@ const streamAbort = (xid: number, subXid: number, abortLsn: bigint | null = null
   kind: "StreamAbort", xid, subXid, abortLsn, walStart,
 });
 
+/** Hands the consumer `messages` in order (each observed as handed over), with no next() between them. */
+function observeAll(t: AckTracker, ...messages: AckMessage[]): void {
+  for (const m of messages) t.observe(m, true);
+}
+
 describe("AckTracker", () => {
   it("starts at the given position, written never below flushed", () => {
     const t = new AckTracker({ start: 1000n });
@@ -78,8 +83,7 @@ describe("AckTracker", () => {
 
     it("never moves backwards for an end before the start position", () => {
       const t = new AckTracker({ start: 0x1000n });
-      t.observe(begin(), true);
-      t.observe(commit(0x800n), true);
+      observeAll(t, begin(), commit(0x800n));
       t.next();
       expect(t.confirmed).toBe(0x1000n);
       expect(t.idle).toBe(true);
@@ -95,8 +99,7 @@ describe("AckTracker", () => {
   describe("manual", () => {
     it("confirms only what ack() confirmed; next() does nothing", () => {
       const t = new AckTracker({ mode: "manual" });
-      t.observe(begin(), true);
-      t.observe(commit(0x200n), true);
+      observeAll(t, begin(), commit(0x200n));
       t.next();
       expect(t.confirmed).toBe(0n);
       expect(t.keepalive(0x300n)).toBe(false); // the commit is not acknowledged
@@ -108,10 +111,7 @@ describe("AckTracker", () => {
 
     it("a partial ack leaves later transactions pending", () => {
       const t = new AckTracker({ mode: "manual" });
-      t.observe(begin(), true);
-      t.observe(commit(0x200n), true);
-      t.observe(begin(), true);
-      t.observe(commit(0x300n), true);
+      observeAll(t, begin(), commit(0x200n), begin(), commit(0x300n));
       t.ack(0x200n);
       expect(t.confirmed).toBe(0x200n);
       expect(t.idle).toBe(false);
@@ -133,22 +133,16 @@ describe("AckTracker", () => {
   describe("streamed transactions", () => {
     it("stays open across blocks, confirms at StreamCommit; interleaved plain commits are confirmed", () => {
       const t = new AckTracker();
-      t.observe(streamStart(7), true);
-      t.observe(insert(7), true);
-      t.observe(streamStop(), true);
+      observeAll(t, streamStart(7), insert(7), streamStop());
       t.next();
       expect(t.inTransaction).toBe(true);
       expect(t.keepalive(0x100n)).toBe(false);
       // A plain transaction commits while 7 is in progress: its end is safe to confirm.
-      t.observe(begin(), true);
-      t.observe(commit(0x180n), true);
+      observeAll(t, begin(), commit(0x180n));
       t.next();
       expect(t.confirmed).toBe(0x180n);
       expect(t.keepalive(0x190n)).toBe(false); // 7 still open
-      t.observe(streamStart(7), true);
-      t.observe(insert(7), true);
-      t.observe(streamStop(), true);
-      t.observe(streamCommit(7, 0x300n), true);
+      observeAll(t, streamStart(7), insert(7), streamStop(), streamCommit(7, 0x300n));
       t.next();
       expect(t.confirmed).toBe(0x300n);
       expect(t.idle).toBe(true);
@@ -156,11 +150,7 @@ describe("AckTracker", () => {
 
     it("tracks several open streamed transactions", () => {
       const t = new AckTracker();
-      t.observe(streamStart(1), true);
-      t.observe(streamStop(), true);
-      t.observe(streamStart(2), true);
-      t.observe(streamStop(), true);
-      t.observe(streamCommit(1, 0x100n), true);
+      observeAll(t, streamStart(1), streamStop(), streamStart(2), streamStop(), streamCommit(1, 0x100n));
       t.next();
       expect(t.confirmed).toBe(0x100n);
       expect(t.inTransaction).toBe(true);
@@ -172,18 +162,14 @@ describe("AckTracker", () => {
 
     it("a subtransaction's abort leaves the transaction open; a top-level abort closes it at abortLsn or walStart", () => {
       const t = new AckTracker();
-      t.observe(streamStart(5), true);
-      t.observe(streamStop(), true);
-      t.observe(streamAbort(5, 6, 0x150n), true);
+      observeAll(t, streamStart(5), streamStop(), streamAbort(5, 6, 0x150n));
       t.next();
       expect(t.inTransaction).toBe(true);
       expect(t.confirmed).toBe(0n);
       t.observe(streamAbort(5, 5, 0x200n), true);
       t.next();
       expect(t.confirmed).toBe(0x200n);
-      t.observe(streamStart(8), true);
-      t.observe(streamStop(), true);
-      t.observe(streamAbort(8, 8, null, 0x300n), true); // protocol < 4: no abortLsn
+      observeAll(t, streamStart(8), streamStop(), streamAbort(8, 8, null, 0x300n)); // protocol < 4: no abortLsn
       t.next();
       expect(t.confirmed).toBe(0x300n);
     });
@@ -204,8 +190,7 @@ describe("AckTracker", () => {
       const t = new AckTracker();
       t.observe({ kind: "BeginPrepare" }, true);
       expect(t.inTransaction).toBe(true);
-      t.observe(insert(), true);
-      t.observe({ kind: "Prepare", endLsn: 0x100n }, true);
+      observeAll(t, insert(), { kind: "Prepare", endLsn: 0x100n });
       t.next();
       expect(t.confirmed).toBe(0x100n);
       expect(t.idle).toBe(true);
@@ -221,8 +206,7 @@ describe("AckTracker", () => {
 
   it("restart (a new connection): the open transaction is forgotten, confirmed and handed-over positions stay", () => {
     const t = new AckTracker({ mode: "manual" });
-    t.observe(begin(), true);
-    t.observe(commit(0x200n), true);
+    observeAll(t, begin(), commit(0x200n));
     t.ack(0x200n);
     t.observe(begin(), true); // cut off by the failure
     t.observe(streamStart(7), true); // and a streamed one in progress
@@ -236,8 +220,7 @@ describe("AckTracker", () => {
     expect(t.keepalive(0x300n)).toBe(true); // idle again: nothing open holds it back
     // A transaction handed over and not acknowledged still holds keepalives back after a restart.
     const m = new AckTracker({ mode: "manual" });
-    m.observe(begin(), true);
-    m.observe(commit(0x400n), true);
+    observeAll(m, begin(), commit(0x400n));
     m.restart();
     expect(m.idle).toBe(false);
     expect(m.keepalive(0x500n)).toBe(false);

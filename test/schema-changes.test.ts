@@ -12,7 +12,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
-import type { ClientConfig } from "pg";
 import { formatLsn, parseLsn } from "../bindings/lsn.ts";
 import type { Relation } from "../bindings/relation.ts";
 import type { Tuple } from "../bindings/tuple.ts";
@@ -24,7 +23,8 @@ import type { Sink } from "../bindings/pipeline/sink.ts";
 import { changeValueOptions } from "../bindings/jsonl/json-text.ts";
 import { createDecoder } from "../bindings/create-decoder.ts";
 import { encode, frame } from "../devkit/encoder/encoder.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { PgMajor } from "../devkit/cluster/cluster.ts";
+import { startClusters, startedCluster, stopClusters, type StartedCluster } from "./support/clusters.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -188,26 +188,13 @@ describe("a restart in the middle of a transaction with a RelationChanged (Pipel
   });
 });
 
-interface Ctx {
-  major: PgMajor;
-  cluster: Cluster;
-  config: ClientConfig;
-}
+type Ctx = StartedCluster;
 const clusters = new Map<PgMajor, Ctx>();
 const streams = new Set<ReplicationStream>();
 let seq = 0;
 
-beforeAll(async () => {
-  await Promise.all(([15, 18] as const).map(async (major) => {
-    const cluster = await startCluster(major);
-    clusters.set(major, { major, cluster, config: { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database } });
-  }));
-});
-
-afterAll(async () => {
-  await Promise.all([...streams].map((s) => s.stop().catch(() => {})));
-  await Promise.all([...clusters.values()].map((c) => c.cluster.stop()));
-});
+beforeAll(() => startClusters([15, 18], clusters, startedCluster));
+afterAll(() => stopClusters(clusters.values(), streams));
 
 /** A new table `${prefix}N` and its publication `${prefix}pubN`. */
 async function published(c: Ctx, prefix: string, columns: string): Promise<{ n: number; t: string }> {

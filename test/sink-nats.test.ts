@@ -15,8 +15,9 @@ import pg from "pg";
 import type { ClientConfig } from "pg";
 import { connect } from "nats";
 import { startNats } from "../devkit/brokers/nats.ts";
-import type { Cluster, PgMajor } from "../devkit/cluster/cluster.ts";
-import { natsSink, natsOptions } from "../bindings/sinks/nats.ts";
+import type { Broker } from "../devkit/brokers/tied.ts";
+import type { PgMajor } from "../devkit/cluster/cluster.ts";
+import { natsSink, natsOptions, type NatsSink } from "../bindings/sinks/nats.ts";
 import { tableSubject } from "../bindings/sinks/nats-options.ts";
 import { parseChangeId } from "../bindings/pipeline/change-id.ts";
 import { formatLsn, parseLsn } from "../bindings/lsn.ts";
@@ -25,25 +26,21 @@ import { createSlots, expectedRecords, isRestartShape, rng, runWorkload, setupWo
 import { delayProxy } from "./support/delay-proxy.ts";
 import { frameFilter } from "./support/nats-frames.ts";
 import { liveBytes } from "./support/memory.ts";
-import { startClusters } from "./support/clusters.ts";
+import { startClusters, startedCluster, stopClusters, type StartedCluster } from "./support/clusters.ts";
 import { buildCli, removeCli } from "./support/build-cli.ts";
 
-interface Ctx {
-  major: PgMajor;
-  cluster: Cluster;
-  config: ClientConfig;
-}
+type Ctx = StartedCluster;
 
 const MAJORS: PgMajor[] = [15, 18];
 const ctxs = new Map<PgMajor, Ctx>();
 let seq = 0;
 
 beforeAll(async () => {
-  await startClusters(MAJORS, ctxs, (cluster, config) => ({ major: cluster.major, cluster, config }));
+  await startClusters(MAJORS, ctxs, startedCluster);
 }, 120_000);
 
 afterAll(async () => {
-  for (const c of ctxs.values()) await c.cluster.stop();
+  await stopClusters(ctxs.values());
   await removeCli(CLI_OUT);
 });
 
@@ -101,6 +98,26 @@ async function createStream(url: string, name: string, config: Record<string, un
   } finally {
     await nc.close();
   }
+}
+
+/** Runs `fn` with a nats-server of its own (JetStream on, an empty store), stopped afterwards whatever `fn` does. */
+async function withNats(fn: (broker: Broker) => Promise<void>): Promise<void> {
+  const broker = await startNats();
+  try {
+    await fn(broker);
+  } finally {
+    await broker.stop();
+  }
+}
+
+/**
+ * The stream CDC made on `broker` ahead of the sink (with `limits`), as an
+ * operator does; then a sink on it (`?stream=CDC`, no create) reached at `via`
+ * (a proxy's address; else the broker's), `params` added to its URL.
+ */
+async function cdcSink(broker: Broker, o: { limits?: Record<string, unknown>; via?: string; params?: string } = {}): Promise<NatsSink> {
+  await createStream(broker.url, "CDC", o.limits);
+  return natsSink(natsOptions(`${o.via ?? broker.url}?stream=CDC${o.params ?? ""}`));
 }
 
 /** The subject the sink puts an expected record on (default templates). */
@@ -276,9 +293,8 @@ describe.each(MAJORS)("NATS JetStream sink, PostgreSQL %i", (major) => {
   }, 120_000);
 
   it("the workload: every change once, in commit order, payload the JSON line, headers; a restart after the duplicate window adds nothing", async () => {
-    const broker = await startNats();
     const { w, end, expected } = shared;
-    try {
+    await withNats(async (broker) => {
       const url = `${broker.url}?create=true&duplicate_window=1s`;
       const sink = await natsSink(natsOptions(url));
       expect(sink.stream).toBe("CDC");
@@ -294,15 +310,12 @@ describe.each(MAJORS)("NATS JetStream sink, PostgreSQL %i", (major) => {
       expect(result.stats.skipped).toBe(expected.length);
       expect(result.stats.records).toBe(0);
       expect((await readStream(broker.url, "CDC")).map((m) => m.id)).toEqual(stored.map((m) => m.id));
-    } finally {
-      await broker.stop();
-    }
+    });
   }, 60_000);
 
   it("mode=transaction: one message per transaction, its JSON Lines, the commit LSN as id; a restart adds nothing", async () => {
-    const broker = await startNats();
     const { w, end, expected } = shared;
-    try {
+    await withNats(async (broker) => {
       const url = `${broker.url}?create=true&stream=TX&mode=transaction&duplicate_window=1s`;
       const sink = await natsSink(natsOptions(url));
       // Small batches: the pipeline cuts the larger transactions (holdBytes), and the sink puts them together again.
@@ -324,85 +337,79 @@ describe.each(MAJORS)("NATS JetStream sink, PostgreSQL %i", (major) => {
       const result = await streamInto(ctx().config, w, shared.slot("txB"), again, end);
       expect(result.stats.skipped).toBe(expected.length);
       expect((await readStream(broker.url, "TX")).length).toBe(txns.length);
-    } finally {
-      await broker.stop();
-    }
+    });
   }, 60_000);
 
   it("a publish the network loses, one it delivers late, PubAcks lost for 1.5 s: published again in order, nothing reordered, nothing twice", async () => {
-    const broker = await startNats();
     const { w, end, expected } = shared;
-    // Three faults, each once the sink is publishing again after the round the one before caused (faults close in
-    // time would share a round; a round is over when it publishes again what was not stored, in order): the 40th
-    // change's first publish never reaches the server; the 200th new one after that reaches it late (the ones
-    // after it are refused meanwhile); 200 PubAcks after that, none for 1.5 s (the stream holds what the sink has
-    // no answer for, and says so when asked).
-    const seen = new Set<string>();
-    const fates: string[] = [];
-    let sink: Awaited<ReturnType<typeof natsSink>> | undefined;
-    /** 0 before the drop; 1 and 3 waiting for the round to publish again; 2 counting new changes; 4 counting PubAcks; 5 PubAcks lost. */
-    let phase = 0;
-    let counted = 0;
-    let ackless = { from: Infinity, to: Infinity };
-    const proxy = await delayProxy(broker.port, 0, {
-      fromClient: frameFilter((f) => {
-        const id = /Nats-Msg-Id: ([^\r]+)/.exec(f.headers)?.[1];
-        if (id === undefined) return "pass";
-        const again = seen.has(id);
-        seen.add(id);
-        if (phase === 0 && seen.size === 40) {
-          phase = 1;
-          fates.push(`dropped ${id}`);
-          return "drop";
-        }
-        if ((phase === 1 || phase === 3) && again) {
-          phase++;
-          counted = 0;
-        } else if (phase === 2 && !again && ++counted === 200) {
-          phase = 3;
-          fates.push(`delayed ${id}`);
-          return 1500;
-        }
-        return "pass";
-      }),
-      fromServer: frameFilter((f) => {
-        // PubAcks of stored messages only: not refusals, nor the answers to the sink's reads of the stream.
-        if (!/^\{"stream":"[^"]+",\s*"seq":\d+/.test(f.payload.toString())) return "pass";
-        if (phase === 4 && ++counted === 200) {
-          phase = 5;
-          ackless = { from: Date.now(), to: Date.now() + 1500 };
-        }
-        const now = Date.now();
-        return now >= ackless.from && now < ackless.to ? "drop" : "pass";
-      }),
+    await withNats(async (broker) => {
+      // Three faults, each once the sink is publishing again after the round the one before caused (faults close in
+      // time would share a round; a round is over when it publishes again what was not stored, in order): the 40th
+      // change's first publish never reaches the server; the 200th new one after that reaches it late (the ones
+      // after it are refused meanwhile); 200 PubAcks after that, none for 1.5 s (the stream holds what the sink has
+      // no answer for, and says so when asked).
+      const seen = new Set<string>();
+      const fates: string[] = [];
+      /** 0 before the drop; 1 and 3 waiting for the round to publish again; 2 counting new changes; 4 counting PubAcks; 5 PubAcks lost. */
+      let phase = 0;
+      let counted = 0;
+      let ackless = { from: Infinity, to: Infinity };
+      const proxy = await delayProxy(broker.port, 0, {
+        fromClient: frameFilter((f) => {
+          const id = /Nats-Msg-Id: ([^\r]+)/.exec(f.headers)?.[1];
+          if (id === undefined) return "pass";
+          const again = seen.has(id);
+          seen.add(id);
+          if (phase === 0 && seen.size === 40) {
+            phase = 1;
+            fates.push(`dropped ${id}`);
+            return "drop";
+          }
+          if ((phase === 1 || phase === 3) && again) {
+            phase++;
+            counted = 0;
+          } else if (phase === 2 && !again && ++counted === 200) {
+            phase = 3;
+            fates.push(`delayed ${id}`);
+            return 1500;
+          }
+          return "pass";
+        }),
+        fromServer: frameFilter((f) => {
+          // PubAcks of stored messages only: not refusals, nor the answers to the sink's reads of the stream.
+          if (!/^\{"stream":"[^"]+",\s*"seq":\d+/.test(f.payload.toString())) return "pass";
+          if (phase === 4 && ++counted === 200) {
+            phase = 5;
+            ackless = { from: Date.now(), to: Date.now() + 1500 };
+          }
+          const now = Date.now();
+          return now >= ackless.from && now < ackless.to ? "drop" : "pass";
+        }),
+      });
+      try {
+        const sink = await cdcSink(broker, { via: `nats://127.0.0.1:${proxy.port}`, params: "&ack_timeout=500ms" });
+        await streamInto(ctx().config, w, shared.slot("drop"), sink, end);
+        expect(fates).toHaveLength(2);
+        expect(phase, "the PubAcks were lost for 1.5 s").toBe(5);
+        expect(sink.resyncs).toBeGreaterThanOrEqual(3);
+        expect(sink.recovered).toBeGreaterThan(0);
+        // Its metrics (docs/metrics.md): a resynchronization round is a retry; all acknowledged in the end.
+        const metrics = await sink.metrics!();
+        expect(metrics).toContain(`pgoutput_wasm_sink_retries_total{sink="nats"} ${sink.resyncs}\n`);
+        expect(metrics).toContain('pgoutput_wasm_sink_in_flight_records{sink="nats"} 0\n');
+        expect(metrics).toContain('pgoutput_wasm_sink_errors_total{sink="nats"} 0\n');
+        expectExactly(await readStream(broker.url, "CDC"), expected);
+      } finally {
+        await proxy.close();
+      }
     });
-    try {
-      await createStream(broker.url, "CDC");
-      sink = await natsSink(natsOptions(`nats://127.0.0.1:${proxy.port}?stream=CDC&ack_timeout=500ms`));
-      await streamInto(ctx().config, w, shared.slot("drop"), sink, end);
-      expect(fates).toHaveLength(2);
-      expect(phase, "the PubAcks were lost for 1.5 s").toBe(5);
-      expect(sink.resyncs).toBeGreaterThanOrEqual(3);
-      expect(sink.recovered).toBeGreaterThan(0);
-      // Its metrics (docs/metrics.md): a resynchronization round is a retry; all acknowledged in the end.
-      const metrics = await sink.metrics!();
-      expect(metrics).toContain(`pgoutput_wasm_sink_retries_total{sink="nats"} ${sink.resyncs}\n`);
-      expect(metrics).toContain('pgoutput_wasm_sink_in_flight_records{sink="nats"} 0\n');
-      expect(metrics).toContain('pgoutput_wasm_sink_errors_total{sink="nats"} 0\n');
-      expectExactly(await readStream(broker.url, "CDC"), expected);
-    } finally {
-      await proxy.close();
-      await broker.stop();
-    }
   }, 60_000);
 
   it("the broker stopped for 10 s mid-stream: nothing lost; the slot never passes what the stream holds (sampled every 100 ms)", async () => {
-    const broker = await startNats();
     const { w, end, expected } = shared;
     const slot = shared.slot("halt");
-    try {
-      await createStream(broker.url, "CDC");
-      const sink = await natsSink(natsOptions(`${broker.url}?stream=CDC`));
+    await withNats(async (broker) => {
+      const sink = await cdcSink(broker);
       const sampler = sampleFlush(ctx().config, slot);
       let halted: Promise<void> | undefined;
       let down: { from: number; to: number } | undefined;
@@ -437,18 +444,14 @@ describe.each(MAJORS)("NATS JetStream sink, PostgreSQL %i", (major) => {
       expect(during[0]!.lsn).toBeGreaterThan(firstLsn);
       expect(during[during.length - 1]!.lsn).toBe(during[0]!.lsn);
       expect(samples[samples.length - 1]!.lsn).toBeGreaterThan(during[0]!.lsn);
-    } finally {
-      await broker.stop();
-    }
+    });
   }, 90_000);
 
   it("a stream at its byte limit (discard new): a SinkError naming the subject and the remedy; the slot not advanced past what it holds", async () => {
-    const broker = await startNats();
     const { w, end, expected } = shared;
     const slot = shared.slot("full");
-    try {
-      await createStream(broker.url, "CDC", { max_bytes: 300_000, discard: "new" as never });
-      const sink = await natsSink(natsOptions(`${broker.url}?stream=CDC`));
+    await withNats(async (broker) => {
+      const sink = await cdcSink(broker, { limits: { max_bytes: 300_000, discard: "new" as never } });
       const error = await streamInto(ctx().config, w, slot, sink, end, { replicate: { statusIntervalMs: 100 } }).then(() => undefined, (e: unknown) => e);
       expect(error).toBeInstanceOf(SinkError);
       const e = error as SinkError;
@@ -463,89 +466,86 @@ describe.each(MAJORS)("NATS JetStream sink, PostgreSQL %i", (major) => {
       const firstMissing = parseChangeId(expected[stored.length]!.id)!.lsn;
       expect(flushed).toBeLessThanOrEqual(firstMissing);
       expectFlushWithinStored([{ t: Date.now(), lsn: flushed }], stored, expected);
-    } finally {
-      await broker.stop();
-    }
+    });
   }, 60_000);
 
   it("tail --sink nats://… killed with SIGKILL at five random points during the workload, restarted on the same slot: every change exactly once, none missing", async () => {
-    const broker = await startNats();
-    const { w, client, ref, slot } = await prepare(ctx());
-    const children: ChildProcess[] = [];
-    try {
-      await createStream(broker.url, "CDC");
-      const tail = { publication: w.publication, slot, url: `${broker.url}?stream=CDC` };
-      // Paced (about 12 s or more): the five kills must each fall while the stream still grows, however fast the machine.
-      const workload = runWorkload(client, w, { transactions: 200, seed: major + 3, pauseMs: 60 });
-      const random = rng(major * 7919);
-      const counts: number[] = [];
-      for (let k = 0; k < 5; k++) {
-        const child = await startTail(ctx(), tail);
-        children.push(child);
-        // A random point once this run has delivered something (however slow the machine), so each kill falls mid-stream.
-        const before = counts[counts.length - 1] ?? 0;
-        for (let i = 0; i < 150 && (await streamCount(broker.url, "CDC")) <= before; i++) await sleep(100);
-        await sleep(random() * 800);
-        await kill9(child);
-        await slotInactive(ctx().config, slot);
-        counts.push(await streamCount(broker.url, "CDC"));
+    await withNats(async (broker) => {
+      const { w, client, ref, slot } = await prepare(ctx());
+      const children: ChildProcess[] = [];
+      try {
+        await createStream(broker.url, "CDC");
+        const tail = { publication: w.publication, slot, url: `${broker.url}?stream=CDC` };
+        // Paced (about 12 s or more): the five kills must each fall while the stream still grows, however fast the machine.
+        const workload = runWorkload(client, w, { transactions: 200, seed: major + 3, pauseMs: 60 });
+        const random = rng(major * 7919);
+        const counts: number[] = [];
+        for (let k = 0; k < 5; k++) {
+          const child = await startTail(ctx(), tail);
+          children.push(child);
+          // A random point once this run has delivered something (however slow the machine), so each kill falls mid-stream.
+          const before = counts[counts.length - 1] ?? 0;
+          for (let i = 0; i < 150 && (await streamCount(broker.url, "CDC")) <= before; i++) await sleep(100);
+          await sleep(random() * 800);
+          await kill9(child);
+          await slotInactive(ctx().config, slot);
+          counts.push(await streamCount(broker.url, "CDC"));
+        }
+        await workload;
+        const end = await walEnd(client);
+        const expected = await expectedRecords(ctx().config, w, ref, end);
+        const last = await startTail(ctx(), tail);
+        children.push(last);
+        for (let i = 0; i < 600 && (await streamCount(broker.url, "CDC")) < expected.length; i++) await sleep(100);
+        await sleep(500); // anything extra would show now
+        // A stop by signal drains and exits 0.
+        const exited = new Promise<number | null>((r) => last.once("exit", (code) => r(code)));
+        last.kill("SIGTERM");
+        expect(await exited).toBe(0);
+        // The kills fell mid-stream: the stream grew between them, and held only part of the changes.
+        expect(new Set(counts).size).toBeGreaterThanOrEqual(4);
+        expect(counts.filter((c) => c > 0 && c < expected.length).length).toBeGreaterThanOrEqual(3);
+        expectExactly(await readStream(broker.url, "CDC"), expected, true);
+      } finally {
+        for (const c of children) await kill9(c);
+        await client.end();
       }
-      await workload;
-      const end = await walEnd(client);
-      const expected = await expectedRecords(ctx().config, w, ref, end);
-      const last = await startTail(ctx(), tail);
-      children.push(last);
-      for (let i = 0; i < 600 && (await streamCount(broker.url, "CDC")) < expected.length; i++) await sleep(100);
-      await sleep(500); // anything extra would show now
-      // A stop by signal drains and exits 0.
-      const exited = new Promise<number | null>((r) => last.once("exit", (code) => r(code)));
-      last.kill("SIGTERM");
-      expect(await exited).toBe(0);
-      // The kills fell mid-stream: the stream grew between them, and held only part of the changes.
-      expect(new Set(counts).size).toBeGreaterThanOrEqual(4);
-      expect(counts.filter((c) => c > 0 && c < expected.length).length).toBeGreaterThanOrEqual(3);
-      expectExactly(await readStream(broker.url, "CDC"), expected, true);
-    } finally {
-      for (const c of children) await kill9(c);
-      await client.end();
-      await broker.stop();
-    }
+    });
   }, 120_000);
 
   it("a slow broker (40 ms round trips): memory stays within the window while a 40 MB backlog goes through", async () => {
-    const broker = await startNats();
-    const { w, client, slot } = await prepare(ctx());
-    const proxy = await delayProxy(broker.port, 20);
-    try {
-      await createStream(broker.url, "CDC");
-      for (let t = 0; t < 20; t++) await client.query(`INSERT INTO ${w.schema}.plain SELECT g, repeat('x', 2000) FROM generate_series(${t * 1000 + 1}, ${(t + 1) * 1000}) g`);
-      const end = await walEnd(client);
-      const sink = await natsSink(natsOptions(`nats://127.0.0.1:${proxy.port}?stream=CDC`));
-      const window = { records: 200, bytes: 512 << 10 };
-      const base = liveBytes();
-      let peak = 0;
-      let peakInFlight = 0;
-      let timer: ReturnType<typeof setInterval> | undefined;
-      await streamInto(ctx().config, w, slot, sink, end, {
-        window,
-        replicate: { highWaterMark: 1 << 20, lowWaterMark: 256 << 10 },
-        started: (pipeline) => {
-          timer = setInterval(() => {
-            peak = Math.max(peak, liveBytes() - base);
-            peakInFlight = Math.max(peakInFlight, pipeline.stats.inFlightBytes);
-          }, 200);
-        },
-      });
-      clearInterval(timer);
-      expect(await streamCount(broker.url, "CDC")).toBe(20_000);
-      // In flight: the window and one batch over it (a batch is cut at 1 MiB inside a transaction).
-      expect(peakInFlight).toBeLessThanOrEqual(window.bytes + (1 << 20) + 8192);
-      expect(peak).toBeLessThan(24 << 20);
-    } finally {
-      await proxy.close();
-      await client.end();
-      await broker.stop();
-    }
+    await withNats(async (broker) => {
+      const { w, client, slot } = await prepare(ctx());
+      const proxy = await delayProxy(broker.port, 20);
+      try {
+        for (let t = 0; t < 20; t++) await client.query(`INSERT INTO ${w.schema}.plain SELECT g, repeat('x', 2000) FROM generate_series(${t * 1000 + 1}, ${(t + 1) * 1000}) g`);
+        const end = await walEnd(client);
+        const sink = await cdcSink(broker, { via: `nats://127.0.0.1:${proxy.port}` });
+        const window = { records: 200, bytes: 512 << 10 };
+        const base = liveBytes();
+        let peak = 0;
+        let peakInFlight = 0;
+        let timer: ReturnType<typeof setInterval> | undefined;
+        await streamInto(ctx().config, w, slot, sink, end, {
+          window,
+          replicate: { highWaterMark: 1 << 20, lowWaterMark: 256 << 10 },
+          started: (pipeline) => {
+            timer = setInterval(() => {
+              peak = Math.max(peak, liveBytes() - base);
+              peakInFlight = Math.max(peakInFlight, pipeline.stats.inFlightBytes);
+            }, 200);
+          },
+        });
+        clearInterval(timer);
+        expect(await streamCount(broker.url, "CDC")).toBe(20_000);
+        // In flight: the window and one batch over it (a batch is cut at 1 MiB inside a transaction).
+        expect(peakInFlight).toBeLessThanOrEqual(window.bytes + (1 << 20) + 8192);
+        expect(peak).toBeLessThan(24 << 20);
+      } finally {
+        await proxy.close();
+        await client.end();
+      }
+    });
   }, 90_000);
 });
 

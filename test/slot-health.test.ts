@@ -21,7 +21,8 @@ import { createSlotCommand } from "../bindings/pg/commands.ts";
 import { normalizeOptions } from "../bindings/pg/options.ts";
 import { fromPgError } from "../bindings/pg/errors.ts";
 import { classifySlotError } from "../bindings/pg/slot-state.ts";
-import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import type { PgMajor } from "../devkit/cluster/cluster.ts";
+import { startClusters, startedCluster, stopClusters, type StartedCluster } from "./support/clusters.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -33,37 +34,25 @@ async function waitUntil(ok: () => boolean | Promise<boolean>, timeoutMs = 15_00
   }
 }
 
-interface Ctx {
-  major: PgMajor;
-  cluster: Cluster;
-  config: ClientConfig;
-}
+type Ctx = StartedCluster;
 
-const clusters = new Map<string, Ctx>();
+/** 15 and 18, and 17 for failover slots. */
+const clusters = new Map<PgMajor, Ctx>();
+/** 15 and 18 keeping at most 1 MB of WAL for a slot (max_slot_wal_keep_size): a slot soon loses its WAL. */
+const lost = new Map<PgMajor, Ctx>();
 const streams = new Set<ReplicationStream>();
 let seq = 0;
 
-async function start(key: string, major: PgMajor, settings?: Record<string, string>): Promise<void> {
-  const cluster = await startCluster(major, { settings });
-  clusters.set(key, { major, cluster, config: { host: cluster.host, port: cluster.port, user: cluster.user, database: cluster.database } });
-}
-
 beforeAll(async () => {
   // Two at a time: the machine has two cores.
-  await Promise.all([start("15", 15), start("18", 18)]);
-  await Promise.all([
-    start("lost15", 15, { max_slot_wal_keep_size: "'1MB'" }),
-    start("lost18", 18, { max_slot_wal_keep_size: "'1MB'" }),
-  ]);
-  await start("17", 17);
+  await startClusters([15, 18], clusters, startedCluster);
+  await startClusters([15, 18], lost, startedCluster, { settings: { max_slot_wal_keep_size: "'1MB'" } });
+  await startClusters([17], clusters, startedCluster);
 });
 
-afterAll(async () => {
-  await Promise.all([...streams].map((s) => s.stop().catch(() => {})));
-  await Promise.all([...clusters.values()].map((c) => c.cluster.stop()));
-});
+afterAll(() => stopClusters([...clusters.values(), ...lost.values()], streams));
 
-const ctx = (key: string) => clusters.get(key)!;
+const ctx = (major: PgMajor) => clusters.get(major)!;
 
 async function open(c: Ctx, options: Omit<ReplicateOptions, "connection"> & { connection?: ReplicateOptions["connection"] }): Promise<ReplicationStream> {
   const s = await replicate({ connection: c.config, ...options });
@@ -140,10 +129,10 @@ describe("options and commands", () => {
   });
 });
 
-for (const key of ["15", "18"] as const) {
-  describe(`PostgreSQL ${key}: health`, () => {
+for (const major of [15, 18] as const) {
+  describe(`PostgreSQL ${major}: health`, () => {
     it("health() agrees with pg_replication_slots within one status interval; no side connection unless asked; closed by stop()", async () => {
-      const c = ctx(key);
+      const c = ctx(major);
       const { table, pub, slot } = await fresh(c);
       const app = `health_${slot}`;
       const s = await open(c, { connection: { ...c.config, application_name: app }, slot: { name: slot, create: true }, publications: pub, statusIntervalMs: 200 });
@@ -171,8 +160,8 @@ for (const key of ["15", "18"] as const) {
       expect(h.slot.activePid).toBeGreaterThan(0);
       expect(h.slot.plugin).toBe("pgoutput");
       expect(h.slot.walStatus).toBe("reserved");
-      expect(h.slot.invalidationReason).toBe(key === "18" ? null : undefined); // 17+ have the column
-      expect(h.slot.conflicting).toBe(key === "18" ? false : undefined);
+      expect(h.slot.invalidationReason).toBe(major === 18 ? null : undefined); // 17+ have the column
+      expect(h.slot.conflicting).toBe(major === 18 ? false : undefined);
       expect(h.lost).toBeUndefined();
       expect(h.bytes >= bytesBefore && h.bytes <= bytesAfter && h.bytes > 500 * 100).toBe(true);
       expect(h.messages).toBeGreaterThanOrEqual(5 * 103);
@@ -195,7 +184,7 @@ for (const key of ["15", "18"] as const) {
     });
 
     it("health: { intervalMs } samples to onHealth while streaming, and stops with the stream", async () => {
-      const c = ctx(key);
+      const c = ctx(major);
       const { table, pub, slot } = await fresh(c);
       const samples: ReplicationHealth[] = [];
       const app = `sampler_${slot}`;
@@ -224,7 +213,7 @@ for (const key of ["15", "18"] as const) {
     });
 
     it("a missing slot is SLOT_MISSING (sqlstate 42704), not retryable, with the remedy", async () => {
-      const c = ctx(key);
+      const c = ctx(major);
       const { pub } = await fresh(c);
       const e = await replicate({ connection: c.config, slot: "no_such_slot_h", publications: pub }).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(ReplicationError);
@@ -233,7 +222,7 @@ for (const key of ["15", "18"] as const) {
     });
 
     it("publication: created when missing, differences reported for an existing one, missing without create rejected", async () => {
-      const c = ctx(key);
+      const c = ctx(major);
       const n = ++seq;
       await c.cluster.query(`CREATE TABLE pa${n} (id int PRIMARY KEY)`);
       await c.cluster.query(`CREATE TABLE pb${n} (id int PRIMARY KEY)`);
@@ -269,9 +258,9 @@ for (const key of ["15", "18"] as const) {
     });
   });
 
-  describe(`PostgreSQL ${key}: heartbeats`, () => {
+  describe(`PostgreSQL ${major}: heartbeats`, () => {
     it("an idle published database beside traffic elsewhere: heartbeats advance the slot and are filtered out", async () => {
-      const c = ctx(key);
+      const c = ctx(major);
       const db = `idle${++seq}`;
       await c.cluster.query(`CREATE DATABASE ${db}`);
       const idle = new pg.Client({ ...c.config, database: db });
@@ -308,7 +297,7 @@ for (const key of ["15", "18"] as const) {
       };
       const without = await run(`quiet_a${busy}`, false);
       const withHb = await run(`quiet_b${busy}`, true);
-      console.log(`PG ${key}: without heartbeats ${formatLsn(without.start)} -> ${formatLsn(without.end)}, with ${formatLsn(withHb.start)} -> ${formatLsn(withHb.end)}`);
+      console.log(`PG ${major}: without heartbeats ${formatLsn(without.start)} -> ${formatLsn(without.end)}, with ${formatLsn(withHb.start)} -> ${formatLsn(withHb.end)}`);
       expect(withHb.end > withHb.start).toBe(true);
       expect(withHb.filtered).toBeGreaterThan(0);
       expect(withHb.received).toEqual([]); // filtered from the consumer
@@ -322,9 +311,9 @@ for (const key of ["15", "18"] as const) {
 }
 
 describe("lost slots (max_slot_wal_keep_size = 1MB)", () => {
-  for (const key of ["lost15", "lost18"] as const) {
-    it(`${key}: an invalidated slot is SLOT_LOST with its reason; onLost: "recreate" replaces it and reports the lost range`, async () => {
-      const c = ctx(key);
+  for (const major of [15, 18] as const) {
+    it(`lost${major}: an invalidated slot is SLOT_LOST with its reason; onLost: "recreate" replaces it and reports the lost range`, async () => {
+      const c = lost.get(major)!;
       const { table, pub, slot } = await fresh(c);
       const s = await open(c, { slot: { name: slot, create: true }, publications: pub });
       await s.stop();
@@ -371,7 +360,7 @@ describe("lost slots (max_slot_wal_keep_size = 1MB)", () => {
 
 describe("failover slots", () => {
   it("17: created with FAILOVER, visible in pg_replication_slots.failover and in health()", async () => {
-    const c = ctx("17");
+    const c = ctx(17);
     const { pub, slot } = await fresh(c);
     const s = await open(c, { slot: { name: slot, create: true, failover: true }, publications: pub });
     expect((await slotRow(c, slot))!.failover).toBe(true);
@@ -385,7 +374,7 @@ describe("failover slots", () => {
   });
 
   it("15: refused with UNSUPPORTED_BY_SERVER, and no slot is left behind", async () => {
-    const c = ctx("15");
+    const c = ctx(15);
     const { pub, slot } = await fresh(c);
     const e = await replicate({ connection: c.config, slot: { name: slot, create: true, failover: true }, publications: pub }).catch((x: unknown) => x);
     expect(e).toMatchObject({ code: "UNSUPPORTED_BY_SERVER", retryable: false });

@@ -157,6 +157,24 @@ async function rawCopy(client: pg.Client, command: string): Promise<Uint8Array> 
   return new Uint8Array(Buffer.concat(parts));
 }
 
+/**
+ * Runs `fn` with an admin client and `s`, a name no other test of the file
+ * uses (`prefix` and a number), for what the test makes: its tables,
+ * publication pub_s and slot slot_s (clusters are shared by the tests).
+ */
+async function withFresh(config: ClientConfig, prefix: string, fn: (admin: pg.Client, s: string) => Promise<void>): Promise<void> {
+  const s = `${prefix}${++seq}`;
+  await withClient(config, (admin) => fn(admin, s));
+}
+
+/** withFresh, and a schema `s` made first as the client's search_path (for the types the values suite's SETUP_SQL creates). */
+async function withFreshSchema(config: ClientConfig, prefix: string, fn: (admin: pg.Client, s: string) => Promise<void>): Promise<void> {
+  await withFresh(config, prefix, async (admin, s) => {
+    await admin.query(`CREATE SCHEMA ${s}; SET search_path = ${s}`);
+    await fn(admin, s);
+  });
+}
+
 const TOAST = `repeat(md5(g::text) || md5((g * 7)::text), 100)`; // 6400 bytes, little compression: stored out of line
 
 for (const major of MAJORS) {
@@ -164,10 +182,7 @@ for (const major of MAJORS) {
     const c = () => clusters.get(major)!;
 
     it("snapshot + concurrent changes replay to the server's final contents, no key twice, none missing", async () => {
-      const n = ++seq;
-      const s = `snap${n}`;
-      await withClient(c().config, async (admin) => {
-        await admin.query(`CREATE SCHEMA ${s}; SET search_path = ${s}`);
+      await withFreshSchema(c().config, "snap", async (admin, s) => {
         await admin.query(`CREATE TABLE ${s}.items (id int PRIMARY KEY, v text, big text, arr int4[], amount numeric, at timestamptz, flag bool)`);
         await admin.query(`INSERT INTO ${s}.items SELECT g, CASE WHEN g % 5 = 0 THEN NULL ELSE 'v' || g END,
           CASE WHEN g % 50 = 0 THEN ${TOAST} END, ARRAY[g, NULL, -g], g * 1.25, '2024-01-01'::timestamptz + g * interval '1 minute', g % 2 = 0
@@ -295,10 +310,7 @@ for (const major of MAJORS) {
     }, 120_000);
 
     it("binary and text COPY give the values suite's values", async () => {
-      const n = ++seq;
-      const s = `vals${n}`;
-      await withClient(c().config, async (admin) => {
-        await admin.query(`CREATE SCHEMA ${s}; SET search_path = ${s}`);
+      await withFreshSchema(c().config, "vals", async (admin, s) => {
         for (const q of SETUP_SQL) await admin.query(q);
         const cases = CASES.filter((k) => (k.since ?? 0) <= major);
         const cols = cases.map((k, i) => `c${i} ${k.type}`).join(", ");
@@ -332,10 +344,7 @@ for (const major of MAJORS) {
     }, 60_000);
 
     it("a terminated copy backend fails the snapshot with SNAPSHOT_INCOMPLETE and drops the slot", async () => {
-      const n = ++seq;
-      const s = `term${n}`;
-      await withClient(c().config, async (admin) => {
-        await admin.query(`CREATE SCHEMA ${s}`);
+      await withFreshSchema(c().config, "term", async (admin, s) => {
         await admin.query(`CREATE TABLE ${s}.t (id int PRIMARY KEY, v text)`);
         await admin.query(`INSERT INTO ${s}.t SELECT g, repeat('x', 400) FROM generate_series(1, 50000) g`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}.t`);
@@ -364,8 +373,7 @@ for (const major of MAJORS) {
     }, 60_000);
 
     it("a slow consumer: what is buffered stays near highWaterMark whatever the table size", async () => {
-      const s = `slow${++seq}`;
-      await withClient(c().config, async (admin) => {
+      await withFresh(c().config, "slow", async (admin, s) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
         await admin.query(`INSERT INTO ${s} SELECT g, repeat('y', 300) FROM generate_series(1, 40000) g`); // ~13 MB
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
@@ -388,8 +396,7 @@ for (const major of MAJORS) {
     }, 60_000);
 
     it("copy connections are guarded: a row over maxMessageSize is refused at its CopyData header; a copy paused past receiveTimeoutMs, and past its own end, is not cut off", async () => {
-      const s = `guard${++seq}`;
-      await withClient(c().config, async (admin) => {
+      await withFresh(c().config, "guard", async (admin, s) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
         await admin.query(`ALTER TABLE ${s} ALTER COLUMN v SET STORAGE EXTERNAL`); // stored as written: the row is as long as the value
         await admin.query(`INSERT INTO ${s} SELECT g, repeat('z', CASE WHEN g = 500 THEN 200000 ELSE 100 END) FROM generate_series(1, 3000) g`);
@@ -425,8 +432,7 @@ for (const major of MAJORS) {
     }, 60_000);
 
     it("copy connections from a connection function (walsender connections, as the CLI makes them)", async () => {
-      const s = `fac${++seq}`;
-      await withClient(c().config, async (admin) => {
+      await withFresh(c().config, "fac", async (admin, s) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
         await admin.query(`INSERT INTO ${s} SELECT g, 'x' || g FROM generate_series(1, 5000) g`);
         await admin.query(`CREATE PUBLICATION "pub_${s}'\\" FOR TABLE ${s}`);
@@ -449,8 +455,7 @@ for (const major of MAJORS) {
     });
 
     it("transactions(): materialized snapshot rows, SnapshotComplete, then whole transactions", async () => {
-      const s = `txs${++seq}`;
-      await withClient(c().config, async (admin) => {
+      await withFresh(c().config, "txs", async (admin, s) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY, v text)`);
         await admin.query(`INSERT INTO ${s} SELECT g, 'x' || g FROM generate_series(1, 300) g`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
@@ -479,8 +484,7 @@ for (const major of MAJORS) {
     });
 
     it("tables: only the tables named; a name not in the publications is INVALID_OPTION and leaves no slot", async () => {
-      const s = `tbl${++seq}`;
-      await withClient(c().config, async (admin) => {
+      await withFresh(c().config, "tbl", async (admin, s) => {
         await admin.query(`CREATE TABLE ${s}_a (id int PRIMARY KEY); INSERT INTO ${s}_a SELECT generate_series(1, 10)`);
         await admin.query(`CREATE TABLE ${s}_b (id int PRIMARY KEY); INSERT INTO ${s}_b SELECT generate_series(1, 20)`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}_a, ${s}_b`);
@@ -499,8 +503,7 @@ for (const major of MAJORS) {
     });
 
     it("the catalog sizes an unpartitioned table from its heap: pages before any VACUUM, rows once analyzed, ctid ranges planned", async () => {
-      const s = `size${++seq}`;
-      await withClient(c().config, async (admin) => {
+      await withFresh(c().config, "size", async (admin, s) => {
         await admin.query(`CREATE TABLE ${s} AS SELECT i, md5(i::text) m FROM generate_series(1, 200000) i`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
         const version = Number((await admin.query("SHOW server_version_num")).rows[0].server_version_num);
@@ -518,8 +521,7 @@ for (const major of MAJORS) {
     });
 
     it("an existing slot is refused (its snapshot is gone)", async () => {
-      const s = `exist${++seq}`;
-      await withClient(c().config, async (admin) => {
+      await withFresh(c().config, "exist", async (admin, s) => {
         await admin.query(`CREATE TABLE ${s} (id int PRIMARY KEY)`);
         await admin.query(`CREATE PUBLICATION pub_${s} FOR TABLE ${s}`);
         await admin.query(`SELECT pg_create_logical_replication_slot('slot_${s}', 'pgoutput')`);

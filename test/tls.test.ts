@@ -17,6 +17,7 @@ import pg, { type ClientConfig } from "pg";
 import { replicate } from "../bindings/pg/index.ts";
 import { getRunAs, giveToServer } from "../bindings/cli/run-as.ts";
 import { startCluster, type Cluster, type PgMajor } from "../devkit/cluster/cluster.ts";
+import { withClient } from "./support/clusters.ts";
 
 const MAJORS: PgMajor[] = [15, 18];
 const ROLE = "tls_only";
@@ -63,9 +64,7 @@ for (const major of MAJORS) {
     });
 
     it("streams over TLS: guard at sslconnect, stream takeover of the TLS socket, every row exact", async () => {
-      const admin = new pg.Client(config());
-      await admin.connect();
-      try {
+      await withClient(config(), async (admin) => {
         const t = `tls_rows_${major}`;
         await admin.query(`CREATE TABLE ${t} (id int PRIMARY KEY, v text)`);
         await admin.query(`CREATE PUBLICATION pub_${t} FOR TABLE ${t}`);
@@ -88,15 +87,11 @@ for (const major of MAJORS) {
         } finally {
           await stream.stop();
         }
-      } finally {
-        await admin.end();
-      }
+      });
     }, 60_000);
 
     it("a snapshot over TLS: copy connections are TLS and guarded (a row over maxMessageSize refused at its header), a good one completes", async () => {
-      const admin = new pg.Client(config());
-      await admin.connect();
-      try {
+      await withClient(config(), async (admin) => {
         const t = `tls_snap_${major}`;
         await admin.query(`CREATE TABLE ${t} (id int PRIMARY KEY, v text)`);
         await admin.query(`ALTER TABLE ${t} ALTER COLUMN v SET STORAGE EXTERNAL`);
@@ -125,9 +120,7 @@ for (const major of MAJORS) {
           error = e;
         }
         expect(error).toMatchObject({ code: "SNAPSHOT_INCOMPLETE", cause: { code: "DECODE_ERROR", cause: { code: "MESSAGE_TOO_LARGE" } } });
-      } finally {
-        await admin.end();
-      }
+      });
     }, 60_000);
   });
 }
