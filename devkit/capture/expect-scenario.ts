@@ -234,6 +234,30 @@ export class ScenarioChecker {
     this.#ok(lo <= t && t <= hi, `${what} ${timestampToISO(t)} within the recorded [${range[0]}, ${range[1]}]`);
   }
 
+  /**
+   * The two LSNs of a message that ends a transaction or a prepare (Commit,
+   * StreamCommit, the two-phase messages), `start` and `end` naming its
+   * fields: both within the range the workload recorded around it, the end
+   * after the start and, with `index`, the end equal to the slot row's lsn
+   * (not given for BeginPrepare, whose fields are the prepare's, not its own).
+   */
+  #lsnSpan<K extends string>(msg: { kind: string } & Record<K, bigint>, start: K, end: K, range: readonly [string, string], index?: number): void {
+    this.#lsnWithin(`${msg.kind}.${start}`, msg[start], range);
+    this.#lsnWithin(`${msg.kind}.${end}`, msg[end], range);
+    this.#ok(msg[end] > msg[start], `${msg.kind}.${end} after ${start}`);
+    if (index !== undefined) this.#rowLsn(index, msg[end], `${msg.kind}.${end}`);
+  }
+
+  /** Stream framing, Begin and the two-phase messages come between streamed blocks, never inside one. */
+  #outsideStream(kind: string): void {
+    this.#ok(!this.#inStream, `${kind} outside a streamed block`);
+  }
+
+  /** Begin, BeginPrepare and StreamStart open something: no Begin ... Commit nor Begin Prepare ... Prepare may be open. */
+  #outsideTxn(kind: string): void {
+    this.#ok(this.#txn === undefined && this.#tp === undefined, `${kind} outside any transaction`);
+  }
+
   #time(what: string, t: bigint, iso: string | null): void {
     this.#eq(typeof t, "bigint", `${what} is a bigint`);
     if (typeof t === "bigint") this.#eq(timestampToISO(t), iso, what);
@@ -271,8 +295,8 @@ export class ScenarioChecker {
         break;
       case "Begin": {
         this.#ok(!stream, "no Begin in this scenario");
-        this.#ok(this.#txn === undefined && this.#tp === undefined, "Begin outside any transaction");
-        this.#ok(!this.#inStream, "Begin outside a streamed block");
+        this.#outsideTxn("Begin");
+        this.#outsideStream("Begin");
         const exp = (this.#e.transactions as ExpectedTxn[] | undefined)?.[this.#txnIdx++];
         if (exp === undefined) {
           this.#fail(`Begin #${this.#txnIdx} beyond the ${this.#e.transactions?.length ?? 0} expected transactions`);
@@ -290,10 +314,7 @@ export class ScenarioChecker {
         if (t === undefined) break;
         this.#eq(msg.flags, 0, "Commit.flags");
         this.#eq(typeof msg.commitLsn === "bigint" ? formatLsn(msg.commitLsn) : msg.commitLsn, formatLsn(t.finalLsn), "Commit.commitLsn equals Begin.finalLsn");
-        this.#lsnWithin("Commit.commitLsn", msg.commitLsn, t.exp.lsnRange);
-        this.#lsnWithin("Commit.endLsn", msg.endLsn, t.exp.lsnRange);
-        this.#ok(msg.endLsn > msg.commitLsn, "Commit.endLsn after Commit.commitLsn");
-        this.#rowLsn(index, msg.endLsn, "Commit.endLsn");
+        this.#lsnSpan(msg, "commitLsn", "endLsn", t.exp.lsnRange, index);
         this.#time("Commit.commitTime", msg.commitTime, t.exp.commitTime);
         this.#eq(msg.commitTime, t.commitTime, "Commit.commitTime equals Begin.commitTime");
         this.#eq(t.changeIdx, t.exp.changes.length, `number of changes in transaction ${t.exp.xid}`);
@@ -331,8 +352,8 @@ export class ScenarioChecker {
         break;
       case "StreamStart": {
         this.#ok(stream, "no streaming in this scenario");
-        this.#ok(!this.#inStream, "StreamStart outside a streamed block");
-        this.#ok(this.#txn === undefined && this.#tp === undefined, "StreamStart outside Begin/Commit");
+        this.#outsideStream("StreamStart");
+        this.#outsideTxn("StreamStart");
         this.#inStream = true;
         this.#streamXid = msg.xid;
         this.#ok(this.#knownXids.has(msg.xid), `StreamStart.xid ${msg.xid} is an expected streamed transaction (${[...this.#knownXids.keys()].join(", ")})`);
@@ -659,7 +680,7 @@ export class ScenarioChecker {
   }
 
   #streamAbort(msg: Extract<PgoutputMessage, { kind: "StreamAbort" }>, index: number): void {
-    this.#ok(!this.#inStream, "StreamAbort outside a streamed block");
+    this.#outsideStream("StreamAbort");
     this.#rowXid(index, msg.subXid, "StreamAbort.subXid");
     const list = this.#streamRows.get(msg.xid);
     if (list === undefined) {
@@ -692,7 +713,7 @@ export class ScenarioChecker {
   }
 
   #streamCommit(msg: Extract<PgoutputMessage, { kind: "StreamCommit" }>, index: number): void {
-    this.#ok(!this.#inStream, "StreamCommit outside a streamed block");
+    this.#outsideStream("StreamCommit");
     const c = this.#committedSpec;
     if (c === undefined) {
       this.#fail("unexpected StreamCommit");
@@ -701,10 +722,7 @@ export class ScenarioChecker {
     this.#eq(msg.xid, c.xid, "StreamCommit.xid");
     this.#rowXid(index, msg.xid, "StreamCommit.xid");
     this.#eq(msg.flags, 0, "StreamCommit.flags");
-    this.#lsnWithin("StreamCommit.commitLsn", msg.commitLsn, c.lsnRange);
-    this.#lsnWithin("StreamCommit.endLsn", msg.endLsn, c.lsnRange);
-    this.#ok(msg.endLsn > msg.commitLsn, "StreamCommit.endLsn after commitLsn");
-    this.#rowLsn(index, msg.endLsn, "StreamCommit.endLsn");
+    this.#lsnSpan(msg, "commitLsn", "endLsn", c.lsnRange, index);
     this.#time("StreamCommit.commitTime", msg.commitTime, c.commitTime);
     this.#committedTop.add(msg.xid);
     // What is left after applying the Stream Abort of the subtransaction is what was committed.
@@ -725,20 +743,32 @@ export class ScenarioChecker {
     return p;
   }
 
+  /**
+   * CommitPrepared or RollbackPrepared of `p`: the outcome its workload chose,
+   * no flags, after the Prepare or StreamPrepare it resolves (whose recorded
+   * end LSN and time it returns); `p` counts as resolved (finish() checks the order).
+   */
+  #resolving(msg: { kind: "CommitPrepared" | "RollbackPrepared"; flags: number }, p: PreparedTxn, outcome: PreparedTxn["outcome"]): { endLsn: bigint; prepareTime: bigint } | undefined {
+    this.#eq(p.outcome, outcome, `${msg.kind} for a transaction that was ${outcome === "commit" ? "committed" : "rolled back"}`);
+    this.#eq(msg.flags, 0, `${msg.kind}.flags`);
+    const st = this.#prepared.get(p.gid);
+    this.#ok(st !== undefined, `${msg.kind} after its Prepare/StreamPrepare`);
+    this.#resolved.push(p.gid);
+    return st;
+  }
+
   #twoPhase(msg: Extract<PgoutputMessage, { kind: "BeginPrepare" | "Prepare" | "StreamPrepare" | "CommitPrepared" | "RollbackPrepared" }>, index: number): void {
     this.#ok(this.#o.scenario === "two-phase", "no two-phase messages in this scenario");
-    this.#ok(!this.#inStream, `${msg.kind} outside a streamed block`);
+    this.#outsideStream(msg.kind);
     const p = this.#preparedSpec(msg.gid, msg.kind);
     if (p === undefined) return;
     this.#eq(msg.xid, p.xid, `${msg.kind}.xid`);
     this.#rowXid(index, msg.xid, `${msg.kind}.xid`);
     switch (msg.kind) {
       case "BeginPrepare":
-        this.#ok(this.#tp === undefined && this.#txn === undefined, "BeginPrepare outside any transaction");
+        this.#outsideTxn("BeginPrepare");
         this.#eq(p.streamed, false, "BeginPrepare only for a transaction that was not streamed");
-        this.#lsnWithin("BeginPrepare.prepareLsn", msg.prepareLsn, p.lsnRange);
-        this.#lsnWithin("BeginPrepare.endLsn", msg.endLsn, p.lsnRange);
-        this.#ok(msg.endLsn > msg.prepareLsn, "BeginPrepare.endLsn after prepareLsn");
+        this.#lsnSpan(msg, "prepareLsn", "endLsn", p.lsnRange);
         this.#time("BeginPrepare.prepareTime", msg.prepareTime, p.prepareTime);
         this.#tp = { p, prepareLsn: msg.prepareLsn, endLsn: msg.endLsn, prepareTime: msg.prepareTime, rows: [] };
         break;
@@ -764,44 +794,27 @@ export class ScenarioChecker {
       case "StreamPrepare":
         this.#eq(p.streamed, true, "StreamPrepare only for a streamed transaction");
         this.#eq(msg.flags, 0, "StreamPrepare.flags");
-        this.#lsnWithin("StreamPrepare.prepareLsn", msg.prepareLsn, p.lsnRange);
-        this.#lsnWithin("StreamPrepare.endLsn", msg.endLsn, p.lsnRange);
-        this.#ok(msg.endLsn > msg.prepareLsn, "StreamPrepare.endLsn after prepareLsn");
-        this.#rowLsn(index, msg.endLsn, "StreamPrepare.endLsn");
+        this.#lsnSpan(msg, "prepareLsn", "endLsn", p.lsnRange, index);
         this.#time("StreamPrepare.prepareTime", msg.prepareTime, p.prepareTime);
         this.#eq(runsOf(this.#streamRows.get(p.xid) ?? []), [p.rows], `rows of streamed prepared transaction ${p.gid}`);
         this.#prepared.set(p.gid, { endLsn: msg.endLsn, prepareTime: msg.prepareTime });
         break;
       case "CommitPrepared": {
-        this.#eq(p.outcome, "commit", "CommitPrepared for a transaction that was committed");
-        this.#eq(msg.flags, 0, "CommitPrepared.flags");
-        const st = this.#prepared.get(p.gid);
-        this.#ok(st !== undefined, "CommitPrepared after its Prepare/StreamPrepare");
+        const st = this.#resolving(msg, p, "commit");
         if (st !== undefined) this.#ok(msg.commitLsn >= st.endLsn, "CommitPrepared.commitLsn not before the prepare's end");
-        this.#lsnWithin("CommitPrepared.commitLsn", msg.commitLsn, p.lsnRange);
-        this.#lsnWithin("CommitPrepared.endLsn", msg.endLsn, p.lsnRange);
-        this.#ok(msg.endLsn > msg.commitLsn, "CommitPrepared.endLsn after commitLsn");
-        this.#rowLsn(index, msg.endLsn, "CommitPrepared.endLsn");
+        this.#lsnSpan(msg, "commitLsn", "endLsn", p.lsnRange, index);
         this.#time("CommitPrepared.commitTime", msg.commitTime, p.commitTime);
-        this.#resolved.push(p.gid);
         break;
       }
       case "RollbackPrepared": {
-        this.#eq(p.outcome, "rollback", "RollbackPrepared for a transaction that was rolled back");
-        this.#eq(msg.flags, 0, "RollbackPrepared.flags");
-        const st = this.#prepared.get(p.gid);
-        this.#ok(st !== undefined, "RollbackPrepared after its Prepare");
+        const st = this.#resolving(msg, p, "rollback");
         if (st !== undefined) {
           this.#eq(msg.prepareEndLsn, st.endLsn, "RollbackPrepared.prepareEndLsn equals Prepare.endLsn");
           this.#eq(msg.prepareTime, st.prepareTime, "RollbackPrepared.prepareTime equals Prepare.prepareTime");
         }
-        this.#lsnWithin("RollbackPrepared.prepareEndLsn", msg.prepareEndLsn, p.lsnRange);
-        this.#lsnWithin("RollbackPrepared.rollbackEndLsn", msg.rollbackEndLsn, p.lsnRange);
-        this.#ok(msg.rollbackEndLsn > msg.prepareEndLsn, "RollbackPrepared.rollbackEndLsn after prepareEndLsn");
-        this.#rowLsn(index, msg.rollbackEndLsn, "RollbackPrepared.rollbackEndLsn");
+        this.#lsnSpan(msg, "prepareEndLsn", "rollbackEndLsn", p.lsnRange, index);
         this.#time("RollbackPrepared.prepareTime", msg.prepareTime, p.prepareTime);
         if (p.rollbackTimeRange !== null) this.#timeWithin("RollbackPrepared.rollbackTime", msg.rollbackTime, p.rollbackTimeRange);
-        this.#resolved.push(p.gid);
         break;
       }
     }

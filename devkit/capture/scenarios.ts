@@ -353,6 +353,17 @@ async function committed(ctx: Ctx, body: (changes: ExpectedChange[]) => Promise<
 
 const md5 = (s: string) => createHash("md5").update(s, "utf8").digest("hex");
 
+/**
+ * The setup of the scenarios that need one table: creates it in the
+ * scenario's schema with `columns`, publishes it in publication "pub" and
+ * records it in expected.relations under its own name.
+ */
+async function publishedTable(ctx: Ctx, table: string, columns: string): Promise<void> {
+  await ctx.db.query(`CREATE TABLE ${ctx.s}.${table} (${columns})`);
+  await ctx.publication("pub", [`${ctx.s}.${table}`]);
+  await ctx.relation(table, table);
+}
+
 // --------------------------------------------------------------- scenarios
 
 /**
@@ -546,12 +557,7 @@ export const messages: Scenario = (c) =>
   runSpec(c, {
     name: "messages",
     options: () => ({ proto_version: "1", messages: "true" }),
-    async setup(ctx) {
-      const { db, s } = ctx;
-      await db.query(`CREATE TABLE ${s}.msg_t (id int PRIMARY KEY)`);
-      await ctx.publication("pub", [`${s}.msg_t`]);
-      await ctx.relation("msg_t", "msg_t");
-    },
+    setup: (ctx) => publishedTable(ctx, "msg_t", "id int PRIMARY KEY"),
     async workload(ctx) {
       const { db, s } = ctx;
       const prefix = `pgw-${ctx.id}`;
@@ -603,12 +609,7 @@ export const origin: Scenario = (c) =>
     name: "origin",
     // PostgreSQL 16+ filters on `origin` ('any' is its default: say it anyway); 15 has no such option.
     options: (major): Record<string, string> => (major >= 16 ? { proto_version: "1", origin: "any" } : { proto_version: "1" }),
-    async setup(ctx) {
-      const { db, s } = ctx;
-      await db.query(`CREATE TABLE ${s}.orig_t (id int PRIMARY KEY, v text)`);
-      await ctx.publication("pub", [`${s}.orig_t`]);
-      await ctx.relation("orig_t", "orig_t");
-    },
+    setup: (ctx) => publishedTable(ctx, "orig_t", "id int PRIMARY KEY, v text"),
     async workload(ctx) {
       const { db, s, c } = ctx;
       const originName = `pgw_origin_${ctx.id}`;
@@ -701,7 +702,13 @@ export const enumDomain: Scenario = (c) =>
     },
   });
 
+// The streaming scenarios (streaming, two-phase, parallel-abort) insert runs
+// of ids into one table of PAD_COLUMNS, each row padded (~100 bytes) so that a
+// few hundred rows exceed logical_decoding_work_mem (64kB) and get streamed.
 const STREAM_PAD = `repeat('x', 100)`;
+const PAD_COLUMNS = "id int PRIMARY KEY, pad text";
+/** expected.pad: how insertRange fills the pad column. */
+const PAD_EXPRESSION = `${STREAM_PAD} || id`;
 
 async function insertRange(ctx: Ctx, table: string, from: number, to: number): Promise<void> {
   await ctx.db.query(`INSERT INTO ${ctx.s}.${table} SELECT g, ${STREAM_PAD} || g FROM generate_series(${from}, ${to}) g`);
@@ -710,6 +717,39 @@ async function insertRange(ctx: Ctx, table: string, from: number, to: number): P
 async function xminOf(ctx: Ctx, table: string, id: number): Promise<number> {
   const r = await ctx.db.query<{ x: string }>(`SELECT xmin::text AS x FROM ${ctx.s}.${table} WHERE id = ${id}`);
   return Number(r.rows[0]!.x);
+}
+
+/** Inserts ids [from, to] and returns them as an IdRange of the (sub)transaction that wrote them (the rows' xmin). */
+async function insertedRange(ctx: Ctx, table: string, from: number, to: number): Promise<IdRange> {
+  await insertRange(ctx, table, from, to);
+  return { from, to, xid: await xminOf(ctx, table, from) };
+}
+
+/**
+ * The committed streamed transaction of streaming and parallel-abort: ids
+ * 1-400 by the top-level transaction, 401-1000 in SAVEPOINT sp (enough to be
+ * streamed before the Stream Abort), `rollBack` running ROLLBACK TO SAVEPOINT
+ * sp, then 1001-`lastId` by the subtransaction the ROLLBACK TO re-opened.
+ * parallel-abort passes a `rollBack` that also brackets the rollback with LSN
+ * and clock readings. `rows` are the ranges that stay, `rolledBack` the one
+ * of the savepoint (its xid is the Stream Abort's subxid).
+ */
+async function withRolledBackSavepoint(
+  ctx: Ctx,
+  table: string,
+  lastId: number,
+  rollBack: () => Promise<unknown> = () => ctx.db.query("ROLLBACK TO SAVEPOINT sp"),
+): Promise<{ tx: ExpectedTxn; rows: IdRange[]; rolledBack: IdRange }> {
+  const rows: IdRange[] = [];
+  let rolledBack: IdRange | undefined;
+  const tx = await committed(ctx, async () => {
+    rows.push(await insertedRange(ctx, table, 1, 400));
+    await ctx.db.query("SAVEPOINT sp");
+    rolledBack = await insertedRange(ctx, table, 401, 1000);
+    await rollBack();
+    rows.push(await insertedRange(ctx, table, 1001, lastId));
+  });
+  return { tx, rows, rolledBack: rolledBack! };
 }
 
 /**
@@ -730,36 +770,19 @@ export const streaming: Scenario = (c) =>
   runSpec(c, {
     name: "streaming",
     options: () => ({ proto_version: "2", streaming: "on" }),
-    async setup(ctx) {
-      await ctx.db.query(`CREATE TABLE ${ctx.s}.st_t (id int PRIMARY KEY, pad text)`);
-      await ctx.publication("pub", [`${ctx.s}.st_t`]);
-      await ctx.relation("st_t", "st_t");
-    },
+    setup: (ctx) => publishedTable(ctx, "st_t", PAD_COLUMNS),
     async workload(ctx) {
       const { db } = ctx;
-      let subxid = 0;
-      const rows: IdRange[] = [];
-      let rolledBack: IdRange | undefined;
-      const tx = await committed(ctx, async () => {
-        await insertRange(ctx, "st_t", 1, 400);
-        rows.push({ from: 1, to: 400, xid: await xminOf(ctx, "st_t", 1) });
-        await db.query("SAVEPOINT sp");
-        await insertRange(ctx, "st_t", 401, 1000);
-        subxid = await xminOf(ctx, "st_t", 401);
-        rolledBack = { from: 401, to: 1000, xid: subxid };
-        await db.query("ROLLBACK TO SAVEPOINT sp");
-        await insertRange(ctx, "st_t", 1001, 1400);
-        rows.push({ from: 1001, to: 1400, xid: await xminOf(ctx, "st_t", 1001) });
-      });
+      const { tx, rows, rolledBack } = await withRolledBackSavepoint(ctx, "st_t", 1400);
       await db.query("BEGIN");
       const abortedXid = await currentXid(db);
       await insertRange(ctx, "st_t", 2001, 2600);
       await db.query("ROLLBACK");
       return {
-        committed: { xid: tx.xid, subxid, rows, rolledBack: rolledBack!, commitTime: tx.commitTime, lsnRange: tx.lsnRange },
+        committed: { xid: tx.xid, subxid: rolledBack.xid, rows, rolledBack, commitTime: tx.commitTime, lsnRange: tx.lsnRange },
         aborted: { xid: abortedXid, rows: { from: 2001, to: 2600, xid: abortedXid } },
         abortedIsStreamed: ctx.major < 18,
-        pad: "repeat('x', 100) || id",
+        pad: PAD_EXPRESSION,
       };
     },
   });
@@ -779,11 +802,7 @@ export const twoPhase: Scenario = (c) =>
     name: "two-phase",
     twoPhase: true,
     options: () => ({ proto_version: "3", two_phase: "true", streaming: "on" }),
-    async setup(ctx) {
-      await ctx.db.query(`CREATE TABLE ${ctx.s}.tp_t (id int PRIMARY KEY, pad text)`);
-      await ctx.publication("pub", [`${ctx.s}.tp_t`]);
-      await ctx.relation("tp_t", "tp_t");
-    },
+    setup: (ctx) => publishedTable(ctx, "tp_t", PAD_COLUMNS),
     async workload(ctx) {
       const { db } = ctx;
       const out: PreparedTxn[] = [];
@@ -816,7 +835,7 @@ export const twoPhase: Scenario = (c) =>
       await one(`pgw_${ctx.id}_commit`, [1, 2], "commit", false);
       await one(`pgw_${ctx.id}_rollback`, [3, 3], "rollback", false);
       await one(`pgw_${ctx.id}_streamed`, [101, 1000], "commit", true);
-      return { prepared: out, pad: "repeat('x', 100) || id" };
+      return { prepared: out, pad: PAD_EXPRESSION };
     },
   });
 
@@ -831,23 +850,13 @@ export const parallelAbort: Scenario = (c) =>
   runSpec(c, {
     name: "parallel-abort",
     options: () => ({ proto_version: "4", streaming: "parallel" }),
-    async setup(ctx) {
-      await ctx.db.query(`CREATE TABLE ${ctx.s}.pa_t (id int PRIMARY KEY, pad text)`);
-      await ctx.publication("pub", [`${ctx.s}.pa_t`]);
-      await ctx.relation("pa_t", "pa_t");
-    },
+    setup: (ctx) => publishedTable(ctx, "pa_t", PAD_COLUMNS),
     async workload(ctx) {
       const { db } = ctx;
-      let subxid = 0;
       let abortLsnRange: [string, string] = ["", ""];
       let abortTimeRange: [string, string] = ["", ""];
-      const rows: IdRange[] = [];
-      const tx = await committed(ctx, async () => {
-        await insertRange(ctx, "pa_t", 1, 400);
-        rows.push({ from: 1, to: 400, xid: await xminOf(ctx, "pa_t", 1) });
-        await db.query("SAVEPOINT sp");
-        await insertRange(ctx, "pa_t", 401, 1000);
-        subxid = await xminOf(ctx, "pa_t", 401);
+      // The Stream Abort's v4 fields: the abort record lies between these readings.
+      const rollBack = async () => {
         const l0 = await insertLsn(db);
         const t0 = await clockIso(db);
         await db.query("ROLLBACK TO SAVEPOINT sp");
@@ -855,19 +864,18 @@ export const parallelAbort: Scenario = (c) =>
         const t1 = await clockIso(db);
         abortLsnRange = [l0, l1];
         abortTimeRange = [t0, t1];
-        await insertRange(ctx, "pa_t", 1001, 1010);
-        rows.push({ from: 1001, to: 1010, xid: await xminOf(ctx, "pa_t", 1001) });
-      });
+      };
+      const { tx, rows, rolledBack } = await withRolledBackSavepoint(ctx, "pa_t", 1010, rollBack);
       return {
         xid: tx.xid,
-        subxid,
+        subxid: rolledBack.xid,
         abortLsnRange,
         abortTimeRange,
         rows,
-        rolledBack: { from: 401, to: 1000, xid: subxid },
+        rolledBack,
         commitTime: tx.commitTime,
         lsnRange: tx.lsnRange,
-        pad: "repeat('x', 100) || id",
+        pad: PAD_EXPRESSION,
       };
     },
   });
@@ -882,11 +890,7 @@ export const binary: Scenario = (c) =>
   runSpec(c, {
     name: "binary",
     options: () => ({ proto_version: "1", binary: "true" }),
-    async setup(ctx) {
-      await ctx.db.query(`CREATE TABLE ${ctx.s}.bin_t (id int4 PRIMARY KEY, big int8, label text, flag bool, at timestamptz)`);
-      await ctx.publication("pub", [`${ctx.s}.bin_t`]);
-      await ctx.relation("bin_t", "bin_t");
-    },
+    setup: (ctx) => publishedTable(ctx, "bin_t", "id int4 PRIMARY KEY, big int8, label text, flag bool, at timestamptz"),
     async workload(ctx) {
       const { db, s, relations: R } = ctx;
       const binRow = async (where: string): Promise<(string | null)[]> => {
@@ -971,11 +975,9 @@ export const wide: Scenario = (c) =>
   runSpec(c, {
     name: "wide",
     options: () => ({ proto_version: "1" }),
-    async setup(ctx) {
+    setup(ctx) {
       const cols = Array.from({ length: 1600 }, (_, i) => `c${i + 1} int4${i === 0 ? " PRIMARY KEY" : ""}`);
-      await ctx.db.query(`CREATE TABLE ${ctx.s}.wide_t (${cols.join(", ")})`);
-      await ctx.publication("pub", [`${ctx.s}.wide_t`]);
-      await ctx.relation("wide_t", "wide_t");
+      return publishedTable(ctx, "wide_t", cols.join(", "));
     },
     async workload(ctx) {
       const { db, s, relations: R } = ctx;
