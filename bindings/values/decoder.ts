@@ -34,6 +34,29 @@ interface BufferLike {
   from(bytes: Uint8Array): Uint8Array;
 }
 
+/**
+ * The parsers chosen per OID for one format: an array for the built-in
+ * OIDs (below FIRST_NORMAL_OID: nearly every value's lookup), a Map above.
+ */
+class ParserCache {
+  readonly #low: (Parse | undefined)[] = new Array<Parse | undefined>(FIRST_NORMAL_OID).fill(undefined);
+  readonly #high = new Map<number, Parse>();
+
+  get(oid: number): Parse | undefined {
+    return oid < FIRST_NORMAL_OID ? this.#low[oid] : this.#high.get(oid);
+  }
+
+  set(oid: number, p: Parse): void {
+    if (oid < FIRST_NORMAL_OID) this.#low[oid] = p;
+    else this.#high.set(oid, p);
+  }
+
+  delete(oid: number): void {
+    if (oid < FIRST_NORMAL_OID) this.#low[oid] = undefined;
+    else this.#high.delete(oid);
+  }
+}
+
 export class ValueDecoder {
   /** The options with their defaults filled in. */
   readonly options: Readonly<ResolvedOptions>;
@@ -43,10 +66,8 @@ export class ValueDecoder {
   readonly #types: Record<number, TypeKnowledge> | undefined;
   readonly #getTypeParser: ((oid: number, format?: Format) => unknown) | undefined;
   readonly #noParser: { text?: unknown; binary?: unknown } = {};
-  readonly #text: (Parse | undefined)[] = new Array<Parse | undefined>(FIRST_NORMAL_OID).fill(undefined);
-  readonly #binary: (Parse | undefined)[] = new Array<Parse | undefined>(FIRST_NORMAL_OID).fill(undefined);
-  readonly #textHigh = new Map<number, Parse>();
-  readonly #binaryHigh = new Map<number, Parse>();
+  readonly #text = new ParserCache();
+  readonly #binary = new ParserCache();
   /** What Type messages taught (user `types` win over it). */
   readonly #learned = new Map<number, TypeKnowledge>();
 
@@ -67,21 +88,19 @@ export class ValueDecoder {
    * as `cause` what a parser threw that was not one).
    */
   text(typeId: number, bytes: Uint8Array, offset: number, length: number, typeModifier = -1): unknown {
-    try {
-      const p = (typeId < FIRST_NORMAL_OID ? this.#text[typeId] : this.#textHigh.get(typeId)) ?? this.textParser(typeId);
-      return p(bytes, offset, length, typeModifier);
-    } catch (e) {
-      throw valueFailure(e, typeId >>> 0, "text");
-    }
+    return this.#value(this.#text, "text", typeId, bytes, offset, length, typeModifier);
   }
 
   /** The value of a binary-format (`b`) column: bytes[offset, offset+length). Throws as `text` does. */
   binary(typeId: number, bytes: Uint8Array, offset: number, length: number, typeModifier = -1): unknown {
+    return this.#value(this.#binary, "binary", typeId, bytes, offset, length, typeModifier);
+  }
+
+  #value(cache: ParserCache, format: Format, typeId: number, bytes: Uint8Array, offset: number, length: number, typeModifier: number): unknown {
     try {
-      const p = (typeId < FIRST_NORMAL_OID ? this.#binary[typeId] : this.#binaryHigh.get(typeId)) ?? this.binaryParser(typeId);
-      return p(bytes, offset, length, typeModifier);
+      return (cache.get(typeId) ?? this.#parser(typeId >>> 0, format))(bytes, offset, length, typeModifier);
     } catch (e) {
-      throw valueFailure(e, typeId >>> 0, "binary");
+      throw valueFailure(e, typeId >>> 0, format);
     }
   }
 
@@ -105,12 +124,8 @@ export class ValueDecoder {
     this.#learned.set(oid, { baseType: base });
     this.#knowledge++;
     // Forget parsers already chosen for this OID.
-    if (oid < FIRST_NORMAL_OID) {
-      this.#text[oid] = undefined;
-      this.#binary[oid] = undefined;
-    }
-    this.#textHigh.delete(oid);
-    this.#binaryHigh.delete(oid);
+    this.#text.delete(oid);
+    this.#binary.delete(oid);
   }
 
   /**
@@ -146,14 +161,11 @@ export class ValueDecoder {
   }
 
   #parser(oid: number, format: Format): Parse {
-    const low = oid < FIRST_NORMAL_OID;
-    const cache = format === "text" ? (low ? this.#text : undefined) : low ? this.#binary : undefined;
-    const high = format === "text" ? this.#textHigh : this.#binaryHigh;
-    const hit = cache !== undefined ? cache[oid] : high.get(oid);
+    const cache = format === "text" ? this.#text : this.#binary;
+    const hit = cache.get(oid);
     if (hit !== undefined) return hit;
     const p = this.#resolve(oid, format, 0);
-    if (cache !== undefined) cache[oid] = p;
-    else high.set(oid, p);
+    cache.set(oid, p);
     return p;
   }
 
@@ -183,8 +195,7 @@ export class ValueDecoder {
   #parserAt(oid: number, format: Format, depth: number): Parse {
     if (depth === 0) return this.#parser(oid, format);
     // Deeper chains are resolved without caching the intermediate OIDs, so a cycle ends at the depth limit.
-    const cached = format === "text" ? (oid < FIRST_NORMAL_OID ? this.#text[oid] : this.#textHigh.get(oid)) : oid < FIRST_NORMAL_OID ? this.#binary[oid] : this.#binaryHigh.get(oid);
-    return cached ?? this.#resolve(oid, format, depth);
+    return (format === "text" ? this.#text : this.#binary).get(oid) ?? this.#resolve(oid, format, depth);
   }
 
   #array(element: number, format: Format, depth = 0): Parse {
