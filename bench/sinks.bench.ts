@@ -6,7 +6,7 @@
  * against.
  *
  *   npm run build:bench && node build/bench/bench/sinks.bench.js [--rows N] [--per-txn R] [--only stdout,nats,redis,http] [--major 15|18]
- *   node --cpu-prof --cpu-prof-dir=.tmp/prof build/bench/bench/sinks.bench.js --only nats   # then: node build/bench/bench/profile.js top .tmp/prof/<file>
+ *   node build/bench/bench/sinks.bench.js --only nats --profile .tmp/prof   # then: node build/bench/bench/profile.js top .tmp/prof/nats.cpuprofile
  *
  * The backlog is a bulk insert (not the sink tests' workload, whose values
  * suite makes few changes per second to generate): `rows` rows (default
@@ -16,10 +16,15 @@
  * stream's start to the acknowledgement of the backlog's last transaction:
  * what the sink confirmed. CPU is this process's (the broker's is its own).
  *
+ * `--profile DIR` writes each case's CPU profile, of the case's run alone
+ * (not the backlog's making), to DIR/<case>.cpuprofile.
+ *
  * A sink case is an entry of CASES: its name, how to open it (and what it
  * needs started first, e.g. a broker), how to stop what it started.
  */
-import { createWriteStream, readdirSync, readFileSync } from "node:fs";
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import * as path from "node:path";
 import pg from "pg";
 import { jsonl } from "../bindings/formats/jsonl.ts";
 import { replicate } from "../bindings/pg/index.ts";
@@ -137,6 +142,23 @@ function serverCpu(marker: string): () => number {
   return () => ticks() - base;
 }
 
+/** A CPU profile of this process from now until `stop(file)`, which writes it. */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    async stop(file) {
+      const { profile } = await session.post("Profiler.stop");
+      session.disconnect();
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+    },
+  };
+}
+
+const profileDir = arg("profile");
 const only = (arg("only") ?? CASES.map((c) => c.name).join(",")).split(",");
 const cases = CASES.filter((c) => only.includes(c.name));
 
@@ -195,11 +217,13 @@ try {
       const idle = setInterval(() => {
         if (pipeline.stats.durable >= lastCommit && !stream.ready) pipeline.stop();
       }, 100);
+      const profiler = profileDir === undefined ? undefined : await startProfile();
       const cpu0 = process.cpuUsage();
       const w0 = performance.now();
       const result = await pipeline.run();
       const seconds = (performance.now() - w0) / 1000;
       const cpu = process.cpuUsage(cpu0);
+      if (profiler !== undefined) await profiler.stop(path.join(profileDir!, `${c.name}.cpuprofile`));
       clearInterval(idle);
       await stream.stop();
       results.push({ name: c.name, changes: result.stats.durable, bytes: result.stats.bytes, seconds, cpu: (cpu.user + cpu.system) / 1e6, note: started.note?.() });
