@@ -60,11 +60,14 @@
  * declined, the JS path turns it into U+FFFD); JK_JSON json/jsonb embedded
  * with each CR/LF run made one space (valid UTF-8 only); JK_TIMESTAMP(TZ)
  * ISO text as timestampISO() prints it (years 1..9999, `+00` only);
- * JK_FLOAT (float8) plain decimals a double prints back the same; JK_BYTEA
- * lowercase `\x` hex as the string `"\\x…"`; the JK_*_ARRAY kinds
- * one-dimensional arrays in PostgreSQL's plain shape (`{1,NULL,"a b"}`),
- * each element by its kind's rule and NULL (any case, unquoted) as null; a
- * quoted element with a backslash escape is declined.
+ * JK_FLOAT (float8) a decimal of at most 15 significant digits (exponent
+ * or not) laid out as a JS number prints it; JK_BYTEA lowercase `\x` hex as
+ * the string `"\\x…"`; the JK_*_ARRAY kinds one-dimensional arrays in
+ * PostgreSQL's plain shape (`{1,NULL,"a b"}`), each element by its kind's
+ * rule and NULL (any case, unquoted) as null; a quoted element with a
+ * backslash escape is declined; JK_INTERVAL IntervalStyle postgres text as
+ * the object `{"months":…,"days":…,"microseconds":…}` (microseconds quoted
+ * with JF_NUMBERS_AS_STRINGS).
  */
 
 export const JSON_DONE = 0;
@@ -109,3 +112,4 @@ export const JK_BYTEA = 11;
 export const JK_INT_ARRAY = 12; // int2[], int4[]: elements as JK_INT
 export const JK_INT8_ARRAY = 13; // int8[]: elements as JK_INT8
 export const JK_STRING_ARRAY = 14; // text[], varchar[], bpchar[], name[]: elements as JK_STRING
+export const JK_INTERVAL = 15;

@@ -33,6 +33,7 @@ import { wal } from "../devkit/encoder/walsender-encoder.ts";
 import type { Batch } from "../bindings/decoder.ts";
 import { TwinDecoder, twinStats } from "./support/twin-kernel.ts";
 import { JSONL_OIDS, TRICKY_TEXTS } from "./support/jsonl-cases.ts";
+import { printFloat8, printInterval } from "../devkit/encoder/values-print.ts";
 
 type Make = () => PgoutputDecoder;
 const DECODERS: [string, Make][] = [
@@ -149,12 +150,25 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(s)) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => raw(b)) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(number)) }));
+        msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(printFloat8(d))) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(d.toFixed(3))) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(String(n))) }));
         // pushBatch only: its columns are jsonColumns' code (columnsAt), and a decoder per path is most of this test's time.
         same(frame(msgs), `s=${JSON.stringify(s)} b=${b.join(",")} d=${d} n=${n}`, undefined, [true]);
       },
     ), { numRuns: 150 });
+  });
+
+  it("intervals as PostgreSQL prints them, of every size", () => {
+    const rel = { relationId: 16403, namespace: "s", relationName: "iv", columns: [{ name: "i", typeId: 1186 }] };
+    fc.assert(fc.property(
+      fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+      fc.oneof(fc.bigInt({ min: -(10n ** 12n), max: 10n ** 12n }), fc.bigInt({ min: -(2n ** 63n) + 1n, max: 2n ** 63n - 1n })),
+      (months, days, microseconds) => {
+        const text = printInterval({ months, days, microseconds });
+        same(frame([encode.relation(rel), encode.insert({ relation: rel, newTuple: [text] })]), text, undefined, [true]);
+      },
+    ), { numRuns: 200 });
   });
 
   it("a tuple larger than the output area, and one value larger than all of it", () => {

@@ -8,7 +8,7 @@ import {
   JSON_DONE, JSON_DECLINED, JSON_FULL, JSON_REFUSED, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_COMMA,
   JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
-  JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY,
+  JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL,
 } from "../jsonl-tape.ts";
 import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, memoryBytes, gtU32 } from "./portable.ts";
 
@@ -157,6 +157,8 @@ function refuse(result: usize, from: i32, flags: i32): i32 {
  * string array elements), plus the quotes a string array's elements gain.
  */
 function room(kind: i32, p: i32, n: i32): i32 {
+  // An interval's object: its three names and numbers, from as few as 8 bytes of text.
+  if (kind == JK_INTERVAL) return n + 64;
   if (kind != JK_STRING && kind != JK_NUMERIC && kind != JK_STRING_ARRAY) return n + 2;
   let extra = 2;
   for (let i = p; i < p + n; i++) {
@@ -201,11 +203,11 @@ function value(kind: i32, p: i32, n: i32, strings: bool): bool {
     case JK_TIMESTAMPTZ:
       return writeTimestamp(p, n, true);
     case JK_FLOAT:
-      if (!plainFloat(p, n)) return false;
-      copy(p, n);
-      return true;
+      return writeFloat(p, n);
     case JK_BYTEA:
       return writeBytea(p, n);
+    case JK_INTERVAL:
+      return writeInterval(p, n, strings);
     case JK_INT_ARRAY:
       return writeArray(p, n, JK_INT, strings);
     case JK_INT8_ARRAY:
@@ -307,31 +309,219 @@ function two(i: i32): i32 {
   return (u8at(i) - 0x30) * 10 + u8at(i + 1) - 0x30;
 }
 
-/** A float8 text a JS number prints back the same (text-values.ts plainFloat). */
-function plainFloat(p: i32, n: i32): bool {
+/**
+ * float8 text → the JSON number JSON.stringify prints for its double
+ * (Number::toString, ECMA-262 6.1.6.1.20), from the text's digits alone:
+ * a decimal of at most 15 significant digits is the shortest that parses
+ * to its double (DBL_DIG), so those are the digits a JS number prints. Only
+ * the layout differs: PostgreSQL writes an exponent outside 1e-4..1e15
+ * (`1e+15`, `1.5e-05`), JS outside 1e-6..1e21. More digits are the JS
+ * path's: PostgreSQL 12+ prints them shortest, but a text that is not
+ * (`0.10000000000000001`) prints shorter as a JS number, and telling the
+ * two apart takes a correctly rounded parse. Zero, NaN and Infinity: the
+ * JS path's too.
+ */
+function writeFloat(p: i32, n: i32): bool {
   const end = p + n;
-  const intStart = afterSign(p, end);
-  let i = afterDigits(intStart, end);
-  const intLen = i - intStart;
-  if (intLen == 0 || (intLen > 1 && u8at(intStart) == 0x30)) return false;
-  let digits = u8at(intStart) == 0x30 ? 0 : intLen;
-  let zero = digits == 0;
+  const neg = u8at(p) == 0x2d;
+  let i = neg ? p + 1 : p;
+  // The mantissa's digits [i, mantissaEnd), a '.' at `dot` (or none: dot == mantissaEnd).
+  const intStart = i;
+  i = afterDigits(i, end);
+  const dot = i;
+  if (i == intStart) return false;
+  if (i < end && u8at(i) == 0x2e) {
+    const frac = i + 1;
+    i = afterDigits(frac, end);
+    if (i == frac) return false;
+  }
+  const mantissaEnd = i;
+  let exponent = 0;
   if (i < end) {
-    if (u8at(i) != 0x2e) return false;
-    const frac = ++i;
-    let leading = 0;
-    while (i < end && isDigit(u8at(i))) {
-      if (zero && u8at(i) == 0x30 && digits == 0) leading++;
-      else {
-        digits++;
-        zero = false;
-      }
+    if (u8at(i) != 0x65 || i + 2 >= end || (u8at(i + 1) != 0x2b && u8at(i + 1) != 0x2d)) return false;
+    const eStart = i + 2;
+    i = afterDigits(eStart, end);
+    if (i != end || i - eStart > 3) return false;
+    for (let k = eStart; k < end; k++) exponent = exponent * 10 + u8at(k) - 0x30;
+    if (u8at(eStart - 1) == 0x2d) exponent = -exponent;
+  }
+  // The significant digits: from the first non-zero one to the last.
+  let first = intStart;
+  while (first < mantissaEnd && (u8at(first) == 0x30 || u8at(first) == 0x2e)) first++;
+  if (first == mantissaEnd) return false; // zero: 0 is the JS path's (and -0 prints as 0)
+  let last = mantissaEnd - 1;
+  while (u8at(last) == 0x30 || u8at(last) == 0x2e) last--;
+  const digits = last - first + 1 - (first < dot && last > dot ? 1 : 0);
+  if (digits > 15) return false;
+  // The value is 0.d1d2…dk × 10^point (Number::toString's n).
+  const point = (first < dot ? dot - first : dot - first + 1) + exponent;
+  // Past any double's (1e-324..1e309): not a float8 PostgreSQL printed.
+  if (point > 310 || point < -324) return false;
+  if (neg) put(0x2d);
+  if (digits <= point && point <= 21) {
+    digitRun(first, last, 0, digits);
+    for (let z = digits; z < point; z++) put(0x30);
+  } else if (0 < point && point <= 21) {
+    digitRun(first, last, 0, point);
+    put(0x2e);
+    digitRun(first, last, point, digits);
+  } else if (-6 < point && point <= 0) {
+    put(0x30);
+    put(0x2e);
+    for (let z = point; z < 0; z++) put(0x30);
+    digitRun(first, last, 0, digits);
+  } else {
+    digitRun(first, last, 0, 1);
+    if (digits > 1) {
+      put(0x2e);
+      digitRun(first, last, 1, digits);
+    }
+    put(0x65);
+    const e = point - 1;
+    put(e < 0 ? 0x2d : 0x2b);
+    // At most 3 digits (|e| <= 324), by subtraction: `/` is not integer division in the TS build.
+    let a = e < 0 ? -e : e;
+    let hundreds = 0;
+    while (a >= 100) { a -= 100; hundreds++; }
+    let tens = 0;
+    while (a >= 10) { a -= 10; tens++; }
+    if (hundreds > 0) put(0x30 + hundreds);
+    if (hundreds > 0 || tens > 0) put(0x30 + tens);
+    put(0x30 + a);
+  }
+  return true;
+}
+
+/** Significant digits [from, to) (counted without the '.') of the digits at [first, last]. */
+function digitRun(first: i32, last: i32, from: i32, to: i32): void {
+  let k = 0;
+  for (let i = first; i <= last && k < to; i++) {
+    const c = u8at(i);
+    if (c == 0x2e) continue;
+    if (k >= from) put(c);
+    k++;
+  }
+}
+
+function putDigit(d: f64): void {
+  put(0x30 + <i32>d);
+}
+
+/** v (an integer, 0 <= v < 2^53) in decimal. */
+export function putDecimal(v: f64): void {
+  let n = 1;
+  let t = v;
+  while (t >= 10) { t = Math.floor(t / 10); n++; }
+  putFixed(v, n);
+}
+
+/** The last n decimal digits of v (an integer, 0 <= v < 2^53), zero-padded. */
+export function putFixed(v: f64, n: i32): void {
+  const start = o;
+  let x = v;
+  for (let i = n - 1; i >= 0; i--) {
+    const q = Math.floor(x / 10);
+    o = start + <usize>i;
+    putDigit(x - q * 10);
+    x = q;
+  }
+  o = start + <usize>n;
+}
+
+/**
+ * interval text in IntervalStyle postgres, as PostgreSQL prints it
+ * (`[N year[s]] [N mon[s]] [N day[s]] [[+-]H+:MM:SS[.f{1,6}]]`, each part
+ * once and in that order) → the JSON object textInterval's value prints:
+ * `{"months":…,"days":…,"microseconds":…}` (microseconds quoted with
+ * numbers as strings). Years above 7 digits, months and days above 9, or
+ * hours above 6 (a sum that might pass i32, or µs 2^53): the JS path's, and
+ * so is PostgreSQL 17's infinity.
+ */
+function writeInterval(p: i32, n: i32, strings: bool): bool {
+  const end = p + n;
+  let i = p;
+  let months = 0;
+  let days = 0;
+  let micros: f64 = 0;
+  let unit = 0; // the parts read so far: 1 year, 2 mon, 3 day, 4 time
+  while (i < end) {
+    if (unit > 0) {
+      if (u8at(i) != 0x20) return false;
       i++;
     }
-    if (i == frac || i != end || u8at(end - 1) == 0x30 || leading > 4) return false;
+    const sign = u8at(i);
+    const neg = sign == 0x2d;
+    if (neg || sign == 0x2b) i++;
+    const digitsStart = i;
+    i = afterDigits(i, end);
+    const width = i - digitsStart;
+    if (width == 0) return false;
+    if (i < end && u8at(i) == 0x3a) {
+      // The time part, last: hours, minutes, seconds, a fraction.
+      if (unit == 4 || width > 6 || i + 6 > end || u8at(i + 3) != 0x3a || !isDigit(u8at(i + 1)) || !isDigit(u8at(i + 2)) || !isDigit(u8at(i + 4)) || !isDigit(u8at(i + 5))) return false;
+      let us: f64 = (<f64>digitsValue(digitsStart, i) * 3600 + <f64>(two(i + 1) * 60 + two(i + 4))) * 1000000;
+      i += 6;
+      if (i < end && u8at(i) == 0x2e) {
+        const frac = ++i;
+        i = afterDigits(frac, end);
+        if (i == frac || i - frac > 6) return false;
+        let f = digitsValue(frac, i);
+        for (let k = i - frac; k < 6; k++) f *= 10;
+        us += <f64>f;
+      }
+      if (i != end) return false;
+      micros = neg ? -us : us;
+      unit = 4;
+      continue;
+    }
+    if (i >= end || u8at(i) != 0x20) return false;
+    const v = digitsValue(digitsStart, i);
+    const word = ++i;
+    while (i < end && u8at(i) != 0x20) i++;
+    const wordLength = i - word;
+    const plural = wordLength > 0 && u8at(i - 1) == 0x73 ? 1 : 0;
+    const c = u8at(word);
+    let part = 0;
+    if (c == 0x79 && wordLength - plural == 4 && u8at(word + 1) == 0x65 && u8at(word + 2) == 0x61 && u8at(word + 3) == 0x72 && width <= 7) part = 1;
+    else if (c == 0x6d && wordLength - plural == 3 && u8at(word + 1) == 0x6f && u8at(word + 2) == 0x6e && width <= 9) part = 2;
+    else if (c == 0x64 && wordLength - plural == 3 && u8at(word + 1) == 0x61 && u8at(word + 2) == 0x79 && width <= 9) part = 3;
+    if (part <= unit) return false;
+    unit = part;
+    const signed = neg ? -v : v;
+    if (part == 1) months += signed * 12;
+    else if (part == 2) months += signed;
+    else days = signed;
   }
-  if (digits > 15) return false;
-  return !(zero && u8at(p) == 0x2d);
+  if (unit == 0) return false;
+  putText('{"months":');
+  putInt(months);
+  putText(',"days":');
+  putInt(days);
+  putText(',"microseconds":');
+  if (strings) put(QUOTE);
+  if (micros < 0) put(0x2d);
+  putDecimal(micros < 0 ? -micros : micros);
+  if (strings) put(QUOTE);
+  put(0x7d);
+  return true;
+}
+
+/** The value of the ASCII digits [p, end) (at most 9: below 2^31). */
+function digitsValue(p: i32, end: i32): i32 {
+  let v = 0;
+  for (let i = p; i < end; i++) v = v * 10 + u8at(i) - 0x30;
+  return v;
+}
+
+/** ASCII text (a literal). */
+function putText(s: string): void {
+  for (let i = 0; i < s.length; i++) put(s.charCodeAt(i));
+}
+
+/** An i32 in decimal (|v| < 2^31: never -2^31 here). */
+function putInt(v: i32): void {
+  if (v < 0) put(0x2d);
+  putDecimal(<f64>(v < 0 ? -v : v));
 }
 
 /** bytea's lowercase hex text `\x…` → the JSON string `"\\x…"`. */

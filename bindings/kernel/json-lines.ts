@@ -17,7 +17,7 @@ import {
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
 import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
 import { civilOfDays, civilYear, civilMonth, civilDay } from "./civil.ts";
-import { columnsAt, cursor, setCursor, putByte, putBytes, tupleFits, stopColumn, stopFlags } from "./json-columns.ts";
+import { columnsAt, cursor, setCursor, putByte, putBytes, tupleFits, stopColumn, stopFlags, putDecimal, putFixed } from "./json-columns.ts";
 
 const TAG_BEGIN = 0x42; // 'B'
 const TAG_COMMIT = 0x43; // 'C'
@@ -315,7 +315,7 @@ function run(p: usize, end: usize, from: i32): bool {
       if (<u64>b > <u64>(end - cursor())) return cut();
       putBytes(<usize>a, b);
     } else if (code == OP_XID) {
-      decimal(u32AsF64(state(LS_XID)));
+      putDecimal(u32AsF64(state(LS_XID)));
     } else if (code == OP_LSN) {
       if (a == LF_WAL_START) lsn(msg - 24);
       else if ((head() & 0xff) == TAG_BEGIN) lsn(msg + 1);
@@ -421,31 +421,6 @@ function find(oid: i32): usize {
   return 0;
 }
 
-function putDigit(d: f64): void {
-  putByte(0x30 + <i32>d);
-}
-
-/** v (an integer, 0 <= v < 2^53) in decimal. */
-function decimal(v: f64): void {
-  let n = 1;
-  let t = v;
-  while (t >= 10) { t = Math.floor(t / 10); n++; }
-  fixed(v, n);
-}
-
-/** The last n decimal digits of v (an integer, 0 <= v < 2^53), zero-padded. */
-function fixed(v: f64, n: i32): void {
-  const start = cursor();
-  let x = v;
-  for (let i = n - 1; i >= 0; i--) {
-    const q = Math.floor(x / 10);
-    setCursor(start + <usize>i);
-    putDigit(x - q * 10);
-    x = q;
-  }
-  setCursor(start + <usize>n);
-}
-
 function hex(v: i32): void {
   let shift = 28;
   while (shift > 0 && ((v >>> shift) & 15) == 0) shift -= 4;
@@ -484,19 +459,19 @@ function isoTime(p: usize): bool {
   const h = Math.floor(sod / 3600);
   const mi = Math.floor((sod - h * 3600) / 60);
   putByte(QUOTE);
-  fixed(year, 4);
+  putFixed(year, 4);
   putByte(0x2d);
-  fixed(month, 2);
+  putFixed(month, 2);
   putByte(0x2d);
-  fixed(day, 2);
+  putFixed(day, 2);
   putByte(0x54);
-  fixed(h, 2);
+  putFixed(h, 2);
   putByte(0x3a);
-  fixed(mi, 2);
+  putFixed(mi, 2);
   putByte(0x3a);
-  fixed(sod - h * 3600 - mi * 60, 2);
+  putFixed(sod - h * 3600 - mi * 60, 2);
   putByte(0x2e);
-  fixed(us, 6);
+  putFixed(us, 6);
   putByte(0x5a);
   putByte(QUOTE);
   return true;

@@ -1,3 +1,12 @@
+import { printFloat8 } from "../../devkit/encoder/values-print.ts";
+
+/** float8 texts as PostgreSQL prints them: where its layout and JS's differ (exponents), 16 and 17 digits, the extremes. */
+export const FLOAT8_TEXTS: readonly string[] = [
+  1e15, 1e20, 1e21, 1e22, 1.5e-5, 1e-7, 1.5e-7, 1e-6, 0.0001, 123456789012345680, 0.30000000000000004, 1.2345678901234567e16,
+  9.999999999999999e20, 123456789012345.67, 0.00012345678901234567, 1.7976931348623157e308, 5e-324, 2.2250738585072014e-308,
+  -1.2345678901234567e-100, -1e100, 1 / 3, -2 / 3, Math.PI * 1e300, 4.35e-7, 100, -0.5,
+].map(printFloat8);
+
 /**
  * Texts and column types the JSON Lines byte writers are checked on
  * (test/jsonl-values.test.ts: text-values.ts; test/jsonl-kernel.test.ts:
@@ -16,5 +25,11 @@ export const TRICKY_TEXTS: readonly string[] = [
   "2024-01-01 00:00:01", "2024-01-01 23:59:59.999999", "0001-01-01 00:00:00", "2024-01-01 00:00:01 BC", "infinity", "-infinity",
   "10000-01-01 00:00:00", "2024-13-01 00:00:00",
   "{\"a\": 1}", "{\"a\":\r\n 1}", "[1,\n\n2]", "\"x\"",
+  "1e+15", "1.5e-05", "1E+15", "1e15", "1.e+05", "1e+", "1e+1000", "1e-1000", "0e+00", "-0.0", "00012.500",
+  ...FLOAT8_TEXTS,
+  "1 year 2 mons 3 days 04:05:06.789", "00:00:00", "-1 days", "1 day -02:00:00", "-1 years -2 mons +3 days -04:05:06.000001",
+  "100:00:00", "999999:59:59.999999", "1000000:00:00", "-2562047788:00:54.775807", "178000000 years", "9999999 years -999999999 mons",
+  "1 mon", "2 mons", "3 days 00:00:00.5", "-00:00:00.000001", "+1 years", "1 years", "1 year  2 mons", "1 yr", "1 year 1 year",
+  "2 days 1 mon", "12:00", "1:02:03", "01:02:03.1234567", "01:02:03.", "1 day 01:02:03 1 year", " 1 day", "1 day ",
 ];
-export const JSONL_OIDS: readonly number[] = [16, 21, 23, 26, 20, 1700, 25, 1043, 1042, 19, 2950, 790, 1082, 114, 3802, 1114, 1184, 701, 17, 1005, 1007, 1016, 1009, 1015];
+export const JSONL_OIDS: readonly number[] = [16, 21, 23, 26, 20, 1700, 25, 1043, 1042, 19, 2950, 790, 1082, 114, 3802, 1114, 1184, 701, 17, 1005, 1007, 1016, 1009, 1015, 1186];
