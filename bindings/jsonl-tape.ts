@@ -64,8 +64,8 @@
  * or not) laid out as a JS number prints it; JK_BYTEA lowercase `\x` hex as
  * the string `"\\x…"`; the JK_*_ARRAY kinds one-dimensional arrays in
  * PostgreSQL's plain shape (`{1,NULL,"a b"}`), each element by its kind's
- * rule and NULL (any case, unquoted) as null; a quoted element with a
- * backslash escape is declined; JK_INTERVAL IntervalStyle postgres text as
+ * rule and NULL (any case, unquoted) as null, a quoted string element's
+ * backslash escapes undone (another kind's are declined); JK_INTERVAL IntervalStyle postgres text as
  * the object `{"months":…,"days":…,"microseconds":…}` (microseconds quoted
  * with JF_NUMBERS_AS_STRINGS).
  */

@@ -222,7 +222,8 @@ function value(kind: i32, p: i32, n: i32, strings: bool): bool {
 /**
  * A one-dimensional text array in PostgreSQL's plain shape → a JSON array
  * of `element` values (text-arrays.ts); bounds decoration, nesting, white
- * space and escaped quoted elements (the JS path unescapes them): false.
+ * space and a quoted element with an escape of a kind other than a string
+ * (the JS path unescapes it): false.
  */
 function writeArray(p: i32, n: i32, element: i32, strings: bool): bool {
   const end = p + n;
@@ -237,11 +238,17 @@ function writeArray(p: i32, n: i32, element: i32, strings: bool): bool {
   for (;;) {
     if (u8at(i) == QUOTE) {
       const start = ++i;
+      let escaped = false;
       while (i < last && u8at(i) != QUOTE) {
-        if (u8at(i) == BACKSLASH) return false;
+        if (u8at(i) == BACKSLASH) {
+          // `\x` stands for x: a string element's is unescaped as it is written; another kind's is the JS path's.
+          if (element != JK_STRING) return false;
+          escaped = true;
+          i++;
+        }
         i++;
       }
-      if (i >= last || !value(element, start, i - start, strings)) return false;
+      if (i >= last || !(escaped ? writeString(start, i - start, true) : value(element, start, i - start, strings))) return false;
       i++;
     } else {
       const start = i;
@@ -323,6 +330,7 @@ function two(i: i32): i32 {
  */
 function writeFloat(p: i32, n: i32): bool {
   const end = p + n;
+  if (n == 0) return false;
   const neg = u8at(p) == 0x2d;
   let i = neg ? p + 1 : p;
   // The mantissa's digits [i, mantissaEnd), a '.' at `dot` (or none: dot == mantissaEnd).
@@ -446,8 +454,7 @@ function writeInterval(p: i32, n: i32, strings: bool): bool {
   let unit = 0; // the parts read so far: 1 year, 2 mon, 3 day, 4 time
   while (i < end) {
     if (unit > 0) {
-      if (u8at(i) != 0x20) return false;
-      i++;
+      if (u8at(i) != 0x20 || ++i == end) return false;
     }
     const sign = u8at(i);
     const neg = sign == 0x2d;
@@ -479,7 +486,8 @@ function writeInterval(p: i32, n: i32, strings: bool): bool {
     const word = ++i;
     while (i < end && u8at(i) != 0x20) i++;
     const wordLength = i - word;
-    const plural = wordLength > 0 && u8at(i - 1) == 0x73 ? 1 : 0;
+    if (wordLength == 0) return false;
+    const plural = u8at(i - 1) == 0x73 ? 1 : 0;
     const c = u8at(word);
     let part = 0;
     if (c == 0x79 && wordLength - plural == 4 && u8at(word + 1) == 0x65 && u8at(word + 2) == 0x61 && u8at(word + 3) == 0x72 && width <= 7) part = 1;
@@ -575,8 +583,12 @@ function afterDigits(i: i32, end: i32): i32 {
   return i;
 }
 
-/** A JSON string of UTF-8 text, escaped as JSON.stringify escapes; invalid UTF-8: false. */
-function writeString(p: i32, n: i32): bool {
+/**
+ * A JSON string of UTF-8 text, escaped as JSON.stringify escapes; invalid
+ * UTF-8: false. `unescape`: a backslash stands for the byte after it (a
+ * quoted array element's escapes, as values/arrays.ts unescapes them).
+ */
+function writeString(p: i32, n: i32, unescape: bool = false): bool {
   const end = p + n;
   put(QUOTE);
   let i = p;
@@ -593,12 +605,25 @@ function writeString(p: i32, n: i32): bool {
       copy(i, j - i);
       i = j;
     } else if (c < 0x80) {
-      put(BACKSLASH);
-      const short = c == QUOTE ? QUOTE : c == BACKSLASH ? BACKSLASH : c == 8 ? 0x62 : c == 9 ? 0x74 : c == 10 ? 0x6e : c == 12 ? 0x66 : c == 13 ? 0x72 : 0;
-      if (short != 0) put(short);
+      let x = c;
+      if (unescape && c == BACKSLASH) {
+        if (++i == end) return false;
+        x = u8at(i);
+        if (x >= 0x80) {
+          i = copySequence(i, end);
+          if (i < 0) return false;
+          continue;
+        }
+      }
+      if (x >= 0x20 && x != QUOTE && x != BACKSLASH) put(x);
       else {
-        put(0x75); put(0x30); put(0x30);
-        put(hexDigit(c >> 4)); put(hexDigit(c & 15));
+        put(BACKSLASH);
+        const short = x == QUOTE ? QUOTE : x == BACKSLASH ? BACKSLASH : x == 8 ? 0x62 : x == 9 ? 0x74 : x == 10 ? 0x6e : x == 12 ? 0x66 : x == 13 ? 0x72 : 0;
+        if (short != 0) put(short);
+        else {
+          put(0x75); put(0x30); put(0x30);
+          put(hexDigit(x >> 4)); put(hexDigit(x & 15));
+        }
       }
       i++;
     } else {
