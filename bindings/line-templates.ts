@@ -17,7 +17,8 @@
  * - records, count: byte address of the first tape record, and how many
  *   consecutive records to walk (the batch's records from one message on).
  * - flags: JF_NUMBERS_AS_STRINGS (jsonl-tape.ts), LF_TRANSACTIONS (Begin
- *   and Commit lines too).
+ *   and Commit lines too), LF_BOUNDARIES (an entry marking each Begin and
+ *   Commit taken: LK_BEGIN_MARK, LK_COMMIT_MARK | record number << 4).
  * - area: byte address of the line area: LS_WORDS state words, the
  *   programs, the relation map (below), all written by the binding.
  * - out, outCapacity: the output bytes.
@@ -88,6 +89,8 @@ export const LINES_FULL = 3;
 export const LINES_COLUMN = 4;
 
 export const LF_TRANSACTIONS = 8;
+/** Marks too (LK_BEGIN_MARK, LK_COMMIT_MARK): where each Begin and Commit taken is among the lines. */
+export const LF_BOUNDARIES = 16;
 
 // Result words, beside jsonl-tape.ts' JR_WRITTEN.
 export const JR_RECORD = 1;
@@ -104,6 +107,10 @@ export const LK_UPDATE = 1;
 export const LK_DELETE = 2;
 export const LK_BEGIN = 3;
 export const LK_COMMIT = 4;
+// Marks, no line (LE_END is where the output stood; the code's high bits are the record's number in the call):
+// a Begin taken, before any line of its transaction; a Commit taken, after its C line.
+export const LK_BEGIN_MARK = 5;
+export const LK_COMMIT_MARK = 6;
 export const LP_KINDS = 5;
 
 // State words.

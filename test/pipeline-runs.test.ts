@@ -27,7 +27,8 @@ function chunked(bytes: Uint8Array, size: number): AsyncIterable<Uint8Array> {
   })();
 }
 
-type Seen = Recorded & { error: string | undefined };
+/** `mostTransactions`: the most transactions one run took (a run takes every plain transaction the batch holds). */
+type Seen = Recorded & { error: string | undefined; mostTransactions: number };
 
 async function run(capture: Uint8Array, chunk: number, options: FormatOptionValues, batches: boolean, limit?: number): Promise<Seen> {
   const jsonl = formatNamed("jsonl");
@@ -35,13 +36,14 @@ async function run(capture: Uint8Array, chunk: number, options: FormatOptionValu
   const replayDecoder = await backend.create({ values: jsonl.values() });
   const source: PipelineSource = captureSource(chunked(capture, chunk), decoder);
   if (!batches) delete (source as { readyBatch?: unknown }).readyBatch;
-  const { seen: recorded, format, sink } = recording(jsonl.create({ decoder }, options));
-  const seen: Seen = Object.assign(recorded, { error: undefined });
+  const { seen: recorded, format, sink, runs } = recording(jsonl.create({ decoder }, options));
+  const seen: Seen = Object.assign(recorded, { error: undefined, mostTransactions: 0 });
   try {
     await new Pipeline({ source, format, sink, replayDecoder, limit }).run();
   } catch (e) {
     seen.error = (e as Error).message;
   }
+  seen.mostTransactions = runs.mostTransactions;
   return seen;
 }
 
@@ -55,7 +57,7 @@ describe(`pipeline whole-batch path (${backend.name})`, () => {
         expect(expected.fromBatches).toBe(0);
         for (const chunk of [65536, 97]) {
           const got = await run(capture, chunk, options, true);
-          expect(got, `${label}, ${chunk}-byte chunks`).toEqual({ ...expected, fromBatches: got.fromBatches });
+          expect(got, `${label}, ${chunk}-byte chunks`).toEqual({ ...expected, fromBatches: got.fromBatches, mostTransactions: got.mostTransactions });
         }
       }
     });
@@ -65,11 +67,13 @@ describe(`pipeline whole-batch path (${backend.name})`, () => {
     const capture = gunzipSync(readFileSync(fileURLToPath(new URL("./fixtures/pg15-wide.bin.gz", import.meta.url))));
     const all = await run(capture, 65536, {}, true);
     expect(all.fromBatches).toBeGreaterThan(all.records.length / 2);
+    const small = await run(gunzipSync(readFileSync(fileURLToPath(new URL("./fixtures/pg15-replica-identity.bin.gz", import.meta.url)))), 65536, {}, true);
+    expect(small.mostTransactions).toBeGreaterThan(1);
     for (const limit of [1, 2, 5, Math.floor(all.records.length / 2)]) {
       const expected = await run(capture, 65536, { transactions: true }, false, limit);
       const got = await run(capture, 65536, { transactions: true }, true, limit);
       expect(got.records).toHaveLength(limit);
-      expect(got).toEqual({ ...expected, fromBatches: got.fromBatches });
+      expect(got).toEqual({ ...expected, fromBatches: got.fromBatches, mostTransactions: got.mostTransactions });
     }
   });
 });

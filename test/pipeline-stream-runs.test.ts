@@ -51,7 +51,8 @@ const WORKLOAD = (t: string): string[] => [
   `INSERT INTO ${t} (id, v) VALUES (1, 'after the truncate')`,
 ];
 
-type Seen = Recorded & { stats: { transactions: number; inserts: number; updates: number; deletes: number }; confirmed: string };
+/** `runs.mostTransactions`: the most transactions one run took. */
+type Seen = Recorded & { stats: { transactions: number; inserts: number; updates: number; deletes: number }; confirmed: string; runs: { mostTransactions: number } };
 
 /** A pipeline over slot `slot` until it confirmed a transaction ending past `past`. */
 async function run(slot: string, publication: string, past: bigint, batches: boolean, options: FormatOptionValues, delivered?: ChangePosition): Promise<Seen> {
@@ -61,8 +62,8 @@ async function run(slot: string, publication: string, past: bigint, batches: boo
   streams.add(stream);
   const source: PipelineSource = streamSource(stream);
   if (!batches) delete (source as { readyBatch?: unknown }).readyBatch;
-  const { seen: recorded, format, sink } = recording(jsonl.create({ decoder }, options), delivered);
-  const seen: Seen = Object.assign(recorded, { stats: { transactions: 0, inserts: 0, updates: 0, deletes: 0 }, confirmed: "" });
+  const { seen: recorded, format, sink, runs } = recording(jsonl.create({ decoder }, options), delivered);
+  const seen: Seen = Object.assign(recorded, { stats: { transactions: 0, inserts: 0, updates: 0, deletes: 0 }, confirmed: "", runs });
   const pipeline: Pipeline = new Pipeline({
     source, format, sink, replayDecoder: await backend.create({ values: jsonl.values() }),
     onAck: (lsn) => void (lsn > past && pipeline.stop()),
@@ -93,6 +94,8 @@ describe(`pipeline whole-batch path on a replication stream (${backend.name})`, 
       expect(one.fromBatches).toBe(0);
       // Of about 4,220 messages, all but the Relation, Truncate, Message and a few others: the runs took them.
       expect(runs.fromBatches).toBeGreaterThan(4000);
+      // The workload's small transactions come in one socket read: one run takes several.
+      expect(runs.runs.mostTransactions).toBeGreaterThan(1);
       expect(runs.lines.length).toBeGreaterThan(0);
       expect(runs.lines).toBe(one.lines);
       expect(runs.records).toEqual(one.records);

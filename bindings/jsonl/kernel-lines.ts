@@ -26,9 +26,9 @@ import type { ValueDecoder } from "../values/decoder.ts";
 import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
 import { JF_COMMA, JF_NUMBERS_AS_STRINGS } from "../jsonl-tape.ts";
 import {
-  LC_ALL, LC_KEYS_IF_K, LE_WORDS, LF_FIRST, LF_SECOND, LF_TRANSACTIONS, LF_WAL_START, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_TEMPLATE,
+  LC_ALL, LC_KEYS_IF_K, LE_WORDS, LF_BOUNDARIES, LF_FIRST, LF_SECOND, LF_TRANSACTIONS, LF_WAL_START, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_TEMPLATE,
   LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE,
-  LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED, LS_OPEN, LS_ORIGIN, LS_PRINTED,
+  LK_BEGIN, LK_BEGIN_MARK, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED, LS_OPEN, LS_ORIGIN, LS_PRINTED,
   LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_IDENTITY, LT_NEW, LT_OLD, OP_BYTES, OP_COLUMNS, OP_HEAD, OP_IF_LSN, OP_LSN, OP_TIME, OP_XID,
 } from "../line-templates.ts";
 import type { ChangeLines, OpenTxn } from "./change-lines.ts";
@@ -99,14 +99,19 @@ export class KernelLines {
     this.#forgetTemplates();
   }
 
-  /** JsonLinesWriter.pushBatch: the lines of messages [from, to) of `batch`, as far as the kernel takes them; the index of the first it did not. */
-  push(batch: Batch, from: number, out: Records, to: number): number {
+  /**
+   * JsonLinesWriter.pushBatch: the lines of messages [from, to) of `batch`,
+   * as far as the kernel takes them; the index of the first it did not.
+   * `boundary(i)`: called for each Begin and Commit taken, in order among
+   * the records ended: a Begin before its transaction's, a Commit after.
+   */
+  push(batch: Batch, from: number, out: Records, to: number, boundary?: (index: number) => void): number {
     if (from >= to || mayTakeBack(out) || !(batch instanceof TapeBatch) || batch.host === undefined) return from;
     const area = jsonArea(batch.host);
     if (area === undefined) return from;
     this.#prepare(area, batch);
     if (!this.#inSync) this.#toKernel(area);
-    const flags = (this.#o.numbersAsStrings ? JF_NUMBERS_AS_STRINGS : 0) | (this.#o.transactions ? LF_TRANSACTIONS : 0);
+    const flags = (this.#o.numbersAsStrings ? JF_NUMBERS_AS_STRINGS : 0) | (this.#o.transactions ? LF_TRANSACTIONS : 0) | (boundary ? LF_BOUNDARIES : 0);
     const records = batch.records;
     let i = from;
     let changed = false;
@@ -114,7 +119,7 @@ export class KernelLines {
     while (i < to) {
       const status = area.lines(records[i]! << 2, to - i, flags);
       changed ||= area.i32[(area.line >> 2) + LS_CHANGED] !== 0;
-      this.#take(area, out);
+      this.#take(area, out, i, boundary);
       i += area.record;
       if (status === LINES_DONE) break;
       if (status === LINES_FULL) continue;
@@ -234,10 +239,10 @@ export class KernelLines {
     i32[w + LS_RESUME_FLAGS] = written ? flags | JF_COMMA : flags;
   }
 
-  /** The bytes and records of the last jsonLines call into `out`. */
-  #take(area: JsonArea, out: Records): void {
+  /** The bytes and records of the last jsonLines call (from message `first` on) into `out`, and its boundaries. */
+  #take(area: JsonArea, out: Records, first: number, boundary: ((index: number) => void) | undefined): void {
     const written = area.written;
-    if (written === 0) return;
+    if (written === 0 && boundary === undefined) return;
     const bytes = out.bytes;
     const base = bytes.len;
     bytes.bytes(area.u8, area.out, area.out + written);
@@ -247,7 +252,8 @@ export class KernelLines {
     for (let k = area.lineCount; k > 0; k--, e += LE_WORDS) {
       const code = i32[e + 1]!;
       const kind = code & 15;
-      out.endAt(base + i32[e]!, LINE_KINDS[kind]!, kind <= LK_DELETE ? relations[code >> 4] : undefined);
+      if (kind >= LK_BEGIN_MARK) boundary!(first + (code >> 4));
+      else out.endAt(base + i32[e]!, LINE_KINDS[kind]!, kind <= LK_DELETE ? relations[code >> 4] : undefined);
     }
   }
 

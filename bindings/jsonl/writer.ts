@@ -127,6 +127,8 @@ export class JsonLinesWriter implements Format {
    * not take, which the caller `push()`es before it calls again from the
    * next one (kernel-lines.ts). `from` itself when this path does not apply
    * (`kernel: false`, pretty output, records `out.skip` may take back).
+   * `boundary(i)` is told of each Begin and Commit taken, in order among
+   * the records ended (Format.pushBatch).
    *
    * @example
    * ```ts
@@ -136,9 +138,9 @@ export class JsonLinesWriter implements Format {
    * }
    * ```
    */
-  pushBatch(batch: Batch, from: number, out: Records, to = batch.length): number {
+  pushBatch(batch: Batch, from: number, out: Records, to = batch.length, boundary?: (index: number) => void): number {
     if (!this.#kernel || this.#formatter.pretty) return from;
-    return this.#lines.push(batch, from, out, Math.min(to, batch.length));
+    return this.#lines.push(batch, from, out, Math.min(to, batch.length), boundary);
   }
 
   /** A row change's line after its head: columns, identity and unchanged as `ChangeFormatter` orders them. */

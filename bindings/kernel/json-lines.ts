@@ -8,8 +8,8 @@
 // area's state.
 import { JF_KEYS, JF_NUMBERS_AS_STRINGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
-  LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
-  LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
+  LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, LF_BOUNDARIES, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
+  LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
   LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
   LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF_LSN, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LT_NEW, LT_OLD, LT_IDENTITY,
   LC_KEYS_IF_K, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX,
@@ -99,11 +99,14 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
     if (lineCount + 2 > linesCapacity) { status = LINES_FULL; break; }
     const mark = cursor();
     let s = LINES_DONE;
-    if (tag == TAG_BEGIN) s = begin(flags);
-    else if (tag == TAG_COMMIT) {
+    if (tag == TAG_BEGIN) {
+      s = begin(flags);
+      if (s == LINES_DONE && (flags & LF_BOUNDARIES) != 0) lineCount = entry(lines, lineCount, out, cursor(), (done << 4) | LK_BEGIN_MARK);
+    } else if (tag == TAG_COMMIT) {
       s = (flags & LF_TRANSACTIONS) != 0 && state(LS_OPEN) != 0 && state(LS_PRINTED) != 0 ? line(LK_COMMIT, end) : LINES_DONE;
       if (s == LINES_DONE) {
         if (cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), LK_COMMIT);
+        if ((flags & LF_BOUNDARIES) != 0) lineCount = entry(lines, lineCount, out, cursor(), (done << 4) | LK_COMMIT_MARK);
         setState(LS_OPEN, 0);
         setState(LS_BEGIN_LENGTH, 0);
         setState(LS_CHANGED, 1);

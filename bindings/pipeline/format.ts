@@ -47,10 +47,13 @@ export interface Format {
    * push() would write them, without a view each (JSON Lines: whole lines
    * from the kernel); returns the index of the first message it did not
    * take (`from`: none), which the pipeline then push()es. The pipeline
-   * calls it only for a plain transaction's messages: at most its Begin,
-   * its row changes and its Commit, in that order (run.ts #takeRun).
+   * calls it only for plain transactions' messages: Begin, row changes,
+   * Commit, Begin, … in that order (run.ts #takeRun), and sets each
+   * transaction's context in `boundary(i)`, which the format calls for
+   * each Begin it takes before any of its transaction's records, and for
+   * each Commit after them.
    */
-  pushBatch?(batch: Batch, from: number, out: Records, to: number): number;
+  pushBatch?(batch: Batch, from: number, out: Records, to: number, boundary: (index: number) => void): number;
 }
 
 /** A format option as the CLI shows it (`--option name=value`, or a flag of its own). */

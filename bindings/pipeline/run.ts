@@ -50,6 +50,8 @@ export type { PipelineOptions, PipelineResult, PipelineStats } from "./run-optio
 import type { PipelineOptions, PipelineResult, PipelineStats } from "./run-options.ts";
 
 /** What #takeRun asks the resequencer: whether a row change now would be held (a streamed block is open). */
+/** At most this many messages in one run (#takeRun): a batch's worth of small transactions, not a socket read's worth. */
+const RUN_MESSAGES = 4096;
 const ROW = { kind: "Insert" };
 
 export class Pipeline {
@@ -178,14 +180,17 @@ export class Pipeline {
   }
 
   /**
-   * A plain transaction's messages that the format writes from the source's
-   * batch without a view each (Format.pushBatch): its Begin, row changes
-   * and Commit from the next item on, as far as the format takes them; the
-   * pipeline does for the Begin and the Commit what it does when they come
-   * one by one (feed.boundary). Returns the items taken (0: take the next
-   * one by one). Not with onItem (it is given every item), a raw format, a
-   * streamed block held or a backfill; the format declines a transaction
-   * whose records a restart's redelivery may take back (Records.skip).
+   * Plain transactions' messages that the format writes from the source's
+   * batch without a view each (Format.pushBatch): from the next item on, a
+   * transaction's Begin, row changes and Commit, then the next ones the
+   * batch holds (up to RUN_MESSAGES; one with a limit), as far as the
+   * format takes them. The format tells of each Begin and Commit it takes
+   * where it is among the records, and the pipeline does there what it does
+   * when they come one by one (feed.boundary). Returns the items taken (0:
+   * take the next one by one). Not with onItem (it is given every item), a
+   * raw format, a streamed block held or a backfill; the format declines a
+   * transaction whose records a restart's redelivery may take back
+   * (Records.skip).
    */
   #takeRun(): number {
     const o = this.#o;
@@ -197,20 +202,22 @@ export class Pipeline {
     const ready = source.readyBatch();
     if (ready === undefined) return 0;
     const { batch, index: from } = ready;
+    const last = Math.min(batch.length, o.limit === undefined ? from + RUN_MESSAGES : batch.length);
     let to = from;
-    if (batch.kind(from) === "Begin") to++;
-    let commit = -1;
-    for (; to < batch.length; to++) {
-      const kind = batch.kind(to);
-      if (kind === "Insert" || kind === "Update" || kind === "Delete") continue;
-      if (kind === "Commit") commit = to++;
-      break;
+    for (;;) {
+      if (to < last && batch.kind(to) === "Begin") to++;
+      for (; to < last; to++) {
+        const kind = batch.kind(to);
+        if (kind !== "Insert" && kind !== "Update" && kind !== "Delete") break;
+      }
+      if (to === last || batch.kind(to) !== "Commit") break;
+      to++;
+      // With a limit, one transaction at a time: the limit is checked after each.
+      if (o.limit !== undefined || to === last || batch.kind(to) !== "Begin") break;
     }
     if (to === from) return 0;
-    // A Begin the format does not take is pushed next, and sets the same transaction again before any record.
-    if (batch.kind(from) === "Begin") this.#feed.boundary(batch.get(from) as PgoutputMessage & { kind: "Begin" }, records);
-    const taken = format.pushBatch(batch, from, records, to);
-    if (commit >= 0 && taken > commit) this.#feed.boundary(batch.get(commit) as PgoutputMessage & { kind: "Commit" }, records);
+    const feed = this.#feed;
+    const taken = format.pushBatch(batch, from, records, to, (i) => feed.boundary(batch.get(i) as PgoutputMessage & { kind: "Begin" | "Commit" }, records));
     source.skipReady!(taken - from);
     this.#stats.items += taken - from;
     return taken - from;

@@ -22,14 +22,21 @@ export interface Recorded {
 const text = new TextDecoder();
 
 /** `inner` counted, and a sink whose destination holds everything up to `delivered` (a restart's redelivery takes back what it holds). */
-export function recording(inner: Format, delivered?: ChangePosition): { seen: Recorded; format: Format; sink: Sink } {
+export function recording(inner: Format, delivered?: ChangePosition): { seen: Recorded; format: Format; sink: Sink; runs: { mostTransactions: number } } {
   const seen: Recorded = { lines: "", records: [], positions: [], acks: [], fromBatches: 0 };
+  /** The most transactions one pushBatch call ended (its Commit boundaries). */
+  const runs = { mostTransactions: 0 };
   const format: Format = {
     push: (item, out) => inner.push(item, out),
     reset: () => inner.reset(),
-    pushBatch: (batch, from, out, to) => {
-      const taken = inner.pushBatch!(batch, from, out, to);
+    pushBatch: (batch, from, out, to, boundary) => {
+      let commits = 0;
+      const taken = inner.pushBatch!(batch, from, out, to, (i) => {
+        if (batch.kind(i) === "Commit") commits++;
+        boundary(i);
+      });
       seen.fromBatches += taken - from;
+      runs.mostTransactions = Math.max(runs.mostTransactions, commits);
       return taken;
     },
   };
@@ -47,5 +54,5 @@ export function recording(inner: Format, delivered?: ChangePosition): { seen: Re
     close: async () => {},
     delivered: async () => delivered,
   };
-  return { seen, format, sink };
+  return { seen, format, sink, runs };
 }
