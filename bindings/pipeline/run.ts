@@ -217,7 +217,13 @@ export class Pipeline {
     }
     if (to === from) return 0;
     const feed = this.#feed;
-    const taken = format.pushBatch(batch, from, records, to, (i) => feed.boundary(batch.get(i) as PgoutputMessage & { kind: "Begin" | "Commit" }, records));
+    // The first Begin's transaction is set before: the format decides from it whether a redelivery may take its
+    // records back (then it takes none); the later transactions commit after it, so none of theirs can be.
+    const begun = batch.kind(from) === "Begin" ? from : -1;
+    if (begun >= 0) feed.boundary(batch.get(from) as PgoutputMessage & { kind: "Begin" }, records);
+    const taken = format.pushBatch(batch, from, records, to, (i) => {
+      if (i !== begun) feed.boundary(batch.get(i) as PgoutputMessage & { kind: "Begin" | "Commit" }, records);
+    });
     source.skipReady!(taken - from);
     this.#stats.items += taken - from;
     return taken - from;
