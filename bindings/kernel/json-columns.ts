@@ -199,9 +199,8 @@ function value(kind: i32, p: i32, n: i32, strings: bool): bool {
     case JK_JSON:
       return writeJson(p, n);
     case JK_TIMESTAMP:
-      return writeTimestamp(p, n, false);
     case JK_TIMESTAMPTZ:
-      return writeTimestamp(p, n, true);
+      return writeTimestamp(p, n, kind == JK_TIMESTAMPTZ);
     case JK_FLOAT:
       return writeFloat(p, n);
     case JK_BYTEA:
@@ -209,11 +208,10 @@ function value(kind: i32, p: i32, n: i32, strings: bool): bool {
     case JK_INTERVAL:
       return writeInterval(p, n, strings);
     case JK_INT_ARRAY:
-      return writeArray(p, n, JK_INT, strings);
     case JK_INT8_ARRAY:
-      return writeArray(p, n, JK_INT8, strings);
     case JK_STRING_ARRAY:
-      return writeArray(p, n, JK_STRING, strings);
+      // Each array kind's elements are of the kind it is named after.
+      return writeArray(p, n, kind == JK_INT_ARRAY ? JK_INT : kind == JK_INT8_ARRAY ? JK_INT8 : JK_STRING, strings);
     default:
       return false;
   }
