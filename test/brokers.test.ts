@@ -7,9 +7,10 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { startNats } from "../devkit/brokers/nats.ts";
 import { startRedis } from "../devkit/brokers/redis.ts";
+import { tsxChildEnv } from "./support/tsx-child.ts";
 
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -50,7 +51,9 @@ describe("broker harness", () => {
 
   it("a test process killed with SIGKILL leaves no broker and no folder", async () => {
     const script = fileURLToPath(new URL("./support/broker-orphan.ts", import.meta.url));
-    const child = spawn(process.execPath, ["--import", "tsx", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const tsx = tsxChildEnv();
+    onTestFinished(() => tsx.remove());
+    const child = spawn(process.execPath, ["--import", "tsx", script], { stdio: ["ignore", "pipe", "inherit"], env: tsx.env });
     const line = await new Promise<string>((resolve, reject) => {
       let out = "";
       child.stdout!.on("data", (b) => {

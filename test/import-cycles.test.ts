@@ -5,10 +5,11 @@
  * either (two files that can only be read together). devkit/import-cycles.ts
  * finds them; `npx tsx devkit/import-cycles.ts` prints them.
  */
-import { spawnSync } from "node:child_process";
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { importCycles, importsOf, readSources } from "../devkit/import-cycles.ts";
+import { tsxChildEnv } from "./support/tsx-child.ts";
 
 const BINDINGS = fileURLToPath(new URL("../bindings", import.meta.url));
 
@@ -21,8 +22,14 @@ describe("import circles", () => {
 
   it("pg/options.ts loads as the first module of a process (inside its old loop it read guard.ts's constant before it existed)", () => {
     // Native ESM (tsx, one file at a time), not vitest's module runner: an uninitialized binding is a ReferenceError there.
-    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e",
-      'const m = await import("./bindings/pg/options.ts"); console.log(typeof m.normalizeOptions);'], { cwd: fileURLToPath(new URL("..", import.meta.url)), encoding: "utf8" });
+    const tsx = tsxChildEnv();
+    let r: SpawnSyncReturns<string>;
+    try {
+      r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e",
+        'const m = await import("./bindings/pg/options.ts"); console.log(typeof m.normalizeOptions);'], { cwd: fileURLToPath(new URL("..", import.meta.url)), encoding: "utf8", env: tsx.env });
+    } finally {
+      tsx.remove();
+    }
     expect(r.stderr).not.toMatch(/ReferenceError/);
     expect(r.stdout.trim()).toBe("function");
   });
