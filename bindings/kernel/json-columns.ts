@@ -385,15 +385,7 @@ function writeFloat(p: i32, n: i32): bool {
     put(0x65);
     const e = point - 1;
     put(e < 0 ? 0x2d : 0x2b);
-    // At most 3 digits (|e| <= 324), by subtraction: `/` is not integer division in the TS build.
-    let a = e < 0 ? -e : e;
-    let hundreds = 0;
-    while (a >= 100) { a -= 100; hundreds++; }
-    let tens = 0;
-    while (a >= 10) { a -= 10; tens++; }
-    if (hundreds > 0) put(0x30 + hundreds);
-    if (hundreds > 0 || tens > 0) put(0x30 + tens);
-    put(0x30 + a);
+    putDecimal(<f64>(e < 0 ? -e : e));
   }
   return true;
 }

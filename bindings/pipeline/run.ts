@@ -49,9 +49,9 @@ export type { PipelineSource, SourceItem } from "./sources.ts";
 export type { PipelineOptions, PipelineResult, PipelineStats } from "./run-options.ts";
 import type { PipelineOptions, PipelineResult, PipelineStats } from "./run-options.ts";
 
-/** What #takeRun asks the resequencer: whether a row change now would be held (a streamed block is open). */
 /** At most this many messages in one run (#takeRun): a batch's worth of small transactions, not a socket read's worth. */
 const RUN_MESSAGES = 4096;
+/** What #takeRun asks the resequencer: whether a row change now would be held (a streamed block is open). */
 const ROW = { kind: "Insert" };
 
 export class Pipeline {
@@ -202,7 +202,7 @@ export class Pipeline {
     const ready = source.readyBatch();
     if (ready === undefined) return 0;
     const { batch, index: from } = ready;
-    const last = Math.min(batch.length, o.limit === undefined ? from + RUN_MESSAGES : batch.length);
+    const last = o.limit === undefined ? Math.min(batch.length, from + RUN_MESSAGES) : batch.length;
     let to = from;
     for (;;) {
       if (to < last && batch.kind(to) === "Begin") to++;

@@ -160,8 +160,12 @@ export class ValueDecoder {
     return this.#parser(typeId >>> 0, "binary");
   }
 
+  #cache(format: Format): ParserCache {
+    return format === "text" ? this.#text : this.#binary;
+  }
+
   #parser(oid: number, format: Format): Parse {
-    const cache = format === "text" ? this.#text : this.#binary;
+    const cache = this.#cache(format);
     const hit = cache.get(oid);
     if (hit !== undefined) return hit;
     const p = this.#resolve(oid, format, 0);
@@ -195,7 +199,7 @@ export class ValueDecoder {
   #parserAt(oid: number, format: Format, depth: number): Parse {
     if (depth === 0) return this.#parser(oid, format);
     // Deeper chains are resolved without caching the intermediate OIDs, so a cycle ends at the depth limit.
-    return (format === "text" ? this.#text : this.#binary).get(oid) ?? this.#resolve(oid, format, depth);
+    return this.#cache(format).get(oid) ?? this.#resolve(oid, format, depth);
   }
 
   #array(element: number, format: Format, depth = 0): Parse {
