@@ -60,8 +60,10 @@
  * declined, the JS path turns it into U+FFFD); JK_JSON json/jsonb embedded
  * with each CR/LF run made one space (valid UTF-8 only); JK_TIMESTAMP(TZ)
  * ISO text as timestampISO() prints it (years 1..9999, `+00` only);
- * JK_FLOAT (float8) a decimal of at most 15 significant digits (exponent
- * or not) laid out as a JS number prints it; JK_BYTEA lowercase `\x` hex as
+ * JK_FLOAT (float8) a decimal of at most 15 significant digits, or of 16
+ * or 17 that is its double's shortest (exponent or not), laid out as a JS
+ * number prints it; JK_FLOAT4 (float4) the shortest digits of Math.fround's
+ * double, laid out the same (both: the wasm build's only); JK_BYTEA lowercase `\x` hex as
  * the string `"\\x…"`; the JK_*_ARRAY kinds one-dimensional arrays in
  * PostgreSQL's plain shape (`{1,NULL,"a b"}`), each element by its kind's
  * rule and NULL (any case, unquoted) as null, a quoted string element's
@@ -79,6 +81,13 @@ export const JSON_REFUSED = 3;
 export const JF_KEYS = 1;
 export const JF_NUMBERS_AS_STRINGS = 2;
 export const JF_COMMA = 4;
+/**
+ * Write only what the TS build writes too: the floats that take u64
+ * arithmetic (kernel/shortest.ts) declined, as that build always does.
+ * For the twin kernel (test/support/twin-kernel.ts), which compares the
+ * two builds word for word.
+ */
+export const JF_AS_PORTABLE = 32;
 
 // Result words.
 export const JR_WORDS = 4;
@@ -113,3 +122,4 @@ export const JK_INT_ARRAY = 12; // int2[], int4[]: elements as JK_INT
 export const JK_INT8_ARRAY = 13; // int8[]: elements as JK_INT8
 export const JK_STRING_ARRAY = 14; // text[], varchar[], bpchar[], name[]: elements as JK_STRING
 export const JK_INTERVAL = 15;
+export const JK_FLOAT4 = 16;

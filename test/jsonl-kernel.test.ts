@@ -33,7 +33,7 @@ import { wal } from "../devkit/encoder/walsender-encoder.ts";
 import type { Batch } from "../bindings/decoder.ts";
 import { TwinDecoder, twinStats } from "./support/twin-kernel.ts";
 import { JSONL_OIDS, TRICKY_TEXTS } from "./support/jsonl-cases.ts";
-import { printFloat8, printInterval } from "../devkit/encoder/values-print.ts";
+import { printFloat4, printFloat8, printInterval } from "../devkit/encoder/values-print.ts";
 
 type Make = () => PgoutputDecoder;
 const DECODERS: [string, Make][] = [
@@ -135,7 +135,7 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
   });
 
   it("any string (every code point), raw bytes (invalid UTF-8), doubles and integers", () => {
-    const columns: RelationColumnDesc[] = [25, 114, 1700, 701, 20, 23, 16, 17, 1184].map((typeId, i) => ({ name: `c${i}`, typeId }));
+    const columns: RelationColumnDesc[] = [25, 114, 1700, 701, 700, 20, 23, 16, 17, 1184].map((typeId, i) => ({ name: `c${i}`, typeId }));
     const rel = { relationId: 16401, namespace: "s", relationName: "p", columns };
     const text = (s: string): ColumnDesc => s;
     const raw = (b: Uint8Array): ColumnDesc => {
@@ -151,12 +151,48 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => raw(b)) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(number)) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(printFloat8(d))) }));
+        msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(d.toPrecision(17))) }));
+        msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(printFloat4(Math.fround(d)))) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(d.toFixed(3))) }));
         msgs.push(encode.insert({ relation: rel, newTuple: columns.map(() => text(String(n))) }));
         // pushBatch only: its columns are jsonColumns' code (columnsAt), and a decoder per path is most of this test's time.
         same(frame(msgs), `s=${JSON.stringify(s)} b=${b.join(",")} d=${d} n=${n}`, undefined, [true]);
       },
     ), { numRuns: 150 });
+  });
+
+  it("floats: float8 of 16-17 digits and float4 written by the wasm kernel, a float8 text that is not shortest declined", () => {
+    // float8 texts of every length (shortest, and 16-17 digits that are not), float4 texts, all in one relation; a
+    // fixed sequence, so how many the kernel declined is a fact of this code, not of a random draw.
+    const columns: RelationColumnDesc[] = [701, 701, 701, 700, 700].map((typeId, i) => ({ name: `f${i}`, typeId }));
+    const rel = { relationId: 16404, namespace: "s", relationName: "floats", columns };
+    let seed = 7;
+    const next = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const msgs = [encode.relation(rel)];
+    const rows = 4000;
+    for (let k = 0; k < rows; k++) {
+      const d = (next() - 0.5) * 10 ** Math.floor(next() * 40 - 20);
+      const f = Math.fround((next() - 0.5) * 10 ** Math.floor(next() * 16 - 8));
+      msgs.push(encode.insert({ relation: rel, newTuple: [printFloat8(d), d.toPrecision(17), d.toPrecision(16), printFloat4(f), printFloat4(Math.fround(-f / 3))] }));
+    }
+    const bytes = frame(msgs);
+    expect(same(bytes, "floats", undefined, [true])).toBeGreaterThan(0);
+    const declined = (make: Make): number => {
+      const d = make();
+      const w = new JsonLinesWriter({ decoder: d });
+      const records = new Records();
+      const b = d.push(bytes);
+      for (let j = w.pushBatch(b, 0, records); j < b.length; j = w.pushBatch(b, j + 1, records)) w.push(b.get(j), records);
+      d.end();
+      return w.declinedColumns;
+    };
+    // The TS build declines every float8 of more than 15 digits and every float4 (it has no u64 for Grisu3).
+    const ts = declined(DECODERS[1]![1]);
+    expect(ts).toBeGreaterThan(rows * 3.5);
+    // wasm: the shortest texts and the float4s are written but for Grisu3's rare "cannot tell" (and float8 exponents
+    // beyond ±22); what toPrecision(17) printed longer than shortest, and what it rounded, are declined.
+    const wasm = declined(DECODERS[0]![1]);
+    expect(wasm).toBeLessThan(ts - rows * 2.5);
   });
 
   it("intervals as PostgreSQL prints them, of every size", () => {

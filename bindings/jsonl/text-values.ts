@@ -11,20 +11,20 @@ import type { ByteSink } from "./sink.ts";
 import { writeTextArray } from "./text-arrays.ts";
 import {
   JK_DECLINE, JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
-  JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL,
+  JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
 } from "../jsonl-tape.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const HEX = "0123456789abcdef";
 
-const enum K { Bool, Int, Uint, Int8, Numeric, String, Json, Timestamp, Timestamptz, Float, Bytea, IntArray, Int8Array, StringArray, Interval }
+const enum K { Bool, Int, Uint, Int8, Numeric, String, Json, Timestamp, Timestamptz, Float, Bytea, IntArray, Int8Array, StringArray, Interval, Float4 }
 
 /** K → the kernel's column kind (bindings/jsonl-tape.ts): the same rules, in kernel/json-columns.ts. */
 const KERNEL_KIND: Record<number, number> = {
   [K.Bool]: JK_BOOL, [K.Int]: JK_INT, [K.Uint]: JK_UINT, [K.Int8]: JK_INT8, [K.Numeric]: JK_NUMERIC, [K.String]: JK_STRING,
   [K.Json]: JK_JSON, [K.Timestamp]: JK_TIMESTAMP, [K.Timestamptz]: JK_TIMESTAMPTZ, [K.Float]: JK_FLOAT, [K.Bytea]: JK_BYTEA,
-  [K.IntArray]: JK_INT_ARRAY, [K.Int8Array]: JK_INT8_ARRAY, [K.StringArray]: JK_STRING_ARRAY, [K.Interval]: JK_INTERVAL,
+  [K.IntArray]: JK_INT_ARRAY, [K.Int8Array]: JK_INT8_ARRAY, [K.StringArray]: JK_STRING_ARRAY, [K.Interval]: JK_INTERVAL, [K.Float4]: JK_FLOAT4,
 };
 
 /** How the kernel's jsonColumns writes a text value of this OID (JK_DECLINE: this file's or the JS values'). */
@@ -46,8 +46,9 @@ const KIND: Record<number, K> = {
   114: K.Json, 3802: K.Json,
   // `timestamp: "iso"`
   1114: K.Timestamp, 1184: K.Timestamptz,
-  // float8 only: float4 goes through Math.fround, whose double prints more digits
   701: K.Float,
+  // the kernel's only: float4 goes through Math.fround, whose double prints more digits than the text
+  700: K.Float4,
   17: K.Bytea,
   // int2[], int4[]; int8[]; text[], varchar[], bpchar[], name[]
   1005: K.IntArray, 1007: K.IntArray, 1016: K.Int8Array, 1009: K.StringArray, 1015: K.StringArray, 1014: K.StringArray, 1003: K.StringArray,

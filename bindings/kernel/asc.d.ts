@@ -12,6 +12,7 @@ type u8 = number;
 type u16 = number;
 type u32 = number;
 type u64 = number;
+type f32 = number;
 type f64 = number;
 type usize = number;
 type bool = boolean;
@@ -19,8 +20,12 @@ type bool = boolean;
 declare function load<T>(ptr: usize, immOffset?: usize): T;
 declare function store<T>(ptr: usize, value: T, immOffset?: usize): void;
 declare function bswap<T>(value: T): T;
+declare function reinterpret<T>(value: number): T;
+declare function clz<T>(value: T): T;
 declare namespace memory {
   function size(): i32;
   function copy(dst: usize, src: usize, n: usize): void;
+  function data<T>(values: T[], align?: i32): usize;
+  function data(size: i32, align?: i32): usize;
 }
 declare const __heap_base: usize;

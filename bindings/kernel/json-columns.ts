@@ -6,17 +6,20 @@
 // the binding's column table; writes only [out, out + outCapacity).
 import {
   JSON_DONE, JSON_DECLINED, JSON_FULL, JSON_REFUSED, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_COMMA,
-  JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
+  JF_AS_PORTABLE, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
-  JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL,
+  JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
 } from "../jsonl-tape.ts";
-import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, memoryBytes, gtU32 } from "./portable.ts";
+import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, memoryBytes, gtU32, wasmBuild, floatScratch } from "./portable.ts";
+import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
 
 const QUOTE: i32 = 0x22;
 const BACKSLASH: i32 = 0x5c;
 
 // The output cursor of the call.
 let o: usize = 0;
+// Whether this call writes the floats that take u64 arithmetic (JF_AS_PORTABLE).
+let wideFloats = false;
 
 function u8at(p: i32): i32 {
   return loadU8(<usize>p);
@@ -97,6 +100,7 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
   const oldN = old != 0 ? loadI32(old) : 0;
   let comma = (flags & JF_COMMA) != 0;
   const strings = (flags & JF_NUMBERS_AS_STRINGS) != 0;
+  wideFloats = wasmBuild() && (flags & JF_AS_PORTABLE) == 0;
   let status = JSON_DONE;
   let i = from;
   for (; i < n; i++) {
@@ -203,6 +207,8 @@ function value(kind: i32, p: i32, n: i32, strings: bool): bool {
       return writeTimestamp(p, n, kind == JK_TIMESTAMPTZ);
     case JK_FLOAT:
       return writeFloat(p, n);
+    case JK_FLOAT4:
+      return writeFloat4(p, n);
     case JK_BYTEA:
       return writeBytea(p, n);
     case JK_INTERVAL:
@@ -316,17 +322,61 @@ function two(i: i32): i32 {
 
 /**
  * float8 text → the JSON number JSON.stringify prints for its double
- * (Number::toString, ECMA-262 6.1.6.1.20), from the text's digits alone:
- * a decimal of at most 15 significant digits is the shortest that parses
- * to its double (DBL_DIG), so those are the digits a JS number prints. Only
- * the layout differs: PostgreSQL writes an exponent outside 1e-4..1e15
- * (`1e+15`, `1.5e-05`), JS outside 1e-6..1e21. More digits are the JS
- * path's: PostgreSQL 12+ prints them shortest, but a text that is not
- * (`0.10000000000000001`) prints shorter as a JS number, and telling the
- * two apart takes a correctly rounded parse. Zero, NaN and Infinity: the
- * JS path's too.
+ * (Number::toString, ECMA-262 6.1.6.1.20). Those are the text's own
+ * digits when the text is the shortest decimal of its double: always at
+ * most 15 significant digits (DBL_DIG), and at 16 or 17 when Grisu3
+ * (shortest.ts) gives back the same digits for the double they read as
+ * (PostgreSQL 12+ prints shortest; a text that is not, such as
+ * `0.10000000000000001`, prints shorter as a JS number and is the JS
+ * path's). Only the layout differs: PostgreSQL writes an exponent outside
+ * 1e-4..1e15 (`1e+15`, `1.5e-05`), JS outside 1e-6..1e21. Zero, NaN and
+ * Infinity: the JS path's too.
  */
 function writeFloat(p: i32, n: i32): bool {
+  if (!floatText(p, n) || fDigits > 17) return false;
+  if (fDigits > 15) {
+    const m = fDigitsValue();
+    const exponent = fPoint - fDigits;
+    if (!shortestNear(m, exponent) || shortDigits != m || shortLength != fDigits || shortExponent != exponent) return false;
+  }
+  layoutFloat(fFirst, fLast, fDigits, fPoint, fNeg);
+  return true;
+}
+
+/**
+ * float4 text → the JSON number of Math.fround of its value, as the JS
+ * path's textFloat4 makes it: a double that prints more digits than the
+ * text (`0.14285715` → 0.1428571492433548), so its digits come from
+ * Grisu3 (shortest.ts). PostgreSQL prints at most 9 digits, which with a
+ * power of ten of at most 22 read exactly in one division (Clinger).
+ */
+function writeFloat4(p: i32, n: i32): bool {
+  if (!wideFloats || !floatText(p, n) || fDigits > 15) return false;
+  const exponent = fPoint - fDigits;
+  if (exponent < -22 || exponent > 22) return false;
+  const v = <f64><f32>scaledDecimal(fDigitsValue(), exponent);
+  if (v == Infinity || !shortest(v) || shortDigits % 10 == 0) return false;
+  // The digits into the scratch, right to left, to be laid out as the text's would be.
+  const at = floatScratch();
+  let d = shortDigits;
+  for (let k = shortLength - 1; k >= 0; k--) {
+    storeU8(at + <usize>k, 0x30 + <i32>(d % 10));
+    d /= 10;
+  }
+  layoutFloat(<i32>at, <i32>at + shortLength - 1, shortLength, shortLength + shortExponent, fNeg);
+  return true;
+}
+
+// What floatText() read: the sign, the significant digits at [fFirst, fLast] (a '.' among them
+// is skipped), how many, and where the point goes: the value is 0.d1d2…dk × 10^fPoint.
+let fNeg = false;
+let fFirst = 0;
+let fLast = 0;
+let fDigits = 0;
+let fPoint = 0;
+
+/** A float text `-?\d+(\.\d+)?(e[+-]\d{1,3})?` of a non-zero value into the f* globals; else false. */
+function floatText(p: i32, n: i32): bool {
   const end = p + n;
   if (n == 0) return false;
   const neg = u8at(p) == 0x2d;
@@ -357,12 +407,45 @@ function writeFloat(p: i32, n: i32): bool {
   if (first == mantissaEnd) return false; // zero: 0 is the JS path's (and -0 prints as 0)
   let last = mantissaEnd - 1;
   while (u8at(last) == 0x30 || u8at(last) == 0x2e) last--;
-  const digits = last - first + 1 - (first < dot && last > dot ? 1 : 0);
-  if (digits > 15) return false;
-  // The value is 0.d1d2…dk × 10^point (Number::toString's n).
   const point = (first < dot ? dot - first : dot - first + 1) + exponent;
-  // Past any double's (1e-324..1e309): not a float8 PostgreSQL printed.
+  // Past any double's (1e-324..1e309): not a float PostgreSQL printed.
   if (point > 310 || point < -324) return false;
+  fNeg = neg;
+  fFirst = first;
+  fLast = last;
+  fDigits = last - first + 1 - (first < dot && last > dot ? 1 : 0);
+  fPoint = point;
+  return true;
+}
+
+/** The significant digits floatText() found, as an integer (exact: at most 17 of them here, below 2^63). */
+function fDigitsValue(): u64 {
+  let m: u64 = 0;
+  for (let i = fFirst; i <= fLast; i++) {
+    const c = u8at(i);
+    if (c != 0x2e) m = m * 10 + <u64>(c - 0x30);
+  }
+  return m;
+}
+
+/** m × 10^exponent in one rounding of each step: exact to the last bit when m < 2^53 (Clinger), else within a unit or two. */
+function scaledDecimal(m: u64, exponent: i32): f64 {
+  let p = 1.0;
+  for (let k = exponent < 0 ? -exponent : exponent; k > 0; k--) p *= 10; // exact up to 10^22
+  return exponent < 0 ? <f64>m / p : <f64>m * p;
+}
+
+/**
+ * Grisu3 on a double within a unit or two of m × 10^exponent: the caller
+ * compares its digits with m, which holds only if the double is the one m
+ * reads as (a neighbour's shortest digits lie outside m's interval).
+ */
+function shortestNear(m: u64, exponent: i32): bool {
+  return wideFloats && exponent >= -22 && exponent <= 22 && shortest(scaledDecimal(m, exponent));
+}
+
+/** Significant digits at [first, last] (a '.' among them skipped), `digits` of them, as Number::toString lays out 0.d1…dk × 10^point. */
+function layoutFloat(first: i32, last: i32, digits: i32, point: i32, neg: bool): void {
   if (neg) put(0x2d);
   if (digits <= point && point <= 21) {
     digitRun(first, last, 0, digits);
@@ -387,7 +470,6 @@ function writeFloat(p: i32, n: i32): bool {
     put(e < 0 ? 0x2d : 0x2b);
     putDecimal(<f64>(e < 0 ? -e : e));
   }
-  return true;
 }
 
 /** Significant digits [from, to) (counted without the '.') of the digits at [first, last]. */

@@ -6,7 +6,7 @@
 // binding's area (every address from it checked against memory before
 // use); writes only the output, the line entries, the result words and the
 // area's state.
-import { JF_KEYS, JF_NUMBERS_AS_STRINGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
+import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
   LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, LF_BOUNDARIES, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
   LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
@@ -35,7 +35,8 @@ let size: u64 = 0;
 let rec: usize = 0;
 let msg: usize = 0;
 let template: usize = 0;
-let numbers: i32 = 0;
+// The flags of the call that the columns take (jsonl-tape.ts).
+let columnFlags: i32 = 0;
 
 function state(word: i32): i32 {
   return loadI32(area + (<usize>word << 2));
@@ -65,7 +66,7 @@ function relationMap(): usize {
 export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usize, out: usize, outCapacity: i32, lines: usize, linesCapacity: i32, result: usize): i32 {
   size = memoryBytes();
   area = lineArea;
-  numbers = flags & JF_NUMBERS_AS_STRINGS;
+  columnFlags = flags & (JF_NUMBERS_AS_STRINGS | JF_AS_PORTABLE);
   const mapAt = relationMap();
   let done = 0;
   let lineCount = 0;
@@ -379,7 +380,7 @@ function columns(which: i32, keys: i32, end: usize, resuming: bool): bool {
   if (tuple == 0) return stop();
   const table = <usize>loadI32(template + (RT_COLUMNS << 2));
   let from = 0;
-  let flags = numbers;
+  let flags = columnFlags;
   if (resuming) {
     from = state(LS_RESUME_COLUMN);
     flags = state(LS_RESUME_FLAGS);

@@ -95,6 +95,18 @@ export function heapBase(): usize {
   return 16;
 }
 
+/** Whether this is the wasm build: what needs u64 arithmetic (shortest.ts) runs only there. */
+export function wasmBuild(): bool {
+  if (<i32>0.5 == 0) return true;
+  return false;
+}
+
+/** 17 bytes of static memory for a float's digits (the wasm build's only: the TS build never writes them). */
+export function floatScratch(): usize {
+  if (<i32>0.5 == 0) return memory.data(24);
+  return 0;
+}
+
 /** a * b modulo 2^32. */
 export function imul(a: i32, b: i32): i32 {
   if (<i32>0.5 == 0) return a * b;

@@ -26,7 +26,7 @@ import { TapeDecoder } from "../../bindings/kernel/decoder.ts";
 import { createKernel } from "../../bindings/baseline/kernel.ts";
 import { kernelModule } from "../../bindings/wasm/module.ts";
 import { RESULT_WORDS, TABLE_CAPACITY, TABLE_HEADER_WORDS } from "../../bindings/tape.ts";
-import { JR_WORDS, JR_WRITTEN } from "../../bindings/jsonl-tape.ts";
+import { JF_AS_PORTABLE, JR_WORDS, JR_WRITTEN } from "../../bindings/jsonl-tape.ts";
 import { JR_LINES, LE_WORDS, LS_BEGIN_BYTES, LS_TIME_BYTES, LS_WORDS } from "../../bindings/line-templates.ts";
 
 const Instance = WebAssembly.Instance;
@@ -114,8 +114,9 @@ export function twinKernel(makeTs: () => KernelExports = createKernel): KernelEx
       if (a !== b) throw new KernelMismatch(`textTimestamp(${offset}, ${length}, ${withZone}): wasm ${a}, ts ${b}`);
       return b;
     },
+    // Both builds as the TS one can write (JF_AS_PORTABLE): the wasm build alone has u64, for some floats.
     jsonColumns(tuple, old, columns, from, flags, out, outCapacity, result) {
-      const args = [tuple, old, columns, from, flags, out, outCapacity, result] as const;
+      const args = [tuple, old, columns, from, flags | JF_AS_PORTABLE, out, outCapacity, result] as const;
       const { status: st, rw, what } = call("jsonColumns", args, (k) => k.jsonColumns(...args), result, JR_WORDS);
       const written = rw[JR_WRITTEN]!;
       const bw = new Uint8Array(wasm.memory.buffer, out, written);
@@ -129,7 +130,7 @@ export function twinKernel(makeTs: () => KernelExports = createKernel): KernelEx
     },
     jsonLines(records, count, flags, area, out, outCapacity, lines, linesCapacity, result) {
       mirror();
-      const args = [records, count, flags, area, out, outCapacity, lines, linesCapacity, result] as const;
+      const args = [records, count, flags | JF_AS_PORTABLE, area, out, outCapacity, lines, linesCapacity, result] as const;
       const sw = wasm.jsonLines(...args);
       const st = ts.jsonLines(...args);
       const what = `jsonLines(${args.join(", ")})`;
