@@ -10,7 +10,7 @@ import {
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL,
 } from "../jsonl-tape.ts";
-import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, memoryBytes, gtU32 } from "./portable.ts";
+import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, memoryBytes, gtU32, plainEnd } from "./portable.ts";
 
 const QUOTE: i32 = 0x22;
 const BACKSLASH: i32 = 0x5c;
@@ -586,12 +586,7 @@ function writeString(p: i32, n: i32, unescape: bool = false): bool {
     const c = u8at(i);
     if (c >= 0x20 && c != QUOTE && c != BACKSLASH && c < 0x80) {
       // A run of plain ASCII: one copy.
-      let j = i + 1;
-      while (j < end) {
-        const d = u8at(j);
-        if (d < 0x20 || d == QUOTE || d == BACKSLASH || d >= 0x80) break;
-        j++;
-      }
+      const j = plainEnd(i + 1, end);
       copy(i, j - i);
       i = j;
     } else if (c < 0x80) {
