@@ -134,6 +134,22 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
     expect(same(frame(msgs), "tricky")).toBeGreaterThan(0);
   });
 
+  it("strings around the wasm build's 16-byte plain scan: one special byte at every position of 15..17 and 31..33 bytes", () => {
+    // text, varchar and a text[] element (quoted, its '"' and '\' escaped): each a writeString of the string.
+    const columns: RelationColumnDesc[] = [25, 1043, 1009].map((typeId, i) => ({ name: `c${i}`, typeId }));
+    const rel = { relationId: 16404, namespace: "s", relationName: "scan", columns };
+    const msgs = [encode.relation(rel)];
+    // The bytes a plain run stops at, those either side of its bounds (0x20, 0x7f: plain), and multi-byte UTF-8.
+    const specials = ["\"", "\\", "\n", "\u0000", "\u0001", "\u001f", " ", "\u007f", "é", "😀"];
+    const plain = (n: number) => Array.from({ length: n }, (_, k) => String.fromCharCode(0x61 + (k % 26))).join("");
+    for (const length of [15, 16, 17, 31, 32, 33]) {
+      const strings = [plain(length)];
+      for (let at = 0; at < length; at++) for (const s of specials) strings.push(plain(at) + s + plain(length - at - 1));
+      for (const s of strings) msgs.push(encode.insert({ relation: rel, newTuple: [s, s, `{"${s.replace(/["\\]/g, "\\$&")}"}`] }));
+    }
+    expect(same(frame(msgs), "scan")).toBeGreaterThan(0);
+  });
+
   it("any string (every code point), raw bytes (invalid UTF-8), doubles and integers", () => {
     const columns: RelationColumnDesc[] = [25, 114, 1700, 701, 700, 20, 23, 16, 17, 1184].map((typeId, i) => ({ name: `c${i}`, typeId }));
     const rel = { relationId: 16401, namespace: "s", relationName: "p", columns };

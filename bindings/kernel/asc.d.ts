@@ -6,6 +6,7 @@
  * to every program that imports the kernel (portable.ts references this
  * file): nothing outside those wasm branches may call the builtins.
  */
+type i8 = number;
 type i16 = number;
 type i32 = number;
 type u8 = number;
@@ -29,3 +30,16 @@ declare namespace memory {
   function data(size: i32, align?: i32): usize;
 }
 declare const __heap_base: usize;
+declare function ctz<T>(value: T): T;
+/** A 128-bit SIMD vector (a value only wasm has). */
+type v128 = { readonly v128: never };
+declare namespace v128 {
+  function load(ptr: usize, immOffset?: usize, immAlign?: usize): v128;
+  function or(a: v128, b: v128): v128;
+}
+declare namespace i8x16 {
+  function splat(x: i8): v128;
+  function eq(a: v128, b: v128): v128;
+  function lt_s(a: v128, b: v128): v128;
+  function bitmask(a: v128): i32;
+}

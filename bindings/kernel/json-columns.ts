@@ -10,7 +10,7 @@ import {
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
 } from "../jsonl-tape.ts";
-import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, memoryBytes, gtU32, wasmBuild, floatScratch } from "./portable.ts";
+import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, memoryBytes, gtU32, wasmBuild, floatScratch, plainEnd } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
 
 const QUOTE: i32 = 0x22;
@@ -668,12 +668,7 @@ function writeString(p: i32, n: i32, unescape: bool = false): bool {
     const c = u8at(i);
     if (c >= 0x20 && c != QUOTE && c != BACKSLASH && c < 0x80) {
       // A run of plain ASCII: one copy.
-      let j = i + 1;
-      while (j < end) {
-        const d = u8at(j);
-        if (d < 0x20 || d == QUOTE || d == BACKSLASH || d >= 0x80) break;
-        j++;
-      }
+      const j = plainEnd(i + 1, end);
       copy(i, j - i);
       i = j;
     } else if (c < 0x80) {

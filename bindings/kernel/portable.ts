@@ -83,6 +83,41 @@ export function memoryCopy(dst: usize, src: usize, n: usize): void {
   else bytes.copyWithin(dst, src, src + n);
 }
 
+/**
+ * The first index in [i, end) whose byte a JSON string cannot hold as it
+ * is: below 0x20, '"', '\\' or 0x80 and above (an escape or a UTF-8
+ * sequence to check); `end` if none. The JSON string writer's runs of plain
+ * ASCII, most of a row's text, were its time scanned byte by byte: the wasm
+ * build tests 16 bytes per step (a signed i8 below 0x20 is a control or
+ * 0x80..0xff), only while all 16 are before `end` (never a load past the
+ * value, so never past memory's end), then byte by byte.
+ */
+export function plainEnd(i: i32, end: i32): i32 {
+  if (<i32>0.5 == 0) {
+    const space = i8x16.splat(0x20);
+    const quote = i8x16.splat(0x22);
+    const backslash = i8x16.splat(0x5c);
+    while (end - i >= 16) {
+      const v = v128.load(<usize>i);
+      const special = i8x16.bitmask(v128.or(i8x16.lt_s(v, space), v128.or(i8x16.eq(v, quote), i8x16.eq(v, backslash))));
+      if (special != 0) return i + ctz(special);
+      i += 16;
+    }
+    while (i < end) {
+      const c = <i32>load<u8>(<usize>i);
+      if (c < 0x20 || c == 0x22 || c == 0x5c || c >= 0x80) break;
+      i++;
+    }
+    return i;
+  }
+  while (i < end) {
+    const c = bytes[i]!;
+    if (c < 0x20 || c == 0x22 || c == 0x5c || c >= 0x80) break;
+    i++;
+  }
+  return i;
+}
+
 /** The memory's size in bytes. */
 export function memoryBytes(): u64 {
   if (<i32>0.5 == 0) return <u64>memory.size() << 16;
