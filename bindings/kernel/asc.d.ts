@@ -35,6 +35,7 @@ declare function ctz<T>(value: T): T;
 type v128 = { readonly v128: never };
 declare namespace v128 {
   function load(ptr: usize, immOffset?: usize, immAlign?: usize): v128;
+  function store(ptr: usize, value: v128, immOffset?: usize, immAlign?: usize): void;
   function or(a: v128, b: v128): v128;
 }
 declare namespace i8x16 {

@@ -10,14 +10,16 @@ import {
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
 } from "../jsonl-tape.ts";
-import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, memoryBytes, gtU32, wasmBuild, floatScratch, plainEnd } from "./portable.ts";
+import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, wasmBuild, floatScratch, plainEnd } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
 
 const QUOTE: i32 = 0x22;
 const BACKSLASH: i32 = 0x5c;
 
-// The output cursor of the call.
+// The output cursor of the call, and what copy() may overwrite and read (columnsAt's end, the memory's).
 let o: usize = 0;
+let writable: usize = 0;
+let readable: usize = 0;
 // Whether this call writes the floats that take u64 arithmetic (JF_AS_PORTABLE).
 let wideFloats = false;
 
@@ -30,7 +32,7 @@ function put(c: i32): void {
 }
 
 function copy(p: i32, n: i32): void {
-  memoryCopy(o, <usize>p, <usize>n);
+  copyShort(o, <usize>p, <usize>n, writable, readable);
   o += <usize>n;
 }
 
@@ -101,6 +103,8 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
   let comma = (flags & JF_COMMA) != 0;
   const strings = (flags & JF_NUMBERS_AS_STRINGS) != 0;
   wideFloats = wasmBuild() && (flags & JF_AS_PORTABLE) == 0;
+  writable = end;
+  readable = <usize>size;
   let status = JSON_DONE;
   let i = from;
   for (; i < n; i++) {

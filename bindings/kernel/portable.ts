@@ -118,6 +118,26 @@ export function plainEnd(i: i32, end: i32): i32 {
   return i;
 }
 
+/**
+ * memory[dst, dst + n) = memory[src, src + n) for buffers that do not
+ * overlap, where memory up to `writable` may be overwritten and up to
+ * `readable` read: the wasm build moves a short run (most of a row's
+ * values and column names) as two 16-byte loads and stores, as V8 makes
+ * every memory.copy a call into C. Else memoryCopy.
+ */
+export function copyShort(dst: usize, src: usize, n: usize, writable: usize, readable: usize): void {
+  if (<i32>0.5 == 0) {
+    if (n <= 32 && dst + 32 <= writable && src + 32 <= readable) {
+      const a = v128.load(src);
+      const b = v128.load(src + 16);
+      v128.store(dst, a);
+      v128.store(dst + 16, b);
+      return;
+    }
+  }
+  memoryCopy(dst, src, n);
+}
+
 /** The memory's size in bytes. */
 export function memoryBytes(): u64 {
   if (<i32>0.5 == 0) return <u64>memory.size() << 16;
