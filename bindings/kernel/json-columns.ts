@@ -500,7 +500,7 @@ export function putDecimal(v: f64): void {
 }
 
 /** The last n decimal digits of v (an integer, 0 <= v < 2^53), zero-padded. */
-export function putFixed(v: f64, n: i32): void {
+function putFixed(v: f64, n: i32): void {
   const start = o;
   let x = v;
   for (let i = n - 1; i >= 0; i--) {

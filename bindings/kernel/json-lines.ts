@@ -15,9 +15,9 @@ import {
   LC_KEYS_IF_K, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX,
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
-import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
+import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, divI32, u32AsF64 } from "./portable.ts";
 import { civilOfDays, civilYear, civilMonth, civilDay } from "./civil.ts";
-import { columnsAt, cursor, setCursor, putByte, putBytes, tupleFits, stopColumn, stopFlags, putDecimal, putFixed } from "./json-columns.ts";
+import { columnsAt, cursor, setCursor, putByte, putBytes, tupleFits, stopColumn, stopFlags, putDecimal } from "./json-columns.ts";
 
 const TAG_BEGIN = 0x42; // 'B'
 const TAG_COMMIT = 0x43; // 'C'
@@ -451,32 +451,56 @@ function isoTime(p: usize): bool {
   const hi = loadI32BE(p);
   if (hi < -(1 << 20) || hi >= 1 << 20) return false;
   const n = <f64>hi * 4294967296.0 + u32AsF64(loadI32BE(p + 4)) + 946684800000000.0;
-  const us = n - Math.floor(n / 1000000) * 1000000;
-  const secs = (n - us) / 1000000;
-  const days = Math.floor(secs / 86400);
-  const sod = secs - days * 86400;
-  civilOfDays(days);
-  const day = civilDay;
-  const month = civilMonth;
-  const year = civilYear;
-  if (year < 1 || year > 9999) return false;
-  const h = Math.floor(sod / 3600);
-  const mi = Math.floor((sod - h * 3600) / 60);
+  const days = Math.floor(n / 86400000000.0);
+  // The time of day in i32 (below 86,400 s and 10^6 µs), whose divisions by constants are multiplies.
+  const inDay = n - days * 86400000000.0;
+  const secs = Math.floor(inDay / 1000000.0);
+  const us = <i32>(inDay - secs * 1000000.0);
+  const sod = <i32>secs;
+  // Consecutive transactions are mostly of one day: its date is worked out once.
+  if (days != timeDays) {
+    civilOfDays(days);
+    if (civilYear < 1 || civilYear > 9999) return false;
+    timeDays = days;
+    timeYear = <i32>civilYear;
+    timeMonth = <i32>civilMonth;
+    timeDay = <i32>civilDay;
+  }
+  const h = divI32(sod, 3600);
+  const mi = divI32(sod - h * 3600, 60);
   putByte(QUOTE);
-  putFixed(year, 4);
+  put2(divI32(timeYear, 100));
+  put2(timeYear - divI32(timeYear, 100) * 100);
   putByte(0x2d);
-  putFixed(month, 2);
+  put2(timeMonth);
   putByte(0x2d);
-  putFixed(day, 2);
+  put2(timeDay);
   putByte(0x54);
-  putFixed(h, 2);
+  put2(h);
   putByte(0x3a);
-  putFixed(mi, 2);
+  put2(mi);
   putByte(0x3a);
-  putFixed(sod - h * 3600 - mi * 60, 2);
+  put2(sod - h * 3600 - mi * 60);
   putByte(0x2e);
-  putFixed(us, 6);
+  const cs = divI32(us, 10000);
+  const rest = us - cs * 10000;
+  put2(cs);
+  put2(divI32(rest, 100));
+  put2(rest - divI32(rest, 100) * 100);
   putByte(0x5a);
   putByte(QUOTE);
   return true;
+}
+
+// The day isoTime() last wrote (days since 1970-01-01; NaN: none yet) and its date.
+let timeDays: f64 = NaN;
+let timeYear = 0;
+let timeMonth = 0;
+let timeDay = 0;
+
+/** 0 <= v < 100 as two digits. */
+function put2(v: i32): void {
+  const tens = divI32(v, 10);
+  putByte(0x30 + tens);
+  putByte(0x30 + v - tens * 10);
 }
