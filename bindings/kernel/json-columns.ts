@@ -92,6 +92,12 @@ export function putBytes(p: usize, n: i32): void {
   o += <usize>n;
 }
 
+/** putBytes where memory from the cursor up to `limit` is the caller's output space (copyShort may write there). */
+export function putBytesUpTo(p: usize, n: i32, limit: usize): void {
+  copyShort(o, p, <usize>n, limit, <usize>memoryBytes());
+  o += <usize>n;
+}
+
 /**
  * Columns [from, ncols) at the cursor, up to `end`, of arguments tupleFits()
  * accepted; returns JSON_DONE, JSON_DECLINED or JSON_FULL. `start`: where
