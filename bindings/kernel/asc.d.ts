@@ -37,10 +37,15 @@ declare namespace v128 {
   function load(ptr: usize, immOffset?: usize, immAlign?: usize): v128;
   function store(ptr: usize, value: v128, immOffset?: usize, immAlign?: usize): void;
   function or(a: v128, b: v128): v128;
+  function bitselect(v1: v128, v2: v128, c: v128): v128;
 }
+declare function i8x16(...lanes: i8[]): v128;
 declare namespace i8x16 {
   function splat(x: i8): v128;
   function eq(a: v128, b: v128): v128;
   function lt_s(a: v128, b: v128): v128;
+  function le_u(a: v128, b: v128): v128;
+  function sub(a: v128, b: v128): v128;
+  function replace_lane(v: v128, lane: u8, x: i8): v128;
   function bitmask(a: v128): i32;
 }

@@ -10,7 +10,7 @@ import {
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
 } from "../jsonl-tape.ts";
-import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, wasmBuild, floatScratch, plainEnd } from "./portable.ts";
+import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
 
 const QUOTE: i32 = 0x22;
@@ -306,18 +306,20 @@ function writeTimestamp(p: i32, n: i32, zone: bool): bool {
   const body = zone ? n - 3 : n;
   if (body < 19 || body == 20 || body > 26) return false;
   if (zone && (u8at(p + body) != 0x2b || u8at(p + body + 1) != 0x30 || u8at(p + body + 2) != 0x30)) return false;
-  if (u8at(p + 4) != 0x2d || u8at(p + 7) != 0x2d || u8at(p + 10) != 0x20 || u8at(p + 13) != 0x3a || u8at(p + 16) != 0x3a) return false;
+  // The seconds and the fraction; the date, hours and minutes are isoMinutes'.
+  if (u8at(p + 16) != 0x3a || !isDigit(u8at(p + 17)) || !isDigit(u8at(p + 18))) return false;
   if (body > 19 && u8at(p + 19) != 0x2e) return false;
-  for (let i = 0; i < body; i++) {
-    if (i == 4 || i == 7 || i == 10 || i == 13 || i == 16 || i == 19) continue;
-    if (!isDigit(u8at(p + i))) return false;
-  }
+  for (let i = 20; i < body; i++) if (!isDigit(u8at(p + i))) return false;
+  put(QUOTE);
+  if (!isoMinutes(<usize>p, o)) return false;
   const year = two(p) * 100 + two(p + 2);
   const month = two(p + 5);
   const day = two(p + 8);
   if (year == 0 || month < 1 || month > 12 || day < 1 || day > 31 || two(p + 11) > 23 || two(p + 14) > 59 || two(p + 17) > 59) return false;
-  put(QUOTE);
-  for (let i = 0; i < 19; i++) put(i == 10 ? 0x54 : u8at(p + i));
+  o += 16;
+  put(0x3a);
+  put(u8at(p + 17));
+  put(u8at(p + 18));
   put(0x2e);
   const digits = body > 19 ? body - 20 : 0;
   for (let i = 0; i < 6; i++) put(i < digits ? u8at(p + 20 + i) : 0x30);
