@@ -23,7 +23,8 @@
  *   pushBatch: whole lines from each backend's kernel, `jsonLines`, a
  *   message it stops at through push()) over decoders with
  *   `changeValueOptions()`; `js-formatter` is the JS path alone
- *   (`kernel: false`). Output MB/s (bytes of
+ *   (`kernel: false`); pg-logical-replication its parse() of each message,
+ *   before any JSON. Output MB/s (bytes of
  *   JSON Lines per second) is reported next to the input MB/s.
  */
 import type { PgoutputMessage, Tuple } from "../bindings/index.ts";
@@ -67,6 +68,8 @@ export function entries(input: BenchInput, c: Competitors): Entry[] {
     withOutput((o) => ({ case: "jsonl", competitor: "wasm", form: "64 KB chunks", run: () => jsonlPass(c.jsonlWasm, chunks, o) })),
     withOutput((o) => ({ case: "jsonl", competitor: "baseline", form: "64 KB chunks", run: () => jsonlPass(c.jsonlBaseline, chunks, o) })),
     withOutput((o) => ({ case: "jsonl", competitor: "js-formatter", form: "64 KB chunks", run: () => formatterPass(c.jsonlWasm, chunks, o) })),
+    // What a consumer of pg-logical-replication pays before it writes any JSON: its parse() of every message.
+    { case: "jsonl", competitor: "pg-logical-replication", form: "pre-split messages", run: () => plrPass(c.plr, split(), plrCount) },
   ];
 }
 

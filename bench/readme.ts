@@ -95,7 +95,7 @@ function section(): string {
     "- **lazy**: per message its kind; per change also the relation name and one column's typed value.",
     "- **full**: every field of every message and every column's typed value (`tuple.value(i)`) of the new and old rows.",
     "- **compat**: pg-logical-replication's message objects, from its `PgoutputPlugin.parse()` and from this package's drop-in plugin (`bindings/compat`) over each backend.",
-    "- **jsonl**: the JSON Lines bytes of `decode --changes` (`changesToJsonLines`); `js-formatter` is the CLI's former formatter. Output MB/s is reported beside the input MB/s.",
+    "- **jsonl**: the JSON Lines bytes of `decode --changes` (`changesToJsonLines`); `js-formatter` is the CLI's former formatter; pg-logical-replication's figure is its `parse()` of every message, what its users pay before writing any JSON. Output MB/s is reported beside the input MB/s.",
     "",
     "Competitors: `wasm` (`WasmDecoder`), `baseline` (`BaselineDecoder`, pure TS), `pg-logical-replication`",
     `${p["pg-logical-replication"]} (\`PgoutputPlugin.parse(buffer)\`, its public entry, with \`pg\` ${p.pg}'s default type parsers), and`,

@@ -36,7 +36,7 @@ const EXPECTED: Record<string, string[]> = {
   lazy: ["wasm", "baseline", "pg-logical-replication"],
   full: ["wasm", "baseline", "pg-logical-replication"],
   compat: ["wasm", "baseline", "pg-logical-replication"],
-  jsonl: ["wasm", "baseline", "js-formatter"],
+  jsonl: ["wasm", "baseline", "js-formatter", "pg-logical-replication"],
 };
 
 it("bench:quick runs under plain node and reports every case × competitor", { timeout: 180_000 }, () => {
