@@ -98,7 +98,7 @@ export const JR_FLAGS = 2;
 // The column table: a header word (ncols), then JC_WORDS per column.
 export const JC_HEADER_WORDS = 1;
 export const JC_WORDS = 3;
-export const JC_KIND = 0; // kind | isKey << 8
+export const JC_KIND = 0; // kind | isKey << 8 | binary kind (JB_*) << 16
 export const JC_PREFIX = 1; // byte address of the prefix
 export const JC_PREFIX_LENGTH = 2;
 
@@ -123,3 +123,25 @@ export const JK_INT8_ARRAY = 13; // int8[]: elements as JK_INT8
 export const JK_STRING_ARRAY = 14; // text[], varchar[], bpchar[], name[]: elements as JK_STRING
 export const JK_INTERVAL = 15;
 export const JK_FLOAT4 = 16;
+
+/**
+ * Binary-format column kinds (a column's JB_* beside its JK_*): JB_BOOL one
+ * byte (0: false); JB_INT2/JB_INT4 big-endian signed, JB_UINT4 unsigned
+ * (oid, xid, cid), JB_INT8 signed below 2^53 in magnitude (quoted with
+ * JF_NUMBERS_AS_STRINGS); JB_FLOAT4/JB_FLOAT8 IEEE 754, non-zero and
+ * finite, as the JS number prints (the wasm build's only, as JK_FLOAT4);
+ * JB_TEXT UTF-8 text (text, varchar, bpchar, name), as JK_STRING;
+ * JB_TIMESTAMP/JB_TIMESTAMPTZ µs since 2000-01-01 as the ISO string (years
+ * 1..9999). Any other length or value: declined.
+ */
+export const JB_DECLINE = 0;
+export const JB_BOOL = 1;
+export const JB_INT2 = 2;
+export const JB_INT4 = 3;
+export const JB_UINT4 = 4;
+export const JB_INT8 = 5;
+export const JB_FLOAT4 = 6;
+export const JB_FLOAT8 = 7;
+export const JB_TEXT = 8;
+export const JB_TIMESTAMP = 9;
+export const JB_TIMESTAMPTZ = 10;

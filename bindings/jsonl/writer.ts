@@ -41,7 +41,7 @@ import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
 import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
-import { kernelKind, writeTextValue } from "./text-values.ts";
+import { binaryKernelKind, kernelKind, writeTextValue } from "./text-values.ts";
 import { FIRST_NORMAL_OID } from "../values/oids.ts";
 import { KIND_NULL as KIND_N, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 
@@ -255,7 +255,8 @@ export class JsonLinesWriter implements Format {
     if (cached !== undefined && cached.area === area && cached.generation === area.generation && cached.knowledge === values.knowledge) return cached.at;
     const kinds = rel.columns.map((c) => {
       const kind = c.typeId < FIRST_NORMAL_OID ? kernelKind(c.typeId) : values.textIsString(c.typeId) ? JK_STRING : JK_DECLINE;
-      return kind | (c.isKey ? 1 << 8 : 0);
+      const binary = c.typeId < FIRST_NORMAL_OID ? binaryKernelKind(c.typeId) : 0;
+      return kind | (c.isKey ? 1 << 8 : 0) | (binary << 16);
     });
     const at = area.table(kinds, prefixes);
     this.#tables.set(rel, { area, generation: area.generation, knowledge: values.knowledge, at });

@@ -195,7 +195,7 @@ export class JsonArea implements MemoryRegion {
   }
 
   /**
-   * Writes a column table (kinds: kind | isKey << 8; prefixes: UTF-8
+   * Writes a column table (kinds: kind | isKey << 8 | binary kind << 16; prefixes: UTF-8
    * bytes) and returns its address, or -1 when it alone exceeds the room
    * for tables. When the room is used up the area starts over (generation
    * changes) first.

@@ -9,9 +9,11 @@ import {
   JF_AS_PORTABLE, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
+  JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ,
 } from "../jsonl-tape.ts";
-import { loadU8, storeU8, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
+import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
+import { civilOfDays, civilYear, civilMonth, civilDay } from "./civil.ts";
 
 const QUOTE: i32 = 0x22;
 const BACKSLASH: i32 = 0x5c;
@@ -116,7 +118,7 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
   for (; i < n; i++) {
     const c = columns + (<usize>(JC_HEADER_WORDS + JC_WORDS * i) << 2);
     const kindKey = loadI32(c + (JC_KIND << 2));
-    if ((flags & JF_KEYS) != 0 && (kindKey >> 8) == 0) continue;
+    if ((flags & JF_KEYS) != 0 && ((kindKey >> 8) & 1) == 0) continue;
     let at = loadI32(tuple + (<usize>(1 + i) << 2));
     // Offsets come from decode(), which checked them; checked again so that no argument can make this trap.
     if (at < 0 || <u64>at + 5 > size) { status = JSON_DECLINED; break; }
@@ -127,14 +129,17 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
       const k = oldAt >= 0 && <u64>oldAt + 5 <= size ? u8at(oldAt) : 0;
       if (k == 0x74 || k == 0x62) { at = oldAt; kind = k; }
     }
-    if (kind != 0x74 && kind != 0x6e) { status = JSON_DECLINED; break; }
-    const len = kind == 0x74 ? loadI32BE(<usize>(at + 1)) : 0;
+    // Text, NULL, or binary of a kind with a JB_* rule.
+    const binary = kind == 0x62 ? (kindKey >> 16) & 0xff : 0;
+    if (kind != 0x74 && kind != 0x6e && binary == 0) { status = JSON_DECLINED; break; }
+    const len = kind != 0x6e ? loadI32BE(<usize>(at + 1)) : 0;
     const prefix = loadI32(c + (JC_PREFIX << 2));
     const prefixLength = loadI32(c + (JC_PREFIX_LENGTH << 2));
     if (len < 0 || <u64>at + 5 + <u64>len > size || prefix < 0 || prefixLength < 0 || <u64>prefix + <u64>prefixLength > size) { status = JSON_DECLINED; break; }
     let need = <u64>prefixLength + <u64>len * 6 + JSON_SLACK;
     // A large value: what it takes exactly (escapes counted), before giving up on it.
-    if (need > <u64>(end - o)) need = <u64>prefixLength + <u64>room(kindKey & 0xff, at + 5, len) + JSON_SLACK;
+    // (A binary value other than text prints in at most 64 bytes.)
+    if (need > <u64>(end - o)) need = <u64>prefixLength + <u64>(binary != 0 && binary != JB_TEXT ? 64 : room(binary == JB_TEXT ? JK_STRING : kindKey & 0xff, at + 5, len)) + JSON_SLACK;
     if (need > <u64>(end - o)) {
       // Nothing written yet: the column needs more than the whole output, so it is the binding's.
       status = o == start ? JSON_DECLINED : JSON_FULL;
@@ -145,7 +150,7 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     copy(prefix, prefixLength);
     if (kind == 0x6e) {
       put(0x6e); put(0x75); put(0x6c); put(0x6c);
-    } else if (!value(kindKey & 0xff, at + 5, len, strings)) {
+    } else if (binary != 0 ? !binaryValue(binary, at + 5, len, strings) : !value(kindKey & 0xff, at + 5, len, strings)) {
       o = mark;
       status = JSON_DECLINED;
       break;
@@ -366,17 +371,73 @@ function writeFloat4(p: i32, n: i32): bool {
   if (!wideFloats || !floatText(p, n) || fDigits > 15) return false;
   const exponent = fPoint - fDigits;
   if (exponent < -22 || exponent > 22) return false;
-  const v = <f64><f32>scaledDecimal(fDigitsValue(), exponent);
-  if (v == Infinity || !shortest(v) || shortDigits % 10 == 0) return false;
-  // The digits into the scratch, right to left, to be laid out as the text's would be.
+  return writeShortest(<f64><f32>scaledDecimal(fDigitsValue(), exponent), fNeg);
+}
+
+/** v > 0 finite with the sign `neg`, as Number::toString prints it, from Grisu3's digits (wideFloats only); else false. */
+function writeShortest(v: f64, neg: bool): bool {
+  if (!wideFloats || !(v > 0) || v == Infinity || !shortest(v) || shortDigits % 10 == 0) return false;
+  // The digits into the scratch, right to left, to be laid out as a text's would be.
   const at = floatScratch();
   let d = shortDigits;
   for (let k = shortLength - 1; k >= 0; k--) {
     storeU8(at + <usize>k, 0x30 + <i32>(d % 10));
     d /= 10;
   }
-  layoutFloat(<i32>at, <i32>at + shortLength - 1, shortLength, shortLength + shortExponent, fNeg);
+  layoutFloat(<i32>at, <i32>at + shortLength - 1, shortLength, shortLength + shortExponent, neg);
   return true;
+}
+
+/** One binary value's JSON at o (its JB_* rule, bindings/jsonl-tape.ts); false: the JS path's. */
+function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
+  switch (kind) {
+    case JB_BOOL:
+      if (n != 1) return false;
+      if (u8at(p) != 0) { put(0x74); put(0x72); put(0x75); put(0x65); }
+      else { put(0x66); put(0x61); put(0x6c); put(0x73); put(0x65); }
+      return true;
+    case JB_INT2:
+      if (n != 2) return false;
+      putSigned(<f64>loadI16BE(<usize>p));
+      return true;
+    case JB_INT4:
+      if (n != 4) return false;
+      putSigned(<f64>loadI32BE(<usize>p));
+      return true;
+    case JB_UINT4:
+      if (n != 4) return false;
+      putDecimal(u32AsF64(loadI32BE(<usize>p)));
+      return true;
+    case JB_INT8: {
+      if (n != 8) return false;
+      const hi = loadI32BE(<usize>p);
+      // Exact in a double: |v| < 2^53.
+      if (hi < -(1 << 21) || hi >= 1 << 21) return false;
+      if (strings) put(QUOTE);
+      putSigned(<f64>hi * 4294967296.0 + u32AsF64(loadI32BE(<usize>p + 4)));
+      if (strings) put(QUOTE);
+      return true;
+    }
+    case JB_FLOAT4:
+    case JB_FLOAT8: {
+      if (n != (kind == JB_FLOAT4 ? 4 : 8)) return false;
+      const v = kind == JB_FLOAT4 ? loadF32BE(<usize>p) : loadF64BE(<usize>p);
+      return writeShortest(v < 0 ? -v : v, v < 0);
+    }
+    case JB_TEXT:
+      return writeString(p, n);
+    case JB_TIMESTAMP:
+    case JB_TIMESTAMPTZ:
+      return n == 8 && isoTime(<usize>p, kind == JB_TIMESTAMPTZ);
+    default:
+      return false;
+  }
+}
+
+/** An integer v (|v| < 2^53) in decimal. */
+function putSigned(v: f64): void {
+  if (v < 0) put(0x2d);
+  putDecimal(v < 0 ? -v : v);
 }
 
 // What floatText() read: the sign, the significant digits at [fFirst, fLast] (a '.' among them
@@ -614,6 +675,71 @@ function putText(s: string): void {
 function putInt(v: i32): void {
   if (v < 0) put(0x2d);
   putDecimal(<f64>(v < 0 ? -v : v));
+}
+
+/**
+ * The wire timestamp (µs since 2000-01-01, big-endian) at p as the JSON
+ * string timestampToISO() makes (time.ts): `"YYYY-MM-DDTHH:MM:SS.ffffffZ"`
+ * (a binary timestamp column's value too, without the Z for `timestamp`).
+ * In doubles, exact below 2^53 µs; years outside 1..9999: false (Date's
+ * text differs there), nothing written that the caller keeps.
+ */
+export function isoTime(p: usize, zone: bool): bool {
+  const hi = loadI32BE(p);
+  if (hi < -(1 << 20) || hi >= 1 << 20) return false;
+  const n = <f64>hi * 4294967296.0 + u32AsF64(loadI32BE(p + 4)) + 946684800000000.0;
+  const days = Math.floor(n / 86400000000.0);
+  // The time of day in i32 (below 86,400 s and 10^6 µs), whose divisions by constants are multiplies.
+  const inDay = n - days * 86400000000.0;
+  const secs = Math.floor(inDay / 1000000.0);
+  const us = <i32>(inDay - secs * 1000000.0);
+  const sod = <i32>secs;
+  // Consecutive transactions are mostly of one day: its date is worked out once.
+  if (days != timeDays) {
+    civilOfDays(days);
+    if (civilYear < 1 || civilYear > 9999) return false;
+    timeDays = days;
+    timeYear = <i32>civilYear;
+    timeMonth = <i32>civilMonth;
+    timeDay = <i32>civilDay;
+  }
+  const h = divI32(sod, 3600);
+  const mi = divI32(sod - h * 3600, 60);
+  put(QUOTE);
+  put2(divI32(timeYear, 100));
+  put2(timeYear - divI32(timeYear, 100) * 100);
+  put(0x2d);
+  put2(timeMonth);
+  put(0x2d);
+  put2(timeDay);
+  put(0x54);
+  put2(h);
+  put(0x3a);
+  put2(mi);
+  put(0x3a);
+  put2(sod - h * 3600 - mi * 60);
+  put(0x2e);
+  const cs = divI32(us, 10000);
+  const rest = us - cs * 10000;
+  put2(cs);
+  put2(divI32(rest, 100));
+  put2(rest - divI32(rest, 100) * 100);
+  if (zone) put(0x5a);
+  put(QUOTE);
+  return true;
+}
+
+// The day isoTime() last wrote (days since 1970-01-01; NaN: none yet) and its date.
+let timeDays: f64 = NaN;
+let timeYear = 0;
+let timeMonth = 0;
+let timeDay = 0;
+
+/** 0 <= v < 100 as two digits. */
+function put2(v: i32): void {
+  const tens = divI32(v, 10);
+  put(0x30 + tens);
+  put(0x30 + v - tens * 10);
 }
 
 /** bytea's lowercase hex text `\x…` → the JSON string `"\\x…"`. */

@@ -15,9 +15,8 @@ import {
   LC_KEYS_IF_K, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX,
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
-import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, divI32, u32AsF64 } from "./portable.ts";
-import { civilOfDays, civilYear, civilMonth, civilDay } from "./civil.ts";
-import { columnsAt, cursor, setCursor, putByte, putBytes, putBytesUpTo, tupleFits, stopColumn, stopFlags, putDecimal } from "./json-columns.ts";
+import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
+import { columnsAt, cursor, setCursor, putByte, putBytes, putBytesUpTo, tupleFits, stopColumn, stopFlags, putDecimal, isoTime } from "./json-columns.ts";
 
 const TAG_BEGIN = 0x42; // 'B'
 const TAG_COMMIT = 0x43; // 'C'
@@ -150,7 +149,7 @@ function begin(flags: i32): i32 {
   const saved = cursor();
   // The time first: a time the kernel does not write leaves the Begin (and the state) to the binding.
   setCursor(timeBytes());
-  if (!isoTime(msg + 9)) { setCursor(saved); return LINES_STOPPED; }
+  if (!isoTime(msg + 9, true)) { setCursor(saved); return LINES_STOPPED; }
   setState(LS_TIME_LENGTH, <i32>(cursor() - timeBytes()));
   setState(LS_OPEN, 1);
   setState(LS_XID, loadI32BE(msg + 17));
@@ -337,7 +336,7 @@ function run(p: usize, end: usize, from: i32): bool {
         const n = state(LS_TIME_LENGTH);
         if (n < 0 || n > LS_TIME_BYTES) return stop();
         putBytesUpTo(timeBytes(), n, free);
-      } else if (!isoTime((head() & 0xff) == TAG_BEGIN ? msg + 9 : msg + 18)) return stop();
+      } else if (!isoTime((head() & 0xff) == TAG_BEGIN ? msg + 9 : msg + 18, true)) return stop();
     } else if (code == OP_HEAD) {
       if (template == 0) return stop();
       const h = loadI32(template + (RT_HEAD << 2));
@@ -447,66 +446,3 @@ function lsn(p: usize): void {
   hex(loadI32BE(p + 4));
 }
 
-/**
- * The wire timestamp (µs since 2000-01-01, big-endian) at p as the JSON
- * string timestampToISO() makes (time.ts): `"YYYY-MM-DDTHH:MM:SS.ffffffZ"`.
- * In doubles, exact below 2^53 µs; years outside 1..9999: false (Date's
- * text differs there), nothing written that the caller keeps.
- */
-function isoTime(p: usize): bool {
-  const hi = loadI32BE(p);
-  if (hi < -(1 << 20) || hi >= 1 << 20) return false;
-  const n = <f64>hi * 4294967296.0 + u32AsF64(loadI32BE(p + 4)) + 946684800000000.0;
-  const days = Math.floor(n / 86400000000.0);
-  // The time of day in i32 (below 86,400 s and 10^6 µs), whose divisions by constants are multiplies.
-  const inDay = n - days * 86400000000.0;
-  const secs = Math.floor(inDay / 1000000.0);
-  const us = <i32>(inDay - secs * 1000000.0);
-  const sod = <i32>secs;
-  // Consecutive transactions are mostly of one day: its date is worked out once.
-  if (days != timeDays) {
-    civilOfDays(days);
-    if (civilYear < 1 || civilYear > 9999) return false;
-    timeDays = days;
-    timeYear = <i32>civilYear;
-    timeMonth = <i32>civilMonth;
-    timeDay = <i32>civilDay;
-  }
-  const h = divI32(sod, 3600);
-  const mi = divI32(sod - h * 3600, 60);
-  putByte(QUOTE);
-  put2(divI32(timeYear, 100));
-  put2(timeYear - divI32(timeYear, 100) * 100);
-  putByte(0x2d);
-  put2(timeMonth);
-  putByte(0x2d);
-  put2(timeDay);
-  putByte(0x54);
-  put2(h);
-  putByte(0x3a);
-  put2(mi);
-  putByte(0x3a);
-  put2(sod - h * 3600 - mi * 60);
-  putByte(0x2e);
-  const cs = divI32(us, 10000);
-  const rest = us - cs * 10000;
-  put2(cs);
-  put2(divI32(rest, 100));
-  put2(rest - divI32(rest, 100) * 100);
-  putByte(0x5a);
-  putByte(QUOTE);
-  return true;
-}
-
-// The day isoTime() last wrote (days since 1970-01-01; NaN: none yet) and its date.
-let timeDays: f64 = NaN;
-let timeYear = 0;
-let timeMonth = 0;
-let timeDay = 0;
-
-/** 0 <= v < 100 as two digits. */
-function put2(v: i32): void {
-  const tens = divI32(v, 10);
-  putByte(0x30 + tens);
-  putByte(0x30 + v - tens * 10);
-}

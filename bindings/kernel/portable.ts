@@ -65,6 +65,18 @@ export function storeI32(addr: usize, v: i32): void {
   else view.setInt32(addr, v, true);
 }
 
+/** A big-endian IEEE 754 double (float8's binary form). */
+export function loadF64BE(addr: usize): f64 {
+  if (<i32>0.5 == 0) return reinterpret<f64>(bswap<u64>(load<u64>(addr)));
+  return view.getFloat64(addr);
+}
+
+/** A big-endian IEEE 754 single (float4's binary form), as the double it is. */
+export function loadF32BE(addr: usize): f64 {
+  if (<i32>0.5 == 0) return <f64>reinterpret<f32>(bswap<u32>(load<u32>(addr)));
+  return view.getFloat32(addr);
+}
+
 /** An i32 word at a 4-aligned address (the tape, the width table): the TS build reads it as an Int32Array element. */
 export function loadWord(addr: usize): i32 {
   if (<i32>0.5 == 0) return load<i32>(addr);
