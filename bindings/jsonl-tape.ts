@@ -127,7 +127,8 @@ export const JK_FLOAT4 = 16;
 /**
  * Binary-format column kinds (a column's JB_* beside its JK_*): JB_BOOL one
  * byte (0: false); JB_INT2/JB_INT4 big-endian signed, JB_UINT4 unsigned
- * (oid, xid, cid), JB_INT8 signed below 2^53 in magnitude (quoted with
+ * (oid, xid, cid), JB_INT8 signed (beyond 2^53 in magnitude the wasm build's
+ * only, as JB_FLOAT*; quoted with
  * JF_NUMBERS_AS_STRINGS); JB_FLOAT4/JB_FLOAT8 IEEE 754, non-zero and
  * finite, as the JS number prints (the wasm build's only, as JK_FLOAT4);
  * JB_TEXT UTF-8 text (text, varchar, bpchar, name), as JK_STRING;

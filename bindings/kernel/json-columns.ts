@@ -11,7 +11,7 @@ import {
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
   JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ,
 } from "../jsonl-tape.ts";
-import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
+import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
 import { civilOfDays, civilYear, civilMonth, civilDay } from "./civil.ts";
 
@@ -411,8 +411,8 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
     case JB_INT8: {
       if (n != 8) return false;
       const hi = loadI32BE(<usize>p);
-      // Exact in a double: |v| < 2^53.
-      if (hi < -(1 << 21) || hi >= 1 << 21) return false;
+      // Exact in a double: |v| < 2^53; beyond, the wasm build's u64.
+      if (hi < -(1 << 21) || hi >= 1 << 21) return wideFloats && putInt64(<usize>p, strings);
       if (strings) put(QUOTE);
       putSigned(<f64>hi * 4294967296.0 + u32AsF64(loadI32BE(<usize>p + 4)));
       if (strings) put(QUOTE);
@@ -432,6 +432,26 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
     default:
       return false;
   }
+}
+
+/** The big-endian int8 at p in decimal, quoted with `strings` (wideFloats only: u64 arithmetic). */
+function putInt64(p: usize, strings: bool): bool {
+  let u = loadU64BE(p);
+  const neg = u >> 63 != 0;
+  if (neg) u = 0 - u; // two's complement: -2^63 is 2^63 as u64
+  // At most 19 digits, right to left into the scratch.
+  const at = floatScratch();
+  let k = 24;
+  do {
+    k--;
+    storeU8(at + <usize>k, 0x30 + <i32>(u % 10));
+    u /= 10;
+  } while (u != 0);
+  if (strings) put(QUOTE);
+  if (neg) put(0x2d);
+  for (; k < 24; k++) put(loadU8(at + <usize>k));
+  if (strings) put(QUOTE);
+  return true;
 }
 
 /** An integer v (|v| < 2^53) in decimal. */

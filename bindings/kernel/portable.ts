@@ -65,6 +65,12 @@ export function storeI32(addr: usize, v: i32): void {
   else view.setInt32(addr, v, true);
 }
 
+/** A big-endian 64-bit integer's bits (the wasm build's only: the TS build has no u64 and gets 0). */
+export function loadU64BE(addr: usize): u64 {
+  if (<i32>0.5 == 0) return bswap<u64>(load<u64>(addr));
+  return 0;
+}
+
 /** A big-endian IEEE 754 double (float8's binary form). */
 export function loadF64BE(addr: usize): f64 {
   if (<i32>0.5 == 0) return reinterpret<f64>(bswap<u64>(load<u64>(addr)));
@@ -193,7 +199,7 @@ export function wasmBuild(): bool {
   return false;
 }
 
-/** 17 bytes of static memory for a float's digits (the wasm build's only: the TS build never writes them). */
+/** 24 bytes of static memory for a number's digits (a float's 17, an int8's 19; the wasm build's only: the TS build never writes them). */
 export function floatScratch(): usize {
   if (<i32>0.5 == 0) return memory.data(24);
   return 0;
