@@ -82,8 +82,9 @@ export const JF_KEYS = 1;
 export const JF_NUMBERS_AS_STRINGS = 2;
 export const JF_COMMA = 4;
 /**
- * Write only what the TS build writes too: the floats that take u64
- * arithmetic (kernel/shortest.ts) declined, as that build always does.
+ * Write only what the TS build writes too: the values that take u64
+ * arithmetic (floats through kernel/shortest.ts, binary int8 past 2^53)
+ * declined, as that build always does.
  * For the twin kernel (test/support/twin-kernel.ts), which compares the
  * two builds word for word.
  */
@@ -128,8 +129,7 @@ export const JK_FLOAT4 = 16;
  * Binary-format column kinds (a column's JB_* beside its JK_*): JB_BOOL one
  * byte (0: false); JB_INT2/JB_INT4 big-endian signed, JB_UINT4 unsigned
  * (oid, xid, cid), JB_INT8 signed (beyond 2^53 in magnitude the wasm build's
- * only, as JB_FLOAT*; quoted with
- * JF_NUMBERS_AS_STRINGS); JB_FLOAT4/JB_FLOAT8 IEEE 754, non-zero and
+ * only, as JB_FLOAT*; quoted with JF_NUMBERS_AS_STRINGS); JB_FLOAT4/JB_FLOAT8 IEEE 754, non-zero and
  * finite, as the JS number prints (the wasm build's only, as JK_FLOAT4);
  * JB_TEXT UTF-8 text (text, varchar, bpchar, name), as JK_STRING;
  * JB_TIMESTAMP/JB_TIMESTAMPTZ µs since 2000-01-01 as the ISO string (years

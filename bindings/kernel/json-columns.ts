@@ -22,8 +22,9 @@ const BACKSLASH: i32 = 0x5c;
 let o: usize = 0;
 let writable: usize = 0;
 let readable: usize = 0;
-// Whether this call writes the floats that take u64 arithmetic (JF_AS_PORTABLE).
-let wideFloats = false;
+// Whether this call writes the values that take u64 arithmetic (JF_AS_PORTABLE): float4, float8 of 16-17
+// digits and binary floats (Grisu3, shortest.ts), binary int8 past 2^53.
+let u64Values = false;
 
 function u8at(p: i32): i32 {
   return loadU8(<usize>p);
@@ -110,7 +111,7 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
   const oldN = old != 0 ? loadI32(old) : 0;
   let comma = (flags & JF_COMMA) != 0;
   const strings = (flags & JF_NUMBERS_AS_STRINGS) != 0;
-  wideFloats = wasmBuild() && (flags & JF_AS_PORTABLE) == 0;
+  u64Values = wasmBuild() && (flags & JF_AS_PORTABLE) == 0;
   writable = end;
   readable = <usize>size;
   let status = JSON_DONE;
@@ -368,15 +369,15 @@ function writeFloat(p: i32, n: i32): bool {
  * power of ten of at most 22 read exactly in one division (Clinger).
  */
 function writeFloat4(p: i32, n: i32): bool {
-  if (!wideFloats || !floatText(p, n) || fDigits > 15) return false;
+  if (!u64Values || !floatText(p, n) || fDigits > 15) return false;
   const exponent = fPoint - fDigits;
   if (exponent < -22 || exponent > 22) return false;
   return writeShortest(<f64><f32>scaledDecimal(fDigitsValue(), exponent), fNeg);
 }
 
-/** v > 0 finite with the sign `neg`, as Number::toString prints it, from Grisu3's digits (wideFloats only); else false. */
+/** v > 0 finite with the sign `neg`, as Number::toString prints it, from Grisu3's digits (u64Values only); else false. */
 function writeShortest(v: f64, neg: bool): bool {
-  if (!wideFloats || !(v > 0) || v == Infinity || !shortest(v) || shortDigits % 10 == 0) return false;
+  if (!u64Values || !(v > 0) || v == Infinity || !shortest(v) || shortDigits % 10 == 0) return false;
   // The digits into the scratch, right to left, to be laid out as a text's would be.
   const at = floatScratch();
   let d = shortDigits;
@@ -412,7 +413,7 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
       if (n != 8) return false;
       const hi = loadI32BE(<usize>p);
       // Exact in a double: |v| < 2^53; beyond, the wasm build's u64.
-      if (hi < -(1 << 21) || hi >= 1 << 21) return wideFloats && putInt64(<usize>p, strings);
+      if (hi < -(1 << 21) || hi >= 1 << 21) return u64Values && putInt64(<usize>p, strings);
       if (strings) put(QUOTE);
       putSigned(<f64>hi * 4294967296.0 + u32AsF64(loadI32BE(<usize>p + 4)));
       if (strings) put(QUOTE);
@@ -434,7 +435,7 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
   }
 }
 
-/** The big-endian int8 at p in decimal, quoted with `strings` (wideFloats only: u64 arithmetic). */
+/** The big-endian int8 at p in decimal, quoted with `strings` (u64Values only: u64 arithmetic). */
 function putInt64(p: usize, strings: bool): bool {
   let u = loadU64BE(p);
   const neg = u >> 63 != 0;
@@ -534,7 +535,7 @@ function scaledDecimal(m: u64, exponent: i32): f64 {
  * reads as (a neighbour's shortest digits lie outside m's interval).
  */
 function shortestNear(m: u64, exponent: i32): bool {
-  return wideFloats && exponent >= -22 && exponent <= 22 && shortest(scaledDecimal(m, exponent));
+  return u64Values && exponent >= -22 && exponent <= 22 && shortest(scaledDecimal(m, exponent));
 }
 
 /** Significant digits at [first, last] (a '.' among them skipped), `digits` of them, as Number::toString lays out 0.d1…dk × 10^point. */

@@ -8,8 +8,9 @@
  * is always what V8 would.
  *
  * The wasm build only: it needs u64 arithmetic, which the TS build's
- * numbers do not have, so callers ask wasmBuild() first (the TS build
- * declines those values instead, to the same bytes).
+ * numbers do not have, so its callers run it only there (json-columns.ts's
+ * u64Values); the TS build declines those values instead, to the same
+ * bytes.
  */
 import { wasmBuild } from "./portable.ts";
 
