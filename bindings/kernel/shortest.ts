@@ -97,11 +97,13 @@ export function shortest(v: f64): bool {
   // The boundaries, halfway to the neighbouring doubles, on w's scale. The one below is nearer at a
   // power of two (its gap is half), except at the smallest normal, whose predecessor is as far.
   let s = <i32>clz(f);
-  const w = f << <u64>s;
+  // (Shift counts as locals: a cast right after `<<` is more than Bun's TS parser takes.)
+  const shift = <u64>s;
+  const w = f << shift;
   const we = e - s;
-  const plus = ((f << 1) + 1) << <u64>(s - 1);
+  const plus = ((f << 1) + 1) << (shift - 1);
   const lowerCloser = mantissa == 0 && biased > 1;
-  const minus = lowerCloser ? ((f << 2) - 1) << <u64>(s - 2) : ((f << 1) - 1) << <u64>(s - 1);
+  const minus = lowerCloser ? ((f << 2) - 1) << (shift - 2) : ((f << 1) - 1) << (shift - 1);
   // A cached 10^mk that scales w's exponent into [-60, -32], so the integral part fits 32 bits.
   const minExponent = -60 - (we + 64);
   const k = <i32>Math.ceil(<f64>(minExponent + 63) * 0.30102999566398114);
