@@ -97,6 +97,17 @@ function same(bytes: Uint8Array, what: string, chunk?: number, paths: readonly b
   return length;
 }
 
+/** How many column values the kernel left to the JS path, bytes pushed whole through pushBatch (JsonLinesWriter.declinedColumns). */
+function declinedColumns(bytes: Uint8Array, make: Make): number {
+  const d = make();
+  const w = new JsonLinesWriter({ decoder: d });
+  const records = new Records();
+  const b = d.push(bytes);
+  for (let j = w.pushBatch(b, 0, records); j < b.length; j = w.pushBatch(b, j + 1, records)) w.push(b.get(j), records);
+  d.end();
+  return w.declinedColumns;
+}
+
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 
 describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
@@ -193,21 +204,12 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
     }
     const bytes = frame(msgs);
     expect(same(bytes, "floats", undefined, [true])).toBeGreaterThan(0);
-    const declined = (make: Make): number => {
-      const d = make();
-      const w = new JsonLinesWriter({ decoder: d });
-      const records = new Records();
-      const b = d.push(bytes);
-      for (let j = w.pushBatch(b, 0, records); j < b.length; j = w.pushBatch(b, j + 1, records)) w.push(b.get(j), records);
-      d.end();
-      return w.declinedColumns;
-    };
     // The TS build declines every float8 of more than 15 digits and every float4 (it has no u64 for Grisu3).
-    const ts = declined(DECODERS[1]![1]);
+    const ts = declinedColumns(bytes, DECODERS[1]![1]);
     expect(ts).toBeGreaterThan(rows * 3.5);
     // wasm: the shortest texts and the float4s are written but for Grisu3's rare "cannot tell" (and float8 exponents
     // beyond ±22); what toPrecision(17) printed longer than shortest, and what it rounded, are declined.
-    const wasm = declined(DECODERS[0]![1]);
+    const wasm = declinedColumns(bytes, DECODERS[0]![1]);
     expect(wasm).toBeLessThan(ts - rows * 2.5);
   });
 
@@ -252,17 +254,8 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
       utf8.encode("é\"x"), utf8.encode("v"), be(8, (d) => d.setBigInt64(0, 788_918_400_123_456n)), be(8, (d) => d.setBigInt64(0, 0n))];
     const bytes = frame([encode.relation(rel), ...Array.from({ length: 10 }, () => encode.insert({ relation: rel, newTuple: r }))]);
     expect(same(bytes, "fixed row")).toBeGreaterThan(0);
-    const declined = (make: Make): number => {
-      const d = make();
-      const w = new JsonLinesWriter({ decoder: d });
-      const records = new Records();
-      const b = d.push(bytes);
-      for (let j = w.pushBatch(b, 0, records); j < b.length; j = w.pushBatch(b, j + 1, records)) w.push(b.get(j), records);
-      d.end();
-      return w.declinedColumns;
-    };
-    expect(declined(DECODERS[0]![1])).toBe(0);
-    expect(declined(DECODERS[1]![1])).toBe(30);
+    expect(declinedColumns(bytes, DECODERS[0]![1])).toBe(0);
+    expect(declinedColumns(bytes, DECODERS[1]![1])).toBe(30);
   });
 
   it("intervals as PostgreSQL prints them, of every size", () => {
