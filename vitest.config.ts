@@ -29,6 +29,7 @@ const perBackend = [
   "test/raw-stream.test.ts",
   "test/replicate-hostile.test.ts",
   "test/replicate-integrity.test.ts",
+  "test/row-readers.test.ts",
   "test/truncation.test.ts",
   "test/values-errors.test.ts",
   "test/walsender.test.ts",

@@ -12,7 +12,8 @@
  *   one column's typed value (column 0 of the new row, of the old row for a
  *   Delete).
  * - `full`: every field of every message, and every column's typed value of
- *   the new and the old row of every change (`tuple.value(i)`; for
+ *   the new and the old row of every change (`tuple.values()`, through the
+ *   relation's row reader, values/row-reader.ts; for
  *   pg-logical-replication every property of its row objects, which its
  *   parse already filled by `pg`'s default type parsers).
  * - `compat`: pg-logical-replication's message objects (tag, relation
@@ -104,8 +105,8 @@ export function lazyTouch(msg: PgoutputMessage): number {
 function tupleValues(t: Tuple | null): number {
   if (t === null) return 0;
   let n = 0;
-  const len = t.length;
-  for (let i = 0; i < len; i++) n += cell(t.value(i));
+  const vals = t.values();
+  for (let i = 0; i < vals.length; i++) n += cell(vals[i]);
   return n;
 }
 

@@ -175,7 +175,7 @@ export function fastDate(u8: Uint8Array, off: number, len: number): unknown {
     }
     if (i === start) return NOT_FAST;
     // frac / 10^n is the double nearest the decimal, as parseFloat(".f…") is.
-    ms = 1000 * (frac / 10 ** (i - start));
+    ms = 1000 * (frac / POW10[i - start]!);
   }
   let offset: number | undefined;
   if (i < end && (u8[i] === 0x2b || u8[i] === MINUS)) {

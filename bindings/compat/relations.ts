@@ -10,6 +10,7 @@ import type { TypeParserSource } from "./type-parsers.ts";
 import { fastParserFor } from "./pg-defaults.ts";
 import type { FastParser } from "./fast-parsers.ts";
 import { rowBuilder, type RowBuilder } from "./rows.ts";
+import { compiledRow, type CompiledRow } from "./row-code.ts";
 
 const REPLICA_IDENTITY: Record<Relation["replicaIdentity"], T.MessageRelation["replicaIdentity"]> = {
   d: "default",
@@ -26,6 +27,8 @@ export interface RowPlan {
   fast: (FastParser | undefined)[];
   /** Makes the row object from the column values (rows.ts). */
   build: RowBuilder;
+  /** The compiled reader of whole rows (row-code.ts); `undefined` where code generation is refused. */
+  read: CompiledRow | undefined;
   /** Indices of the key columns, and the maker of key objects from their values. */
   keys: number[];
   buildKey: RowBuilder;
@@ -99,11 +102,14 @@ export class CompatRelations {
     columns.forEach((c, i) => {
       if ((c.flags & 1) !== 0) keys.push(i);
     });
+    const rowParsers = columns.map((c) => c.parser);
+    const fast = columns.map((c) => fastParserFor(c.typeOid, c.parser));
     this.#plans.set(out, {
       names,
-      parsers: columns.map((c) => c.parser),
-      fast: columns.map((c) => fastParserFor(c.typeOid, c.parser)),
+      parsers: rowParsers,
+      fast,
       build: rowBuilder(names),
+      read: compiledRow(names, rowParsers, fast),
       keys,
       buildKey: rowBuilder(out.keyColumns),
     });

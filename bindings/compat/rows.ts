@@ -15,12 +15,13 @@
  * falls back to pg-logical-replication's own way.
  */
 import type { Row } from "./types.ts";
+import { generated } from "../generated-code.ts";
 
 /** Makes a row from `values[0 .. names.length)`, property `names[i]` taking `values[i]`. */
 export type RowBuilder = (values: readonly unknown[]) => Row;
 
 /** Past this many columns a literal buys little (V8 makes such objects dictionaries anyway). */
-const LITERAL_MAX = 200;
+export const LITERAL_MAX = 200;
 
 /**
  * A builder for rows with these property names, in this order (names are
@@ -44,24 +45,18 @@ const built = new Map<string, RowBuilder>();
 const BUILT_MAX = 1024;
 
 function makeBuilder(names: readonly string[]): RowBuilder {
-  if (names.length <= LITERAL_MAX && literalsAllowed !== false) {
-    try {
-      const made = literalBuilder(names);
-      literalsAllowed = true;
-      return made;
-    } catch {
-      literalsAllowed = false;
-    }
-  }
-  return dictionaryBuilder(names);
+  return (names.length <= LITERAL_MAX ? generated(() => literalBuilder(names)) : undefined) ?? dictionaryBuilder(names);
 }
 
-let literalsAllowed: boolean | undefined;
-
-function literalBuilder(names: readonly string[]): RowBuilder {
+/** The object literal's property `names[i]: values[i]`, for any name. */
+export function literalProperty(name: string, value: string): string {
   // JSON.stringify gives a valid JS string literal for any name. "__proto__" as a plain key would set the
   // prototype instead of making a property: it is the one name written as a computed key.
-  const props = names.map((n, i) => `${n === "__proto__" ? `[${JSON.stringify(n)}]` : JSON.stringify(n)}: v[${i}]`);
+  return `${name === "__proto__" ? `[${JSON.stringify(name)}]` : JSON.stringify(name)}: ${value}`;
+}
+
+function literalBuilder(names: readonly string[]): RowBuilder {
+  const props = names.map((n, i) => literalProperty(n, `v[${i}]`));
   const make = new Function("setPrototypeOf", `return function row(v) { const o = { ${props.join(", ")} }; setPrototypeOf(o, null); return o; };`);
   return make(Object.setPrototypeOf) as RowBuilder;
 }

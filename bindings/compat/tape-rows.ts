@@ -1,16 +1,19 @@
 /**
  * The drop-in's rows, read straight from a TUPLE of the tape (tape.ts: its
- * column count, then each column's kind-byte offset): each text value
- * through the column's fast parser (pg-defaults.ts) or its type parser,
- * binary values copied once per row into memory the plugin owns (slab.ts),
- * then the relation's row builder (rows.ts). Both paths use it: a record
- * (record.ts) and a tuple view (convert.ts, through rawTuple).
+ * column count, then each column's kind-byte offset). The relation's
+ * compiled reader (row-code.ts) does it where there is one; this loop does
+ * the same where code generation is refused: each text value through the
+ * column's fast parser (pg-defaults.ts) or its type parser, binary values
+ * copied once per row into memory the plugin owns (slab.ts), then the
+ * relation's row builder (rows.ts). Both paths use it: a record (record.ts)
+ * and a tuple view (convert.ts, through rawTuple).
  */
 import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 import { readString } from "../utf8.ts";
 import { NOT_FAST } from "./fast-parsers.ts";
 import type { RowPlan } from "./relations.ts";
 import { Slab } from "./slab.ts";
+import { tupleEnd } from "./row-code.ts";
 import type * as T from "./types.ts";
 
 /** The kernel memory a tuple is read from: bytes, and the tape as words. */
@@ -30,6 +33,7 @@ export class TapeRows {
     const { u8, dv, t } = mem;
     const { names, parsers, fast } = plan;
     const n = t[w]!;
+    if (plan.read !== undefined && n === names.length) return plan.read(u8, dv, t, w, fallback, this.#slab);
     const vals = this.#values;
     let copy: Uint8Array | undefined;
     let shift = 0;
@@ -75,11 +79,4 @@ export class TapeRows {
     }
     return plan.buildKey(vals);
   }
-}
-
-/** Where the last column of the TUPLE at tape word `w` ends. */
-function tupleEnd(u8: Uint8Array, dv: DataView, t: Int32Array, w: number): number {
-  const last = t[w + t[w]!]!;
-  const k = u8[last];
-  return k === KIND_T || k === KIND_B ? last + 5 + dv.getInt32(last + 1) : last + 1;
 }

@@ -11,7 +11,8 @@ import {
 import { PgoutputError } from "../errors.ts";
 import { readString } from "../utf8.ts";
 import { columnValue } from "../values/column.ts";
-import { tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
+import { sourceOf, tupleObject, tupleValues, type TupleValuesOptions } from "../values/toast.ts";
+import { rowReader } from "../values/row-reader.ts";
 import type { RegionHost } from "../kernel/memory-layout.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import type { BatchMemory } from "./batch-memory.ts";
@@ -86,11 +87,24 @@ export class TapeTuple implements Tuple {
   }
 
   values(options?: TupleValuesOptions): unknown[] {
-    return tupleValues(this, readValue, options);
+    const relation = this.relation;
+    if (relation === undefined || relation.columnCount !== this.length) return tupleValues(this, readValue, options);
+    const b = this.b;
+    b.live();
+    const out = rowReader(b.values, relation)(b.u8, b.dv, b.t, this.w, relation);
+    const old = options?.old;
+    if (old != null) fillUnchanged(this, out, old);
+    return out;
   }
 
   toObject(options?: TupleValuesOptions): Record<string, unknown> {
-    return tupleObject(this, readValue, options);
+    const relation = this.relation;
+    if (relation === undefined || relation.columnCount !== this.length) return tupleObject(this, readValue, options);
+    const values = this.values(options);
+    const columns = relation.columns;
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < values.length; i++) out[columns[i]!.name] = values[i];
+    return out;
   }
 
   unchangedColumns(): number[] {
@@ -109,6 +123,13 @@ export class TapeTuple implements Tuple {
 }
 
 const readValue = (t: Tuple, i: number): unknown => t.value(i);
+
+/** Unchanged TOAST in `values` taken from `old` where it carries the column (toast.ts's sourceOf). */
+function fillUnchanged(t: Tuple, values: unknown[], old: Tuple): void {
+  for (let i = 0; i < values.length; i++) {
+    if (values[i] === unchangedToast && sourceOf(t, i, old) === old) values[i] = old.value(i);
+  }
+}
 
 /**
  * Where a tape tuple's columns sit: the bytes, and `tape[first + i]` the

@@ -1,0 +1,150 @@
+/**
+ * Every column's value of a tape TUPLE of one relation, in one call: the
+ * relation's row reader. `tuple.value(i)` resolves the column's type and
+ * parser on each call and calls it through one shared call site, which V8
+ * sees as megamorphic (a different parser per column). A row reader is
+ * made once per relation (and again when a Type message changes how an OID
+ * parses): generated code with one call site per column, each of which only
+ * ever sees its column's parser, so V8 inlines it.
+ *
+ * Where code generation is refused (a Content-Security-Policy without
+ * 'unsafe-eval', `node --disallow-code-generation-from-strings`) the reader
+ * is a plain loop over the same resolved parsers, with the same values and
+ * errors.
+ *
+ * Values and errors are those of `columnValue` (column.ts) per column: a
+ * parser's error becomes the INVALID_VALUE naming the column, its type OID
+ * and format.
+ */
+import type { Relation } from "../relation.ts";
+import { unchangedToast } from "../tuple.ts";
+import type { Parse } from "./bytes.ts";
+import type { ValueDecoder } from "./decoder.ts";
+import { inColumn } from "./failure.ts";
+import { generated } from "../generated-code.ts";
+import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
+
+/**
+ * The values of the TUPLE at tape word `w` (its column count, then each
+ * column's kind-byte offset) of `relation`, which has the relation's width
+ * (the caller checks; the kernel already did). `relation` names the column
+ * in an error.
+ */
+export type RowReader = (u8: Uint8Array, dv: DataView, tape: Int32Array, w: number, relation: Relation) => unknown[];
+
+/** What a reader is made from: per column its type, type modifier and both formats' parsers. */
+interface ReaderPlan {
+  typeIds: number[];
+  typeModifiers: number[];
+  text: Parse[];
+  binary: Parse[];
+}
+
+interface Made {
+  values: ValueDecoder;
+  knowledge: number;
+  read: RowReader;
+}
+
+/** Where a relation keeps its reader (a Relation object belongs to one decoder, so to one ValueDecoder). */
+const SLOT = Symbol("rowReader");
+type WithSlot = Relation & { [SLOT]?: Made };
+
+/**
+ * Readers by column types, per ValueDecoder. PostgreSQL sends a table's
+ * Relation message again at every session start and schema change, and a
+ * new reader costs a compile and a warm-up: relations of the same column
+ * types share one.
+ */
+const byTypes = new WeakMap<ValueDecoder, Map<string, RowReader>>();
+/** Bounded: a stream with ever new column lists (DDL in a loop) must not grow it forever. */
+const BY_TYPES_MAX = 1024;
+
+/** The row reader of `relation` for tuples decoded with `values`; made again if `values` learned a type since. */
+export function rowReader(values: ValueDecoder, relation: Relation): RowReader {
+  const m = (relation as WithSlot)[SLOT];
+  if (m !== undefined && m.values === values && m.knowledge === values.knowledge) return m.read;
+  const columns = relation.columns;
+  const key = `${values.knowledge}:${columns.map((c) => `${c.typeId}/${c.typeModifier}`).join(",")}`;
+  let shared = byTypes.get(values);
+  if (shared === undefined) byTypes.set(values, (shared = new Map()));
+  let read = shared.get(key);
+  if (read === undefined) {
+    read = makeRowReader(values, relation, true);
+    if (shared.size >= BY_TYPES_MAX) shared.clear();
+    shared.set(key, read);
+  }
+  (relation as WithSlot)[SLOT] = { values, knowledge: values.knowledge, read };
+  return read;
+}
+
+/** A reader compiled (`compile`, when code generation is allowed) or interpreted; exported for the tests of both. */
+export function makeRowReader(values: ValueDecoder, relation: Relation, compile: boolean): RowReader {
+  const columns = relation.columns;
+  const plan: ReaderPlan = {
+    typeIds: columns.map((c) => c.typeId),
+    typeModifiers: columns.map((c) => c.typeModifier),
+    text: columns.map((c) => values.textParser(c.typeId)),
+    binary: columns.map((c) => values.binaryParser(c.typeId)),
+  };
+  return (compile ? generated(() => compiledReader(plan)) : undefined) ?? interpretedReader(plan);
+}
+
+/** Each made reader's source is unique, so V8 gives each its own feedback (shared feedback would make the call sites polymorphic again). */
+let serial = 0;
+
+function compiledReader(plan: ReaderPlan): RowReader {
+  const n = plan.typeIds.length;
+  const consts: string[] = [];
+  const body: string[] = [];
+  for (let i = 0; i < n; i++) {
+    consts.push(`const T${i} = text[${i}], B${i} = binary[${i}], M${i} = mods[${i}];`);
+    body.push(
+      `c = ${i}; p = t[w + ${i + 1}]; k = u8[p];`,
+      `const v${i} = k === ${KIND_T} ? T${i}(u8, p + 5, dv.getInt32(p + 1), M${i}) : k === ${KIND_B} ? B${i}(u8, p + 5, dv.getInt32(p + 1), M${i}) : k === ${KIND_U} ? U : null;`,
+    );
+  }
+  const values = Array.from({ length: n }, (_, i) => `v${i}`).join(", ");
+  const source = `"use strict"; // row reader ${serial++}
+${consts.join("\n")}
+return function readRow(u8, dv, t, w, relation) {
+  let c = 0, p = 0, k = 0;
+  try {
+    ${body.join("\n    ")}
+    return [${values}];
+  } catch (e) {
+    throw fail(e, relation, c, k);
+  }
+};`;
+  const factory = new Function("text", "binary", "mods", "U", "fail", source);
+  return factory(plan.text, plan.binary, plan.typeModifiers, unchangedToast, failure(plan)) as RowReader;
+}
+
+/** The same reads as a loop. */
+function interpretedReader(plan: ReaderPlan): RowReader {
+  const { text, binary, typeModifiers } = plan;
+  const n = typeModifiers.length;
+  const fail = failure(plan);
+  return (u8, dv, t, w, relation) => {
+    const out: unknown[] = new Array(n);
+    let i = 0;
+    let k = 0;
+    try {
+      for (; i < n; i++) {
+        const p = t[w + 1 + i]!;
+        k = u8[p]!;
+        out[i] = k === KIND_T ? text[i]!(u8, p + 5, dv.getInt32(p + 1), typeModifiers[i]!)
+          : k === KIND_B ? binary[i]!(u8, p + 5, dv.getInt32(p + 1), typeModifiers[i]!)
+          : k === KIND_U ? unchangedToast : null;
+      }
+    } catch (e) {
+      throw fail(e, relation, i, k);
+    }
+    return out;
+  };
+}
+
+/** A parser's error at column `c` of kind `k` as column.ts reports it. */
+function failure(plan: ReaderPlan): (e: unknown, relation: Relation, c: number, k: number) => Error {
+  return (e, relation, c, k) => inColumn(e, relation, c, plan.typeIds[c]!, k === KIND_T ? "text" : "binary");
+}
