@@ -87,8 +87,11 @@ export function makeRowReader(values: ValueDecoder, relation: Relation, compile:
     text: columns.map((c) => values.textParser(c.typeId)),
     binary: columns.map((c) => values.binaryParser(c.typeId)),
   };
-  return (compile ? generated(() => compiledReader(plan)) : undefined) ?? interpretedReader(plan);
+  return (compile && columns.length <= COMPILED_MAX ? generated(() => compiledReader(plan)) : undefined) ?? interpretedReader(plan);
 }
+
+/** Past this many columns the generated function is too big for V8 to optimize well (PostgreSQL allows 1,600). */
+const COMPILED_MAX = 200;
 
 /** Each made reader's source is unique, so V8 gives each its own feedback (shared feedback would make the call sites polymorphic again). */
 let serial = 0;
