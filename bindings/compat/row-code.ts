@@ -55,7 +55,9 @@ export function compiledRow(names: readonly string[], parsers: readonly Parser[]
   if (read === undefined) return undefined;
   if (made.size >= MADE_MAX) made.clear();
   // A name list read with many parser sets (getTypeParser changed between sessions) keeps its latest few.
-  made.set(key, [{ parsers: [...parsers], fast: [...fast], read }, ...same.slice(0, 3)]);
+  const kept = [{ parsers: [...parsers], fast: [...fast], read }, ...same];
+  kept.length = Math.min(kept.length, 4);
+  made.set(key, kept);
   return read;
 }
 
