@@ -9,6 +9,7 @@ import { configDefaults, defineConfig } from "vitest/config";
  */
 const perBackend = [
   "test/aliasing.test.ts",
+  "test/in-place-reads.test.ts",
   "test/bounded-copy.test.ts",
   "test/compat-fast-parsers.test.ts",
   "test/compat-parse.test.ts",

@@ -2,7 +2,8 @@
  * End to end: `replicate()` draining a backlog from a real walsender, no
  * values touched (each message's kind read, as a consumer must at least do).
  *
- *   node build/bench/bench/replicate.bench.js [--rows N] [--rounds R] [--warmup W] [--major 15|18] [--only wasm|baseline|pg-logical-replication]
+ *   node build/bench/bench/replicate.bench.js [--rows N] [--rounds R] [--warmup W] [--major 15|18] [--values]
+ *     [--only wasm|wasm-copy|baseline|pg-logical-replication]
  *
  * (`--only` runs one competitor, for a profile: node --cpu-prof ...). Each
  * competitor first runs `--warmup` unmeasured rounds (default 1), so that no
@@ -14,11 +15,13 @@
  * slot and iterates until the last Commit. Reported per round and as
  * medians: wall time, consumer CPU (process.cpuUsage, user + system),
  * socket MB received, MB/s, rows/s and CPU seconds per GB of messages.
- * Rounds rotate wasm, baseline and pg-logical-replication's service with its
- * own PgoutputPlugin (which parses every value with pg-types: it has no lazy
- * form), so the rows/s ratio is what a user switching libraries sees.
+ * Rounds rotate wasm, wasm-copy (`inPlaceReads: false`: each socket read
+ * copied into a queue, then into the decoder, as over TLS), baseline and
+ * pg-logical-replication's service with its own PgoutputPlugin (which parses
+ * every value with pg-types: it has no lazy form), so the rows/s ratio is
+ * what a user switching libraries sees. `--values` has ours touch every
+ * value too (`newTuple.values()`), as the plugin does.
  */
-import pg from "pg";
 import { replicate } from "../bindings/pg/index.ts";
 import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
 import { clientConfig, withClient } from "../devkit/cluster/client.ts";
@@ -29,11 +32,12 @@ const rows = numberArg("rows", 300_000);
 const rounds = numberArg("rounds", 6);
 const warmup = numberArg("warmup", 1);
 const major = numberArg("major", 15) as PgMajor;
+const values = process.argv.includes("--values");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const cluster = await startCluster(major);
 try {
-  const all = ["wasm", "baseline", "pg-logical-replication"] as const;
+  const all = ["wasm", "wasm-copy", "baseline", "pg-logical-replication"] as const;
   const only = process.argv.indexOf("--only");
   const competitors = only >= 0 ? all.filter((c) => c === process.argv[only + 1]) : all;
   if (competitors.length === 0) throw new Error(`--only takes one of ${all.join(", ")}`);
@@ -57,7 +61,6 @@ try {
     const t0 = performance.now();
     let inserts = 0;
     let mb: number;
-    let reads = 0;
     let batches = 0;
     if (who === "pg-logical-replication") {
       const service = new LogicalReplicationService({ connectionString: cluster.connectionString });
@@ -72,16 +75,15 @@ try {
       await service.stop();
       mb = NaN; // it does not count bytes; the MB/s figure comes from our rounds
     } else {
-      let client: pg.Client | undefined;
       const s = await replicate({
-        connection: () => (client = new pg.Client({ connectionString: cluster.connectionString, replication: "database" } as pg.ClientConfig)),
-        slot, publications: "e2e_pub", decoder: who,
+        connection: cluster.connectionString,
+        slot, publications: "e2e_pub", decoder: who === "wasm-copy" ? "wasm" : who, inPlaceReads: who !== "wasm-copy",
       });
-      // Socket reads: what the operating system hands over per read decides much of the cost.
-      (client as unknown as { connection: { stream: { on(e: "data", f: () => void): void } } }).connection.stream.on("data", () => reads++);
       for await (const m of s) {
-        if (m.kind === "Insert") inserts++;
-        else if (m.kind === "Commit" && inserts >= rows) break;
+        if (m.kind === "Insert") {
+          inserts++;
+          if (values) m.newTuple.values();
+        } else if (m.kind === "Commit" && inserts >= rows) break;
       }
       mb = s.stats.bytes / 1e6;
       batches = s.stats.batches;
@@ -96,7 +98,7 @@ try {
     results[who].mb.push(mb);
     const perGb = Number.isNaN(mb) ? "" : ` = ${((cpu / mb) * 1000).toFixed(1)} CPU s/GB`;
     console.log(`round ${r} ${who}: ${inserts} rows in ${wall.toFixed(2)} s (${Math.round(inserts / wall)} rows/s), consumer CPU ${cpu.toFixed(2)} s${perGb}`);
-    if (process.env.CPU_SPLIT) console.log(`  user ${(c.user / 1e6).toFixed(2)} s, system ${(c.system / 1e6).toFixed(2)} s${reads ? `, ${reads} socket reads, ${batches} decode calls` : ""}`);
+    if (process.env.CPU_SPLIT) console.log(`  user ${(c.user / 1e6).toFixed(2)} s, system ${(c.system / 1e6).toFixed(2)} s${batches ? `, ${batches} decode calls` : ""}`);
   }
   const ours = median(results.wasm?.mb ?? [NaN]);
   const plrRows = rows / median(results["pg-logical-replication"]?.wall ?? [NaN]);
@@ -107,6 +109,16 @@ try {
     console.log(
       `${who}: median ${(mb / wall).toFixed(1)} MB/s, ${Math.round(rows / wall)} rows/s (${(rows / wall / plrRows).toFixed(2)}x pg-logical-replication), ` +
         `consumer CPU ${((cpu / mb) * 1000).toFixed(1)} s/GB (${((100 * cpu) / wall).toFixed(0)}% of a core); wall ${Math.min(...r.wall).toFixed(2)}-${Math.max(...r.wall).toFixed(2)} s`,
+    );
+  }
+  const inPlace = results.wasm;
+  const copied = results["wasm-copy"];
+  if (inPlace !== undefined && copied !== undefined) {
+    // Paired: the rounds of the two are adjacent in the rotation.
+    const perGb = (r: { cpu: number[]; mb: number[] }, i: number) => r.cpu[i]! / r.mb[i]!;
+    const ratios = inPlace.cpu.map((_, i) => perGb(inPlace, i) / perGb(copied, i)).filter((x) => Number.isFinite(x));
+    console.log(
+      `in-place reads: CPU per GB ${median(ratios).toFixed(2)}x the copying reader's (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}, ${ratios.length} pairs)`,
     );
   }
 } finally {

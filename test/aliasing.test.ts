@@ -1,6 +1,7 @@
 /**
  * Aliasing, made visible on every input path: `decode`, `decodeBatch`,
- * `decodeFramed`, `push`, `decodeCopyData`, `pushBackend`, and the
+ * `decodeFramed`, `push`, `decodeCopyData`, `pushBackend`, the stream's
+ * in-place reads (ReceiveArea), and the
  * pg-logical-replication drop-in's `parse`. Every call is fed views of one
  * pooled Buffer (as pg hands over its parser buffer), and the whole pool is
  * overwritten with garbage after each call (support/pooled.ts). Then:
@@ -32,6 +33,8 @@ import { backend } from "./support/backends.ts";
 import { encode, frame } from "../devkit/encoder/encoder.ts";
 import { Keeper, type Kept } from "./support/keeper.ts";
 import { Pool } from "./support/pooled.ts";
+import { decoderInternals, type TapeDecoder } from "../bindings/kernel/decoder.ts";
+import { ReceiveArea } from "../bindings/kernel/receive.ts";
 
 const STREAM = aliasStream();
 const PAYLOADS = walPayloads(STREAM);
@@ -233,6 +236,38 @@ const PATHS: Path[] = [
     run: (d, pool, h) => {
       chunks(BACKEND.bytes).forEach((c) => h.call(() => d.pushBackend(pool.put(c))));
       d.end();
+    },
+  },
+  {
+    // The stream's in-place socket reads (kernel/receive.ts): bytes land in the decoder's memory, where the
+    // offer() was (as a read into it), or are copied in from elsewhere (a read that landed in another buffer);
+    // some arrive while the area is full and come with the decode. More land after each decode, while its
+    // batch is live and before the harness keeps what it gave.
+    name: "ReceiveArea", expects: "backend",
+    run: (d, pool, h) => {
+      const area = new ReceiveArea(decoderInternals(d as TapeDecoder));
+      const list = chunks(BACKEND.bytes);
+      let next = 0;
+      const land = (count: number): void => {
+        for (const c of list.slice(next, next + count)) {
+          const offer = area.full ? undefined : area.offer();
+          if (next % 2 === 0 && offer !== undefined && offer.length >= c.length) {
+            offer.set(c);
+            area.landed(offer, c.length);
+          } else area.landed(pool.put(c), c.length);
+          next++;
+        }
+      };
+      land(3);
+      while (next < list.length) {
+        h.call(() => {
+          const held = next % 5 === 0 ? pool.put(list[next++]!) : undefined;
+          const batch = area.decode(held);
+          land(3);
+          return batch;
+        });
+      }
+      h.call(() => area.decode());
     },
   },
 ];

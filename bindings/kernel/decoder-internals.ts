@@ -1,10 +1,11 @@
-/** What the pg-logical-replication drop-in's record path reads of a tape decoder (kernel/decoder.ts `decoderInternals()`). */
+/** What the pg-logical-replication drop-in's record path and the stream's in-place reads (receive.ts) use of a tape decoder (kernel/decoder.ts `decoderInternals()`). */
+import type { Batch } from "../decoder.ts";
 import type { RelationDefinition } from "../views/batch.ts";
 import type { WalMessage } from "../walsender.ts";
 import type { MemoryLayout } from "./memory-layout.ts";
 
 /**
- * What the record path (compat/record.ts) uses of a decoder; not public
+ * What the record path (compat/record.ts) and receive.ts use of a decoder; not public
  * API. Made on the first `decoderInternals()` call.
  */
 export interface DecoderInternals {
@@ -16,6 +17,15 @@ export interface DecoderInternals {
    */
   decodeOne(message: Uint8Array): RelationDefinition | undefined;
   readonly memory: MemoryLayout;
+  readonly maxMessageSize: number;
+  /**
+   * Starts a decode call that keeps bytes [from, from + keep) of memory
+   * (the views of the last call go stale; a large idle memory may be given
+   * back for a fresh instance): returns where those bytes are now.
+   */
+  begin(from: number, keep: number): number;
+  /** Decodes backend frames in place at memory [from, from + length), after `begin` (`pushBackend` without its copy). */
+  decodeBackend(from: number, length: number): Batch<WalMessage>;
   /** The view of the record at word `w`, as `decode()` would return it (`definition`: what decodeOne returned). */
   view(w: number, length: number, definition: RelationDefinition | undefined): WalMessage;
 }

@@ -240,16 +240,22 @@ export abstract class TapeDecoder implements PgoutputDecoder {
    * last call is laid out.
    */
   #begin(keep: number): void {
+    this.#pendingFrom = this.#beginKeeping(this.#pendingFrom, keep);
+  }
+
+  /** #begin for bytes [from, from + keep) of memory: returns where they are now (a fresh instance has them at its input). */
+  #beginKeeping(from: number, keep: number): number {
     this.#clock.generation++;
     const m = this.#m;
     if (m.buffer!.byteLength > SHRINK_ABOVE && keep < SHRINK_ABOVE >> 2) {
-      const saved = copyBytes(m.u8, this.#pendingFrom, this.#pendingFrom + keep);
+      const saved = copyBytes(m.u8, from, from + keep);
       this.#start();
       m.reserve(keep, 0);
       m.u8.set(saved, m.input);
-      this.#pendingFrom = m.input;
+      from = m.input;
     }
     m.grant();
+    return from;
   }
 
   /** A fresh kernel instance, which learns the widths of the relations the decoder knows. */
@@ -326,6 +332,9 @@ export abstract class TapeDecoder implements PgoutputDecoder {
           return tag === 0 ? undefined : d.#apply(w, 0, tag);
         },
         memory: d.#m,
+        maxMessageSize: d.#maxMessage,
+        begin: (from, keep) => d.#beginKeeping(from, keep),
+        decodeBackend: (from, length) => d.#run(FRAMING_BACKEND, from, length) as Batch<WalMessage>,
         view: (w, length, definition) => d.#batch(Int32Array.of(w), 1, length, definition === undefined ? [] : [definition]).get(0),
       });
   }

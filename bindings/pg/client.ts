@@ -12,6 +12,7 @@ import { ConnectionStringError, parseConnectionString } from "./conninfo.ts";
 import { connectionSecrets } from "../redact.ts";
 import { ConnectionGuard } from "./guard.ts";
 import type { ConnectionLimits } from "./defaults.ts";
+import { useInPlaceReads } from "./in-place-reads.ts";
 
 /** What the stream uses of `client.connection` (pg's Connection): its socket, which it takes over (socket.ts). */
 export interface PgConnection {
@@ -95,13 +96,15 @@ export function resolveConnection(connection: ConnectionOption): ResolvedConnect
  * connects it. `replication` makes it a `replication=database` connection;
  * a user's factory makes those anyway (they run plain SQL too). `created`
  * sees the client before it connects (a reconnect ends one that takes too
- * long). The password of a factory's client joins the secrets redacted from
+ * long). `inPlaceReads`: the stream's reads may land in its decoder's
+ * memory (in-place-reads.ts; not for a factory's client, which keeps its
+ * socket). The password of a factory's client joins the secrets redacted from
  * errors. Rejects with pg's error, or the guard's (`connectError()`: what
  * it saw of the startup, when pg's own words say less).
  */
 export async function connectClient(
   target: ResolvedConnection, pgModule: PgModule | undefined,
-  how: { replication: boolean; limits: ConnectionLimits; applicationName?: string; created?: (client: Client) => void },
+  how: { replication: boolean; limits: ConnectionLimits; applicationName?: string; created?: (client: Client) => void; inPlaceReads?: boolean },
 ): Promise<Client> {
   let client: Client;
   if (target.factory !== undefined) {
@@ -115,6 +118,7 @@ export async function connectClient(
     if (how.replication) config.replication = "database";
     if (how.applicationName !== undefined) config.application_name = how.applicationName;
     client = new pg.Client(config);
+    if (how.inPlaceReads === true) useInPlaceReads(client);
   }
   // An 'error' event without a listener would crash the process; failures
   // reach the caller through the active query (and the stream's own listeners).
@@ -132,11 +136,11 @@ export async function connectClient(
 
 /** Creates and connects the replication client described by `connection` (see `connectClient`). */
 export async function openClient(
-  connection: ResolvedConnection, pgModule: PgModule | undefined, limits: ConnectionLimits, created?: (client: Client) => void,
+  connection: ResolvedConnection, pgModule: PgModule | undefined, limits: ConnectionLimits, inPlaceReads: boolean, created?: (client: Client) => void,
 ): Promise<PgReplicationClient> {
   let client: Client;
   try {
-    client = await connectClient(connection, pgModule, { replication: true, limits, created });
+    client = await connectClient(connection, pgModule, { replication: true, limits, created, inPlaceReads });
   } catch (e) {
     throw fromPgError(e, "could not connect", "CONNECT_FAILED", connection.secrets);
   }

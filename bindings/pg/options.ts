@@ -138,6 +138,13 @@ export interface ReplicateOptions {
   coalesceMs?: number;
   /** Milliseconds `stop()` waits for the server to end the stream before closing the socket. Default 10 000. */
   stopTimeoutMs?: number;
+  /**
+   * The socket's reads land in the decoder's memory and are decoded there
+   * (Node, a connection without TLS, made by `replicate()` rather than
+   * a `connection` function): no copy on the way. False copies each read
+   * into a queue, then into the decoder, as with TLS. Default true.
+   */
+  inPlaceReads?: boolean;
   /** The `pg` module, when it cannot be imported dynamically (e.g. a bundle). */
   pg?: PgModule;
   /** Called once with the error that ended the stream (an error that is reconnected from does not end it: see `onReconnect`). */
@@ -227,6 +234,7 @@ export interface NormalizedOptions {
   keepalives: boolean;
   receiveTimeoutMs: number;
   coalesceMs: number;
+  inPlaceReads: boolean;
   maxMessageSize: number | undefined;
   stopTimeoutMs: number;
   health: HealthOptions | undefined;
@@ -352,6 +360,7 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     keepalives: o.keepalives === true,
     receiveTimeoutMs: o.receiveTimeoutMs === 0 ? 0 : positive("receiveTimeoutMs", o.receiveTimeoutMs, RECEIVE_TIMEOUT_MS),
     coalesceMs: o.coalesceMs === 0 ? 0 : positive("coalesceMs", o.coalesceMs, COALESCE_MS),
+    inPlaceReads: o.inPlaceReads !== false,
     maxMessageSize: o.maxMessageSize === undefined ? undefined : messageLimit(o.maxMessageSize),
     stopTimeoutMs: positive("stopTimeoutMs", o.stopTimeoutMs, STOP_TIMEOUT_MS),
     health: o.health === undefined ? undefined : { intervalMs: positive("health.intervalMs", o.health?.intervalMs ?? Number.NaN, 0) },

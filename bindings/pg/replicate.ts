@@ -87,7 +87,7 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
   const limits = connectionLimits(opts);
   // Connects on first use only (heartbeats, a slot creation on a standby: standby.ts), so nothing to close before that.
   const primary = options.primary === undefined ? undefined : new SideConnection(resolveConnection(options.primary), options.pg, limits);
-  const { client, connection } = await openClient(target, options.pg, limits);
+  const { client, connection } = await openClient(target, options.pg, limits, opts.inPlaceReads);
   let creating = <T>(work: Promise<T>): Promise<T> => work;
   let stream: ReplicationStream | undefined;
   let monitor: HealthMonitor | undefined;
@@ -111,7 +111,7 @@ export async function replicate(options: ReplicateOptions | SnapshotReplicateOpt
       reconnect: opts.reconnect === false ? undefined : {
         policy: opts.reconnect,
         connect: async (lsn, signal): Promise<StreamConnection> => {
-          const again = await openClient(target, options.pg, limits, (client) => {
+          const again = await openClient(target, options.pg, limits, opts.inPlaceReads, (client) => {
             // Given up on: end() would wait for a silent server's goodbye; the socket is destroyed instead.
             signal.addEventListener("abort", () => pgConnection(client)?.stream.destroy(), { once: true });
           });

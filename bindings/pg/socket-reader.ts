@@ -5,7 +5,9 @@
  * call, when the consumer has finished the previous batch — so
  * `maxMessageSize` is checked at each frame's header before its bytes are
  * buffered, nothing aliases pg's buffers, and no per-message work of pg's
- * is paid.
+ * is paid. On a socket of in-place reads (in-place-reads.ts: Node, no TLS)
+ * nothing is queued: the reads land in the decoder's memory (kernel/receive.ts)
+ * and one decode walks them there.
  *
  * Backpressure counts the bytes received and not yet handed over: queued
  * bytes plus the rest of the decoded batch (pro rata by messages). At
@@ -27,6 +29,9 @@
 import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import type { WalMessage } from "../walsender.ts";
 import { isPgoutputError } from "../errors.ts";
+import { decoderInternals, TapeDecoder } from "../kernel/decoder.ts";
+import { ReceiveArea } from "../kernel/receive.ts";
+import { inPlaceReadsOf, type InPlaceReads } from "./in-place-reads.ts";
 import { ReplicationError } from "./errors.ts";
 import { ByteQueue } from "./queue.ts";
 import { startReading, stopReading, takeOver, type RawSocket } from "./socket.ts";
@@ -57,6 +62,10 @@ export class SocketReader {
   readonly #state: StreamState;
   readonly #stats: Pick<StreamCounters, "payloads" | "bytes" | "batches" | "pauses" | "decodeMs">;
   readonly #queue = new ByteQueue();
+  /** Where reads land in place (in-place-reads.ts), for a tape decoder; made at the first attach of a socket that reads so. */
+  #area: ReceiveArea | undefined;
+  /** The socket's in-place reads, while attached to one: then nothing is queued. */
+  #inPlace: InPlaceReads | undefined;
   #onData: ((chunk: Uint8Array) => void) | undefined;
   #items: Items | undefined;
   #index = 0;
@@ -90,6 +99,13 @@ export class SocketReader {
       onData(chunk);
     };
     takeOver(socket, listener);
+    const reads = inPlaceReadsOf(socket);
+    const decoder = this.#decoder;
+    if (reads !== undefined && decoder instanceof TapeDecoder) {
+      this.#area ??= new ReceiveArea(decoderInternals(decoder));
+      reads.land(this.#area, listener);
+      this.#inPlace = reads;
+    }
     this.#onData = listener;
     this.lastData = Date.now();
   }
@@ -98,6 +114,9 @@ export class SocketReader {
   detach(): void {
     this.#clearGathering();
     if (this.#onData !== undefined) this.socket.removeListener("data", this.#onData);
+    this.#inPlace?.release();
+    this.#inPlace = undefined;
+    this.#area?.reset();
     this.#queue.clear();
     this.#items = undefined;
     this.#index = 0;
@@ -109,6 +128,8 @@ export class SocketReader {
   /** The stream ended: a gathering pause is cancelled, and what is queued dropped. */
   close(): void {
     this.endGathering();
+    this.#inPlace?.release();
+    this.#inPlace = undefined;
     this.#queue.clear();
   }
 
@@ -119,7 +140,7 @@ export class SocketReader {
 
   /** Whether something received is not handed over yet. */
   get ready(): boolean {
-    return (this.#items !== undefined && this.#index < this.#items.length) || this.#queue.bytes > 0;
+    return (this.#items !== undefined && this.#index < this.#items.length) || this.#received() > 0;
   }
 
   get paused(): boolean {
@@ -139,12 +160,17 @@ export class SocketReader {
   buffered(): number {
     const items = this.#items;
     const rest = items === undefined || items.length === 0 ? 0 : Math.round((this.#itemsBytes * (items.length - this.#index)) / items.length);
-    return this.#queue.bytes + rest;
+    return this.#received() + rest;
   }
 
-  /** Queues a copy of `chunk`. */
+  /** Bytes received and not decoded yet. */
+  #received(): number {
+    return this.#inPlace === undefined ? this.#queue.bytes : this.#inPlace.received;
+  }
+
+  /** Queues a copy of `chunk` (a chunk that landed in place is there already). */
   push(chunk: Uint8Array): void {
-    this.#queue.push(chunk);
+    if (this.#inPlace === undefined) this.#queue.push(chunk);
     this.#stats.bytes += chunk.length;
   }
 
@@ -175,14 +201,15 @@ export class SocketReader {
       if (items !== undefined && this.#index < items.length) return items.get(this.#index++);
       this.#items = undefined;
       if (this.#decodeError !== undefined) throw this.#decodeError;
-      if (this.#queue.bytes === 0 || this.#state.error !== undefined) return undefined;
-      const bytes = this.#queue.take();
-      this.#itemsBytes = bytes.length;
+      const received = this.#received();
+      if (received === 0 || this.#state.error !== undefined) return undefined;
+      this.#itemsBytes = received;
       this.#index = 0;
       this.#stats.batches++;
       const started = performance.now();
+      const inPlace = this.#inPlace;
       try {
-        this.#items = this.#decoder.pushBackend(bytes);
+        this.#items = inPlace === undefined ? this.#decoder.pushBackend(this.#queue.take()) : inPlace.decode();
       } catch (cause) {
         // Deliver what decoded before the bad frame; nothing after it can be framed, so stop reading.
         const decoded = isPgoutputError(cause) ? cause.decoded : [];
@@ -238,10 +265,10 @@ export class SocketReader {
       // meanwhile waits in the kernel and comes in one read when the consumer asks again (wait()),
       // not in one small read per walsender write. Below that the socket is read on, so that a
       // keepalive asking for a reply is seen (and answered) at once.
-      if (!this.#handleStopped && this.#queue.bytes >= GATHER_BYTES) this.#handleStopped = stopReading(this.socket);
+      if (!this.#handleStopped && this.#received() >= GATHER_BYTES) this.#handleStopped = stopReading(this.socket);
       return;
     }
-    if (ms <= 0 || this.#wake === undefined || this.#queue.bytes >= GATHER_BYTES) {
+    if (ms <= 0 || this.#wake === undefined || this.#received() >= GATHER_BYTES) {
       this.wakeUp();
       return;
     }

@@ -14,6 +14,8 @@
  * `end` / `error` events); `client.end()` still closes the connection.
  */
 
+import { inPlaceReadsOf } from "./in-place-reads.ts";
+
 /** The socket under pg's Connection (a net.Socket or tls.TLSSocket), as far as the stream uses it. */
 export interface RawSocket {
   listeners(event: "data"): Function[];
@@ -56,15 +58,19 @@ function handleOf(socket: RawSocket): StreamHandle | undefined {
 /**
  * Pauses `socket` and stops its handle reading, so that what the server
  * sends meanwhile waits in the kernel and comes in one read later (pause()
- * alone goes on reading until 16 KiB are buffered). Returns whether the
- * handle was stopped; then `startReading` must restart it.
+ * alone goes on reading until 16 KiB are buffered; a socket of in-place
+ * reads, whose pause() stops the handle itself, is only paused). Returns
+ * whether the handle was stopped; then `startReading` must restart it.
  */
 export function stopReading(socket: RawSocket): boolean {
-  socket.pause();
   const handle = handleOf(socket);
-  if (handle?.reading !== true) return false;
-  handle.reading = false;
-  handle.readStop!();
+  const reading = handle?.reading === true;
+  socket.pause();
+  if (!reading) return false;
+  if (handle!.reading === true) {
+    handle!.reading = false;
+    handle!.readStop!();
+  }
   return true;
 }
 
@@ -77,6 +83,11 @@ export function stopReading(socket: RawSocket): boolean {
  * unnoticed until a write fails.
  */
 export function startReading(socket: RawSocket, paused: boolean): void {
+  // Node's resume() restarts the handle of a socket of in-place reads (`onread`), and pause() must keep it stopped.
+  if (inPlaceReadsOf(socket) !== undefined) {
+    if (!paused) socket.resume();
+    return;
+  }
   const handle = handleOf(socket);
   if (handle !== undefined && handle.reading === false && !(socket as unknown as { destroyed?: boolean }).destroyed) {
     handle.reading = true;
