@@ -3,7 +3,7 @@
  * values touched (each message's kind read, as a consumer must at least do).
  *
  *   node build/bench/bench/replicate.bench.js [--rows N] [--rounds R] [--warmup W] [--major 15|18] [--values]
- *     [--only wasm|wasm-copy|baseline|pg-logical-replication]
+ *     [--only wasm|wasm-in-place|baseline|pg-logical-replication]
  *
  * (`--only` runs one competitor, for a profile: node --cpu-prof ...). Each
  * competitor first runs `--warmup` unmeasured rounds (default 1), so that no
@@ -15,8 +15,9 @@
  * slot and iterates until the last Commit. Reported per round and as
  * medians: wall time, consumer CPU (process.cpuUsage, user + system),
  * socket MB received, MB/s, rows/s and CPU seconds per GB of messages.
- * Rounds rotate wasm, wasm-copy (`inPlaceReads: false`: each socket read
- * copied into a queue, then into the decoder, as over TLS), baseline and
+ * Rounds rotate wasm, wasm-in-place (`inPlaceReads`: socket reads land in
+ * the decoder's memory; wasm copies each into a queue, then into the
+ * decoder), baseline and
  * pg-logical-replication's service with its own PgoutputPlugin (which parses
  * every value with pg-types: it has no lazy form), so the rows/s ratio is
  * what a user switching libraries sees. `--values` has ours touch every
@@ -37,7 +38,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const cluster = await startCluster(major);
 try {
-  const all = ["wasm", "wasm-copy", "baseline", "pg-logical-replication"] as const;
+  const all = ["wasm", "wasm-in-place", "baseline", "pg-logical-replication"] as const;
   const only = process.argv.indexOf("--only");
   const competitors = only >= 0 ? all.filter((c) => c === process.argv[only + 1]) : all;
   if (competitors.length === 0) throw new Error(`--only takes one of ${all.join(", ")}`);
@@ -77,7 +78,7 @@ try {
     } else {
       const s = await replicate({
         connection: cluster.connectionString,
-        slot, publications: "e2e_pub", decoder: who === "wasm-copy" ? "wasm" : who, inPlaceReads: who !== "wasm-copy",
+        slot, publications: "e2e_pub", decoder: who === "wasm-in-place" ? "wasm" : who, inPlaceReads: who === "wasm-in-place",
       });
       for await (const m of s) {
         if (m.kind === "Insert") {
@@ -111,8 +112,8 @@ try {
         `consumer CPU ${((cpu / mb) * 1000).toFixed(1)} s/GB (${((100 * cpu) / wall).toFixed(0)}% of a core); wall ${Math.min(...r.wall).toFixed(2)}-${Math.max(...r.wall).toFixed(2)} s`,
     );
   }
-  const inPlace = results.wasm;
-  const copied = results["wasm-copy"];
+  const inPlace = results["wasm-in-place"];
+  const copied = results.wasm;
   if (inPlace !== undefined && copied !== undefined) {
     // Paired: the rounds of the two are adjacent in the rotation.
     const perGb = (r: { cpu: number[]; mb: number[] }, i: number) => r.cpu[i]! / r.mb[i]!;

@@ -110,4 +110,19 @@ describe(`${backend.name}: in-place socket reads`, () => {
     expect(memories).toBeGreaterThan(1);
     expect(full).toBeGreaterThan(0);
   }, 60_000);
+
+  it("a frame whose header is split between the area and the reads held aside is sized from its own bytes, not from what memory held", async () => {
+    const bytes = stream().subarray(0, 200_000);
+    const want = [...(await backend.create()).pushBackend(bytes.slice())].map(json);
+    const internals = decoderInternals((await backend.create()) as TapeDecoder);
+    const area = new ReceiveArea(internals);
+    // Memory past the landed bytes holds old bytes (here 0x3f: read as a length, a frame of 1 GB).
+    area.offer().fill(0x3f);
+    area.landed(bytes.subarray(0, 1), 1);
+    const got = [...area.decode(bytes.subarray(1))].map(json);
+    const capacity = internals.memory.inputCapacity;
+    expect(got).toEqual(want.slice(0, got.length));
+    expect(got.length).toBeGreaterThan(100);
+    expect(capacity).toBeLessThan(8 << 20);
+  });
 });

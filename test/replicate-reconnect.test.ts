@@ -129,6 +129,8 @@ async function faultRun(c: Ctx, fault: Fault, iterate: "messages" | "transaction
   const stream = await replicate({
     connection: c.config, slot, publications: pub, ack: "manual", statusIntervalMs: 100, highWaterMark: 64 << 10,
     receiveTimeoutMs: fault === "stall" ? 1500 : 60_000,
+    // Each fault runs with both socket readers: the copying one, and reads that land in the decoder's memory.
+    inPlaceReads: iterate === "transactions",
     reconnect: { initialDelayMs: 50, maxDelayMs: 400 },
     onReconnect: (e) => run.reconnects.push(e),
     onReconnected: (e) => run.reconnected.push(e),

@@ -373,7 +373,8 @@ for (const major of MAJORS) {
       const c = ctx(major);
       const { table: t, pub, slot } = await table(c);
       const wasm = await open(c, { slot: { name: slot, create: true }, publications: pub, streaming: "on", messages: true });
-      const base = await open(c, { slot: { name: `${slot}_b`, create: true }, publications: pub, streaming: "on", messages: true, decoder: "baseline" });
+      // The baseline's reads land in its memory (inPlaceReads), the wasm one's are copied: the same transactions either way.
+      const base = await open(c, { slot: { name: `${slot}_b`, create: true }, publications: pub, streaming: "on", messages: true, decoder: "baseline", inPlaceReads: true });
       expect(wasm.decoder.backend).toBe("wasm");
       expect(base.decoder.backend).toBe("baseline");
       await sql(c, `INSERT INTO ${t} SELECT g, 1, repeat('z', g % 300) FROM generate_series(1, 3000) g`);

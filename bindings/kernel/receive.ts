@@ -112,7 +112,7 @@ export class ReceiveArea {
     const extra = after?.length ?? 0;
     const length = this.#end - this.#from + extra;
     let from = d.begin(this.#from, length - extra);
-    const need = Math.max(length, this.#frameAt(from, length));
+    const need = Math.max(length, this.#frameAt(from, length - extra, after));
     const want = Math.max(MIN_CAPACITY, 3 * need + 4 * MIN_READ);
     if (m.inputCapacity < want) m.reserve(want, 0);
     const end = m.input + m.inputCapacity;
@@ -141,13 +141,16 @@ export class ReceiveArea {
   }
 
   /**
-   * The whole size of the frame at `at` when its header is there and the
+   * The whole size of the frame that starts the undecoded bytes (`kept` of
+   * them at `at` of memory, then `after`) when its header is there and the
    * decoder would take it (a frame it refuses by its header must not grow
    * memory); else 0.
    */
-  #frameAt(at: number, length: number): number {
-    if (length < 5) return 0;
-    const declared = this.#d.memory.dv.getInt32(at + 1);
+  #frameAt(at: number, kept: number, after: Uint8Array | undefined): number {
+    if (kept + (after?.length ?? 0) < 5) return 0;
+    const u8 = this.#d.memory.u8;
+    const byte = (i: number): number => (i < kept ? u8[at + i]! : after![i - kept]!);
+    const declared = (byte(1) << 24) | (byte(2) << 16) | (byte(3) << 8) | byte(4);
     return declared >= 4 && declared - 4 <= this.#d.maxMessageSize + 1 + XLOGDATA_HEADER ? 1 + declared : 0;
   }
 }

@@ -21,7 +21,10 @@
  *
  * Only for plain TCP or Unix-socket connections under Node (`usable()`):
  * TLS decrypts in Node's own buffers, and other runtimes' sockets are not
- * Node's. Elsewhere the stream copies as before (socket-reader.ts).
+ * Node's. Elsewhere the stream copies as before (socket-reader.ts). Opt-in
+ * (`inPlaceReads`): it takes less of the consumer's own CPU, yet on a
+ * loopback walsender the copying reader streams faster
+ * (bench/replicate.bench.ts pairs the two).
  */
 import * as net from "node:net";
 import type { Batch } from "../decoder.ts";

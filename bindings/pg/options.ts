@@ -141,8 +141,10 @@ export interface ReplicateOptions {
   /**
    * The socket's reads land in the decoder's memory and are decoded there
    * (Node, a connection without TLS, made by `replicate()` rather than
-   * a `connection` function): no copy on the way. False copies each read
-   * into a queue, then into the decoder, as with TLS. Default true.
+   * a `connection` function): no copy on the way. Off by default: each read
+   * is copied into a queue, then into the decoder, which on a loopback
+   * walsender still gives more rows per second (bench/replicate.bench.ts
+   * measures both). Default false.
    */
   inPlaceReads?: boolean;
   /** The `pg` module, when it cannot be imported dynamically (e.g. a bundle). */
@@ -360,7 +362,7 @@ export function normalizeOptions(o: ReplicateOptions): NormalizedOptions {
     keepalives: o.keepalives === true,
     receiveTimeoutMs: o.receiveTimeoutMs === 0 ? 0 : positive("receiveTimeoutMs", o.receiveTimeoutMs, RECEIVE_TIMEOUT_MS),
     coalesceMs: o.coalesceMs === 0 ? 0 : positive("coalesceMs", o.coalesceMs, COALESCE_MS),
-    inPlaceReads: o.inPlaceReads !== false,
+    inPlaceReads: o.inPlaceReads === true,
     maxMessageSize: o.maxMessageSize === undefined ? undefined : messageLimit(o.maxMessageSize),
     stopTimeoutMs: positive("stopTimeoutMs", o.stopTimeoutMs, STOP_TIMEOUT_MS),
     health: o.health === undefined ? undefined : { intervalMs: positive("health.intervalMs", o.health?.intervalMs ?? Number.NaN, 0) },
