@@ -12,7 +12,7 @@
  * The buffer a socket was given is where its next read lands, whenever that
  * comes: so it must stay valid memory. A decode that changes the memory (it
  * grew, or a fresh instance took over) gives the socket a buffer in the new
- * memory at once (`afterDecode`), before the event loop can read again; a
+ * memory at once (`decode()`), before the event loop can read again; a
  * decode that only moved bytes within the memory leaves the old buffer,
  * which still lies inside the input region (ReceiveArea.landed copies what
  * lands there). While the area is full, reads land in a scratch buffer and
@@ -41,7 +41,7 @@ interface UserBufferHandle {
 }
 
 /** Whether in-place reads work here: Node's own sockets (not Bun's or Deno's emulation of them). */
-export function usable(): boolean {
+function usable(): boolean {
   const versions = (globalThis as { process?: { versions?: Record<string, string | undefined> } }).process?.versions;
   return versions?.node !== undefined && versions.bun === undefined && versions.deno === undefined;
 }
