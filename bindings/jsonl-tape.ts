@@ -133,7 +133,9 @@ export const JK_FLOAT4 = 16;
  * finite, as the JS number prints (the wasm build's only, as JK_FLOAT4);
  * JB_TEXT UTF-8 text (text, varchar, bpchar, name), as JK_STRING;
  * JB_TIMESTAMP/JB_TIMESTAMPTZ µs since 2000-01-01 as the ISO string (years
- * 1..9999). Any other length or value: declined.
+ * 1..9999); JB_DATE days since 2000-01-01 as PostgreSQL's `YYYY-MM-DD`
+ * (years 1..9999, not ±infinity), as the text column's; JB_UUID 16 bytes as
+ * the lowercase `8-4-4-4-12` hex string. Any other length or value: declined.
  */
 export const JB_DECLINE = 0;
 export const JB_BOOL = 1;
@@ -146,3 +148,5 @@ export const JB_FLOAT8 = 7;
 export const JB_TEXT = 8;
 export const JB_TIMESTAMP = 9;
 export const JB_TIMESTAMPTZ = 10;
+export const JB_DATE = 11;
+export const JB_UUID = 12;

@@ -214,7 +214,7 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
   });
 
   it("binary values of the kinds the kernel writes (and wrong lengths, extremes, invalid UTF-8), as the JS binary parsers make them", () => {
-    const oids = [16, 21, 23, 26, 20, 700, 701, 25, 1043, 1114, 1184];
+    const oids = [16, 21, 23, 26, 20, 700, 701, 25, 1043, 1114, 1184, 1082, 2950];
     const columns: RelationColumnDesc[] = oids.map((typeId, i) => ({ name: `b${i}`, typeId, isKey: i % 2 === 0 }));
     const rel = { relationId: 16405, namespace: "s", relationName: "bin", columns };
     const be = (n: number, f: (v: DataView) => void): Uint8Array => {
@@ -237,6 +237,10 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
       fc.string({ unit: "grapheme", maxLength: 40 }).map((t) => utf8.encode(t)),
       anyI64.map((v) => be(8, (d) => d.setBigInt64(0, v))),
       anyI64.map((v) => be(8, (d) => d.setBigInt64(0, v))),
+      // date: any day (years BC and past 9999 too), ±infinity, wrong lengths.
+      fc.oneof(fc.integer().map((v) => be(4, (d) => d.setInt32(0, v))), fc.integer({ min: -800_000, max: 3_000_000 }).map((v) => be(4, (d) => d.setInt32(0, v))),
+        fc.constantFrom(be(4, (d) => d.setInt32(0, 2 ** 31 - 1)), be(4, (d) => d.setInt32(0, -(2 ** 31)))), fc.uint8Array({ maxLength: 5 })),
+      fc.oneof(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.uint8Array({ maxLength: 17 })),
     );
     fc.assert(fc.property(fc.array(row, { minLength: 1, maxLength: 8 }), (rows) => {
       const msgs = [encode.relation(rel)];
@@ -251,7 +255,8 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
     // and the int8 past 2^53 (all three need u64).
     const r = [Uint8Array.of(1), be(2, (d) => d.setInt16(0, -5)), be(4, (d) => d.setInt32(0, 7)), be(4, (d) => d.setUint32(0, 4e9)),
       be(8, (d) => d.setBigInt64(0, -(2n ** 63n))), be(4, (d) => d.setFloat32(0, 1.1)), be(8, (d) => d.setFloat64(0, Math.PI)),
-      utf8.encode("é\"x"), utf8.encode("v"), be(8, (d) => d.setBigInt64(0, 788_918_400_123_456n)), be(8, (d) => d.setBigInt64(0, 0n))];
+      utf8.encode("é\"x"), utf8.encode("v"), be(8, (d) => d.setBigInt64(0, 788_918_400_123_456n)), be(8, (d) => d.setBigInt64(0, 0n)),
+      be(4, (d) => d.setInt32(0, 9_000)), Uint8Array.from({ length: 16 }, (_, i) => i * 17)];
     const bytes = frame([encode.relation(rel), ...Array.from({ length: 10 }, () => encode.insert({ relation: rel, newTuple: r }))]);
     expect(same(bytes, "fixed row")).toBeGreaterThan(0);
     expect(declinedColumns(bytes, DECODERS[0]![1])).toBe(0);

@@ -9,7 +9,7 @@ import {
   JF_AS_PORTABLE, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
-  JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ,
+  JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID,
 } from "../jsonl-tape.ts";
 import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
@@ -430,9 +430,43 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
     case JB_TIMESTAMP:
     case JB_TIMESTAMPTZ:
       return n == 8 && isoTime(<usize>p, kind == JB_TIMESTAMPTZ);
+    case JB_DATE:
+      return n == 4 && isoDate(loadI32BE(<usize>p));
+    case JB_UUID:
+      if (n != 16) return false;
+      put(QUOTE);
+      for (let i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) put(0x2d);
+        const x = u8at(p + i);
+        put(hexDigit(x >> 4));
+        put(hexDigit(x & 15));
+      }
+      put(QUOTE);
+      return true;
     default:
       return false;
   }
+}
+
+/**
+ * A binary date (days since 2000-01-01) as the JSON string of PostgreSQL's
+ * text, `"YYYY-MM-DD"`; ±infinity and years outside 1..9999 (` BC`, five
+ * digits): false.
+ */
+function isoDate(d: i32): bool {
+  if (d == -2147483648 || d == 2147483647) return false;
+  civilOfDays(<f64>d + 10957.0);
+  if (civilYear < 1 || civilYear > 9999) return false;
+  const y = <i32>civilYear;
+  put(QUOTE);
+  put2(divI32(y, 100));
+  put2(y - divI32(y, 100) * 100);
+  put(0x2d);
+  put2(<i32>civilMonth);
+  put(0x2d);
+  put2(<i32>civilDay);
+  put(QUOTE);
+  return true;
 }
 
 /** The big-endian int8 at p in decimal, quoted with `strings` (u64Values only: u64 arithmetic). */
