@@ -135,7 +135,10 @@ export const JK_FLOAT4 = 16;
  * JB_TIMESTAMP/JB_TIMESTAMPTZ µs since 2000-01-01 as the ISO string (years
  * 1..9999); JB_DATE days since 2000-01-01 as PostgreSQL's `YYYY-MM-DD`
  * (years 1..9999, not ±infinity), as the text column's; JB_UUID 16 bytes as
- * the lowercase `8-4-4-4-12` hex string. Any other length or value: declined.
+ * the lowercase `8-4-4-4-12` hex string; JB_NUMERIC the base-10000 digits
+ * as numeric_out prints them (`-?\d+(\.\d+)?`, dscale fraction digits),
+ * quoted with JF_NUMBERS_AS_STRINGS (NaN and ±Infinity declined). Any other
+ * length or value: declined.
  */
 export const JB_DECLINE = 0;
 export const JB_BOOL = 1;
@@ -150,3 +153,4 @@ export const JB_TIMESTAMP = 9;
 export const JB_TIMESTAMPTZ = 10;
 export const JB_DATE = 11;
 export const JB_UUID = 12;
+export const JB_NUMERIC = 13;

@@ -214,7 +214,7 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
   });
 
   it("binary values of the kinds the kernel writes (and wrong lengths, extremes, invalid UTF-8), as the JS binary parsers make them", () => {
-    const oids = [16, 21, 23, 26, 20, 700, 701, 25, 1043, 1114, 1184, 1082, 2950];
+    const oids = [16, 21, 23, 26, 20, 700, 701, 25, 1043, 1114, 1184, 1082, 2950, 1700];
     const columns: RelationColumnDesc[] = oids.map((typeId, i) => ({ name: `b${i}`, typeId, isKey: i % 2 === 0 }));
     const rel = { relationId: 16405, namespace: "s", relationName: "bin", columns };
     const be = (n: number, f: (v: DataView) => void): Uint8Array => {
@@ -241,6 +241,20 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
       fc.oneof(fc.integer().map((v) => be(4, (d) => d.setInt32(0, v))), fc.integer({ min: -800_000, max: 3_000_000 }).map((v) => be(4, (d) => d.setInt32(0, v))),
         fc.constantFrom(be(4, (d) => d.setInt32(0, 2 ** 31 - 1)), be(4, (d) => d.setInt32(0, -(2 ** 31)))), fc.uint8Array({ maxLength: 5 })),
       fc.oneof(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.uint8Array({ maxLength: 17 })),
+      // numeric: [ndigits][weight][sign][dscale] and base-10000 digits; NaN, ±Infinity, bad signs, digits, scales
+      // and lengths; weights far past the digits (long runs of zeros on either side of the point).
+      fc.oneof(
+        fc.tuple(
+          fc.array(fc.oneof(fc.integer({ min: 0, max: 9999 }), fc.constantFrom(0, 9999, 10000, -1)), { maxLength: 6 }),
+          fc.oneof(fc.integer({ min: -8, max: 8 }), fc.constantFrom(-32768, 3000, 32767)),
+          fc.oneof(fc.constantFrom(0, 0x4000), fc.constantFrom(0xc000, 0xd000, 0xf000, 0x8000)),
+          fc.oneof(fc.integer({ min: 0, max: 40 }), fc.constantFrom(0x3fff, 0x4000, 0xffff)),
+        ).map(([digits, weight, sign, dscale]) => be(8 + 2 * digits.length, (d) => {
+          d.setInt16(0, digits.length); d.setInt16(2, weight); d.setUint16(4, sign); d.setUint16(6, dscale);
+          digits.forEach((g, k) => d.setInt16(8 + 2 * k, g));
+        })),
+        fc.uint8Array({ maxLength: 12 }),
+      ),
     );
     fc.assert(fc.property(fc.array(row, { minLength: 1, maxLength: 8 }), (rows) => {
       const msgs = [encode.relation(rel)];
@@ -256,7 +270,8 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
     const r = [Uint8Array.of(1), be(2, (d) => d.setInt16(0, -5)), be(4, (d) => d.setInt32(0, 7)), be(4, (d) => d.setUint32(0, 4e9)),
       be(8, (d) => d.setBigInt64(0, -(2n ** 63n))), be(4, (d) => d.setFloat32(0, 1.1)), be(8, (d) => d.setFloat64(0, Math.PI)),
       utf8.encode("é\"x"), utf8.encode("v"), be(8, (d) => d.setBigInt64(0, 788_918_400_123_456n)), be(8, (d) => d.setBigInt64(0, 0n)),
-      be(4, (d) => d.setInt32(0, 9_000)), Uint8Array.from({ length: 16 }, (_, i) => i * 17)];
+      be(4, (d) => d.setInt32(0, 9_000)), Uint8Array.from({ length: 16 }, (_, i) => i * 17),
+      be(12, (d) => { d.setInt16(0, 2); d.setInt16(2, 0); d.setUint16(4, 0x4000); d.setUint16(6, 3); d.setInt16(8, 12); d.setInt16(10, 3400); })];
     const bytes = frame([encode.relation(rel), ...Array.from({ length: 10 }, () => encode.insert({ relation: rel, newTuple: r }))]);
     expect(same(bytes, "fixed row")).toBeGreaterThan(0);
     expect(declinedColumns(bytes, DECODERS[0]![1])).toBe(0);

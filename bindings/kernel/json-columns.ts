@@ -9,7 +9,7 @@ import {
   JF_AS_PORTABLE, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
-  JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID,
+  JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC,
 } from "../jsonl-tape.ts";
 import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
@@ -137,10 +137,11 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     const prefix = loadI32(c + (JC_PREFIX << 2));
     const prefixLength = loadI32(c + (JC_PREFIX_LENGTH << 2));
     if (len < 0 || <u64>at + 5 + <u64>len > size || prefix < 0 || prefixLength < 0 || <u64>prefix + <u64>prefixLength > size) { status = JSON_DECLINED; break; }
-    let need = <u64>prefixLength + <u64>len * 6 + JSON_SLACK;
+    // A binary numeric prints up to 4 digits per base-10000 digit of its weight, whatever its length.
+    let need = <u64>prefixLength + (binary == JB_NUMERIC ? <u64>numericRoom(at + 5, len) : <u64>len * 6) + JSON_SLACK;
     // A large value: what it takes exactly (escapes counted), before giving up on it.
-    // (A binary value other than text prints in at most 64 bytes.)
-    if (need > <u64>(end - o)) need = <u64>prefixLength + <u64>(binary != 0 && binary != JB_TEXT ? 64 : room(binary == JB_TEXT ? JK_STRING : kindKey & 0xff, at + 5, len)) + JSON_SLACK;
+    // (A binary value other than text and numeric prints in at most 64 bytes.)
+    if (need > <u64>(end - o) && binary != JB_NUMERIC) need = <u64>prefixLength + <u64>(binary != 0 && binary != JB_TEXT ? 64 : room(binary == JB_TEXT ? JK_STRING : kindKey & 0xff, at + 5, len)) + JSON_SLACK;
     if (need > <u64>(end - o)) {
       // Nothing written yet: the column needs more than the whole output, so it is the binding's.
       status = o == start ? JSON_DECLINED : JSON_FULL;
@@ -432,6 +433,8 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
       return n == 8 && isoTime(<usize>p, kind == JB_TIMESTAMPTZ);
     case JB_DATE:
       return n == 4 && isoDate(loadI32BE(<usize>p));
+    case JB_NUMERIC:
+      return binaryNumeric(p, n, strings);
     case JB_UUID:
       if (n != 16) return false;
       put(QUOTE);
@@ -446,6 +449,66 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
     default:
       return false;
   }
+}
+
+/** At most the bytes a binary numeric's digits take (a sign, a point, quotes, weight and dscale digits). */
+function numericRoom(p: i32, n: i32): i32 {
+  if (n < 8) return 0;
+  const weight = loadI16BE(<usize>p + 2);
+  const dscale = loadI16BE(<usize>p + 6) & 0xffff;
+  return 4 + 4 * (weight < 0 ? 1 : weight + 1) + (dscale > 0 ? dscale + 5 : 0);
+}
+
+/**
+ * A binary numeric ([ndigits][weight][sign][dscale], base-10000 digits) as
+ * numeric_out prints it (what values/binary/numbers.ts makes): the integer
+ * digits (`0` below weight 0), then exactly dscale fraction digits. NaN,
+ * ±Infinity and anything numeric_recv refuses: false.
+ */
+function binaryNumeric(p: i32, n: i32, strings: bool): bool {
+  if (n < 8) return false;
+  const ndigits = loadI16BE(<usize>p);
+  const weight = loadI16BE(<usize>p + 2);
+  const sign = loadI16BE(<usize>p + 4) & 0xffff;
+  const dscale = loadI16BE(<usize>p + 6) & 0xffff;
+  if (ndigits < 0 || n != 8 + 2 * ndigits || (sign != 0 && sign != 0x4000) || dscale > 0x3fff) return false;
+  for (let k = 0; k < ndigits; k++) {
+    const d = loadI16BE(<usize>p + 8 + 2 * k);
+    if (d < 0 || d > 9999) return false;
+  }
+  if (strings) put(QUOTE);
+  if (sign == 0x4000) put(0x2d);
+  if (weight < 0) put(0x30);
+  else {
+    for (let k = 0; k <= weight; k++) {
+      const d = k < ndigits ? loadI16BE(<usize>p + 8 + 2 * k) : 0;
+      if (k == 0) putDecimal(<f64>d);
+      else put4(d, 4);
+    }
+  }
+  if (dscale > 0) {
+    put(0x2e);
+    let left = dscale;
+    for (let k = weight + 1; left > 0; k++) {
+      const d = k >= 0 && k < ndigits ? loadI16BE(<usize>p + 8 + 2 * k) : 0;
+      const take = left < 4 ? left : 4;
+      put4(d, take);
+      left -= take;
+    }
+  }
+  if (strings) put(QUOTE);
+  return true;
+}
+
+/** The first `take` of 0 <= d < 10000's four digits (leading zeros kept). */
+function put4(d: i32, take: i32): void {
+  const hi = divI32(d, 100);
+  const lo = d - hi * 100;
+  const a = divI32(hi, 10);
+  put(0x30 + a);
+  if (take > 1) put(0x30 + hi - a * 10);
+  if (take > 2) put(0x30 + divI32(lo, 10));
+  if (take > 3) put(0x30 + lo - divI32(lo, 10) * 10);
 }
 
 /**
