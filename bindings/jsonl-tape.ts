@@ -137,8 +137,9 @@ export const JK_FLOAT4 = 16;
  * (years 1..9999, not ±infinity), as the text column's; JB_UUID 16 bytes as
  * the lowercase `8-4-4-4-12` hex string; JB_NUMERIC the base-10000 digits
  * as numeric_out prints them (`-?\d+(\.\d+)?`, dscale fraction digits),
- * quoted with JF_NUMBERS_AS_STRINGS (NaN and ±Infinity declined). Any other
- * length or value: declined.
+ * quoted with JF_NUMBERS_AS_STRINGS (NaN and ±Infinity declined); JB_JSON
+ * the json text, JB_JSONB version byte 1 and the jsonb text, each as
+ * JK_JSON. Any other length or value: declined.
  */
 export const JB_DECLINE = 0;
 export const JB_BOOL = 1;
@@ -154,3 +155,5 @@ export const JB_TIMESTAMPTZ = 10;
 export const JB_DATE = 11;
 export const JB_UUID = 12;
 export const JB_NUMERIC = 13;
+export const JB_JSON = 14;
+export const JB_JSONB = 15;
