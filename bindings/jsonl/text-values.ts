@@ -12,7 +12,7 @@ import { writeTextArray } from "./text-arrays.ts";
 import {
   JK_DECLINE, JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
-  JB_DECLINE, JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB,
+  JB_DECLINE, JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA,
 } from "../jsonl-tape.ts";
 
 const QUOTE = 0x22;
@@ -37,7 +37,7 @@ export function kernelKind(oid: number): number {
 /** OID → how the kernel's jsonColumns writes its binary value (bindings/jsonl-tape.ts JB_*): what the JS binary parsers make of it, written as jsonText() would. */
 const BINARY_KIND: Record<number, number> = {
   16: JB_BOOL, 21: JB_INT2, 23: JB_INT4, 26: JB_UINT4, 28: JB_UINT4, 29: JB_UINT4, 20: JB_INT8, 700: JB_FLOAT4, 701: JB_FLOAT8,
-  25: JB_TEXT, 1043: JB_TEXT, 1042: JB_TEXT, 19: JB_TEXT, 1114: JB_TIMESTAMP, 1184: JB_TIMESTAMPTZ, 1082: JB_DATE, 2950: JB_UUID, 1700: JB_NUMERIC, 114: JB_JSON, 3802: JB_JSONB,
+  25: JB_TEXT, 1043: JB_TEXT, 1042: JB_TEXT, 19: JB_TEXT, 1114: JB_TIMESTAMP, 1184: JB_TIMESTAMPTZ, 1082: JB_DATE, 2950: JB_UUID, 1700: JB_NUMERIC, 114: JB_JSON, 3802: JB_JSONB, 17: JB_BYTEA,
 };
 
 /** How the kernel's jsonColumns writes a binary value of this OID (JB_DECLINE: the JS values'). */

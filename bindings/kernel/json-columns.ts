@@ -9,7 +9,7 @@ import {
   JF_AS_PORTABLE, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
-  JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB,
+  JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA,
 } from "../jsonl-tape.ts";
 import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
@@ -137,11 +137,13 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     const prefix = loadI32(c + (JC_PREFIX << 2));
     const prefixLength = loadI32(c + (JC_PREFIX_LENGTH << 2));
     if (len < 0 || <u64>at + 5 + <u64>len > size || prefix < 0 || prefixLength < 0 || <u64>prefix + <u64>prefixLength > size) { status = JSON_DECLINED; break; }
-    // A binary numeric prints up to 4 digits per base-10000 digit of its weight, whatever its length.
-    let need = <u64>prefixLength + (binary == JB_NUMERIC ? <u64>numericRoom(at + 5, len) : <u64>len * 6) + JSON_SLACK;
+    // Exact for binary numeric (up to 4 digits per base-10000 digit of its weight, whatever its length) and
+    // bytea (two hex digits a byte).
+    const sized = binary == JB_NUMERIC || binary == JB_BYTEA;
+    let need = <u64>prefixLength + (binary == JB_NUMERIC ? <u64>numericRoom(at + 5, len) : binary == JB_BYTEA ? 2 * <u64>len + 8 : <u64>len * 6) + JSON_SLACK;
     // A large value: what it takes exactly (escapes counted), before giving up on it.
-    // (Other binary values than text, json and numeric print in at most 64 bytes.)
-    if (need > <u64>(end - o) && binary != JB_NUMERIC) {
+    // (Other binary values than text and json print in at most 64 bytes.)
+    if (need > <u64>(end - o) && !sized) {
       const textKind = binary == 0 ? kindKey & 0xff : binary == JB_TEXT ? JK_STRING : binary == JB_JSON || binary == JB_JSONB ? JK_JSON : -1;
       need = <u64>prefixLength + <u64>(textKind < 0 ? 64 : room(textKind, at + 5, len)) + JSON_SLACK;
     }
@@ -442,6 +444,15 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
       return writeJson(p, n);
     case JB_JSONB:
       return n >= 1 && u8at(p) == 1 && writeJson(p + 1, n - 1);
+    case JB_BYTEA:
+      put(QUOTE); put(BACKSLASH); put(BACKSLASH); put(0x78);
+      for (let i = p; i < p + n; i++) {
+        const x = u8at(i);
+        put(hexDigit(x >> 4));
+        put(hexDigit(x & 15));
+      }
+      put(QUOTE);
+      return true;
     case JB_UUID:
       if (n != 16) return false;
       put(QUOTE);
