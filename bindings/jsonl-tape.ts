@@ -139,8 +139,10 @@ export const JK_FLOAT4 = 16;
  * as numeric_out prints them (`-?\d+(\.\d+)?`, dscale fraction digits),
  * quoted with JF_NUMBERS_AS_STRINGS (NaN and ±Infinity declined); JB_JSON
  * the json text, JB_JSONB version byte 1 and the jsonb text, each as
- * JK_JSON; JB_BYTEA the bytes as the `"\\x…"` hex string. Any other
- * length or value: declined.
+ * JK_JSON; JB_BYTEA the bytes as the `"\\x…"` hex string; JB_INTERVAL
+ * [int64 µs][int32 days][int32 months] as JK_INTERVAL's object (µs beyond
+ * 2^53 in magnitude, the infinities among them, declined). Any other length
+ * or value: declined.
  */
 export const JB_DECLINE = 0;
 export const JB_BOOL = 1;
@@ -159,3 +161,4 @@ export const JB_NUMERIC = 13;
 export const JB_JSON = 14;
 export const JB_JSONB = 15;
 export const JB_BYTEA = 16;
+export const JB_INTERVAL = 17;

@@ -214,7 +214,7 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
   });
 
   it("binary values of the kinds the kernel writes (and wrong lengths, extremes, invalid UTF-8), as the JS binary parsers make them", () => {
-    const oids = [16, 21, 23, 26, 20, 700, 701, 25, 1043, 1114, 1184, 1082, 2950, 1700, 114, 3802, 17];
+    const oids = [16, 21, 23, 26, 20, 700, 701, 25, 1043, 1114, 1184, 1082, 2950, 1700, 114, 3802, 17, 1186];
     const columns: RelationColumnDesc[] = oids.map((typeId, i) => ({ name: `b${i}`, typeId, isKey: i % 2 === 0 }));
     const rel = { relationId: 16405, namespace: "s", relationName: "bin", columns };
     const be = (n: number, f: (v: DataView) => void): Uint8Array => {
@@ -261,6 +261,13 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
         fc.oneof(fc.string({ unit: "binary" }).map((t) => utf8.encode(`[${JSON.stringify(t)},\n1]`)), fc.uint8Array({ maxLength: 12 })))
         .map(([version, text]) => Uint8Array.of(version, ...text)),
       fc.uint8Array({ maxLength: 40 }),
+      // interval: [int64 µs][int32 days][int32 months], the infinities' extremes, wrong lengths.
+      fc.oneof(
+        fc.tuple(anyI64, fc.integer(), fc.integer()).map(([us, days, months]) => be(16, (d) => {
+          d.setBigInt64(0, us); d.setInt32(8, days); d.setInt32(12, months);
+        })),
+        fc.uint8Array({ maxLength: 17 }),
+      ),
     );
     fc.assert(fc.property(fc.array(row, { minLength: 1, maxLength: 8 }), (rows) => {
       const msgs = [encode.relation(rel)];
@@ -278,7 +285,8 @@ describe("jsonColumns: kernel bytes = the JS path's bytes", () => {
       utf8.encode("é\"x"), utf8.encode("v"), be(8, (d) => d.setBigInt64(0, 788_918_400_123_456n)), be(8, (d) => d.setBigInt64(0, 0n)),
       be(4, (d) => d.setInt32(0, 9_000)), Uint8Array.from({ length: 16 }, (_, i) => i * 17),
       be(12, (d) => { d.setInt16(0, 2); d.setInt16(2, 0); d.setUint16(4, 0x4000); d.setUint16(6, 3); d.setInt16(8, 12); d.setInt16(10, 3400); }),
-      utf8.encode('{"k": [1,\n2]}'), Uint8Array.of(1, ...utf8.encode('{"é": null}')), Uint8Array.of(0, 0x0a, 0xff)];
+      utf8.encode('{"k": [1,\n2]}'), Uint8Array.of(1, ...utf8.encode('{"é": null}')), Uint8Array.of(0, 0x0a, 0xff),
+      be(16, (d) => { d.setBigInt64(0, -3_600_000_001n); d.setInt32(8, -2); d.setInt32(12, 14); })];
     const bytes = frame([encode.relation(rel), ...Array.from({ length: 10 }, () => encode.insert({ relation: rel, newTuple: r }))]);
     expect(same(bytes, "fixed row")).toBeGreaterThan(0);
     expect(declinedColumns(bytes, DECODERS[0]![1])).toBe(0);

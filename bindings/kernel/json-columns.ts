@@ -9,7 +9,7 @@ import {
   JF_AS_PORTABLE, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
-  JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA,
+  JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA, JB_INTERVAL,
 } from "../jsonl-tape.ts";
 import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
@@ -444,6 +444,22 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
       return writeJson(p, n);
     case JB_JSONB:
       return n >= 1 && u8at(p) == 1 && writeJson(p + 1, n - 1);
+    case JB_INTERVAL: {
+      if (n != 16) return false;
+      const hi = loadI32BE(<usize>p);
+      if (hi < -(1 << 21) || hi >= 1 << 21) return false;
+      const us = <f64>hi * 4294967296.0 + u32AsF64(loadI32BE(<usize>p + 4));
+      putText('{"months":');
+      putInt(loadI32BE(<usize>p + 12));
+      putText(',"days":');
+      putInt(loadI32BE(<usize>p + 8));
+      putText(',"microseconds":');
+      if (strings) put(QUOTE);
+      putSigned(us);
+      if (strings) put(QUOTE);
+      put(0x7d);
+      return true;
+    }
     case JB_BYTEA:
       put(QUOTE); put(BACKSLASH); put(BACKSLASH); put(0x78);
       for (let i = p; i < p + n; i++) {
