@@ -43,6 +43,12 @@ function hexDigit(d: i32): i32 {
   return d < 10 ? 0x30 + d : 0x57 + d;
 }
 
+/** A byte as two lowercase hex digits. */
+function putHex(x: i32): void {
+  put(hexDigit(x >> 4));
+  put(hexDigit(x & 15));
+}
+
 /** Writes tuple columns [from, ncols) as JSON (bindings/jsonl-tape.ts); returns a JSON_* status. */
 export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32, flags: i32, out: usize, outCapacity: i32, result: usize): i32 {
   const size = memoryBytes();
@@ -449,24 +455,12 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
       const hi = loadI32BE(<usize>p);
       if (hi < -(1 << 21) || hi >= 1 << 21) return false;
       const us = <f64>hi * 4294967296.0 + u32AsF64(loadI32BE(<usize>p + 4));
-      putText('{"months":');
-      putInt(loadI32BE(<usize>p + 12));
-      putText(',"days":');
-      putInt(loadI32BE(<usize>p + 8));
-      putText(',"microseconds":');
-      if (strings) put(QUOTE);
-      putSigned(us);
-      if (strings) put(QUOTE);
-      put(0x7d);
+      putInterval(loadI32BE(<usize>p + 12), loadI32BE(<usize>p + 8), us, strings);
       return true;
     }
     case JB_BYTEA:
       put(QUOTE); put(BACKSLASH); put(BACKSLASH); put(0x78);
-      for (let i = p; i < p + n; i++) {
-        const x = u8at(i);
-        put(hexDigit(x >> 4));
-        put(hexDigit(x & 15));
-      }
+      for (let i = p; i < p + n; i++) putHex(u8at(i));
       put(QUOTE);
       return true;
     case JB_UUID:
@@ -474,9 +468,7 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
       put(QUOTE);
       for (let i = 0; i < 16; i++) {
         if (i == 4 || i == 6 || i == 8 || i == 10) put(0x2d);
-        const x = u8at(p + i);
-        put(hexDigit(x >> 4));
-        put(hexDigit(x & 15));
+        putHex(u8at(p + i));
       }
       put(QUOTE);
       return true;
@@ -554,16 +546,21 @@ function isoDate(d: i32): bool {
   if (d == -2147483648 || d == 2147483647) return false;
   civilOfDays(<f64>d + 10957.0);
   if (civilYear < 1 || civilYear > 9999) return false;
-  const y = <i32>civilYear;
   put(QUOTE);
-  put2(divI32(y, 100));
-  put2(y - divI32(y, 100) * 100);
-  put(0x2d);
-  put2(<i32>civilMonth);
-  put(0x2d);
-  put2(<i32>civilDay);
+  putYmd(<i32>civilYear, <i32>civilMonth, <i32>civilDay);
   put(QUOTE);
   return true;
+}
+
+/** `YYYY-MM-DD` for a year 1..9999. */
+function putYmd(y: i32, m: i32, d: i32): void {
+  const c = divI32(y, 100);
+  put2(c);
+  put2(y - c * 100);
+  put(0x2d);
+  put2(m);
+  put(0x2d);
+  put2(d);
 }
 
 /** The big-endian int8 at p in decimal, quoted with `strings` (u64Values only: u64 arithmetic). */
@@ -798,17 +795,21 @@ function writeInterval(p: i32, n: i32, strings: bool): bool {
     else days = signed;
   }
   if (unit == 0) return false;
+  putInterval(months, days, micros, strings);
+  return true;
+}
+
+/** An interval's JSON object, `{"months":…,"days":…,"microseconds":…}` (the µs quoted with `strings`, as a bigint). */
+function putInterval(months: i32, days: i32, micros: f64, strings: bool): void {
   putText('{"months":');
   putInt(months);
   putText(',"days":');
   putInt(days);
   putText(',"microseconds":');
   if (strings) put(QUOTE);
-  if (micros < 0) put(0x2d);
-  putDecimal(micros < 0 ? -micros : micros);
+  putSigned(micros);
   if (strings) put(QUOTE);
   put(0x7d);
-  return true;
 }
 
 /** The value of the ASCII digits [p, end) (at most 9: below 2^31). */
@@ -858,12 +859,7 @@ export function isoTime(p: usize, zone: bool): bool {
   const h = divI32(sod, 3600);
   const mi = divI32(sod - h * 3600, 60);
   put(QUOTE);
-  put2(divI32(timeYear, 100));
-  put2(timeYear - divI32(timeYear, 100) * 100);
-  put(0x2d);
-  put2(timeMonth);
-  put(0x2d);
-  put2(timeDay);
+  putYmd(timeYear, timeMonth, timeDay);
   put(0x54);
   put2(h);
   put(0x3a);
@@ -979,7 +975,7 @@ function writeString(p: i32, n: i32, unescape: bool = false): bool {
         if (short != 0) put(short);
         else {
           put(0x75); put(0x30); put(0x30);
-          put(hexDigit(x >> 4)); put(hexDigit(x & 15));
+          putHex(x);
         }
       }
       i++;

@@ -109,18 +109,19 @@ export class ReceiveArea {
   decode(after?: Uint8Array): Batch<WalMessage> {
     const d = this.#d;
     const m = d.memory;
-    const extra = after?.length ?? 0;
-    const length = this.#end - this.#from + extra;
-    let from = d.begin(this.#from, length - extra);
-    const need = Math.max(length, this.#frameAt(from, length - extra, after));
+    // `kept` bytes in memory, then `after`.
+    const kept = this.#end - this.#from;
+    const length = kept + (after?.length ?? 0);
+    let from = d.begin(this.#from, kept);
+    const need = Math.max(length, this.#frameAt(from, kept, after));
     const want = Math.max(MIN_CAPACITY, 3 * need + 4 * MIN_READ);
     if (m.inputCapacity < want) m.reserve(want, 0);
     const end = m.input + m.inputCapacity;
     if (from !== m.input && (from + need + MIN_READ > end || end - (from + length) < m.inputCapacity / 4)) {
-      m.u8.copyWithin(m.input, from, from + length - extra);
+      m.u8.copyWithin(m.input, from, from + kept);
       from = m.input;
     }
-    if (after !== undefined) m.u8.set(after, from + length - extra);
+    if (after !== undefined) m.u8.set(after, from + kept);
     this.#from = from;
     this.#end = from + length;
     this.#fresh = 0;

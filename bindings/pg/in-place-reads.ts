@@ -70,9 +70,8 @@ export class InPlaceReads {
   readonly socket: net.Socket;
   /** Where reads land while pg reads the socket, or while the area is full. */
   readonly #scratch = new Uint8Array(SCRATCH);
-  /** The buffer the socket's next read lands in, and the memory buffer it is a view of (undefined: the scratch). */
+  /** The buffer the socket's next read lands in: the scratch, or a view of the area's memory (its `buffer` stays that memory's, detached or not). */
   #armed: Uint8Array = this.#scratch;
-  #armedIn: ArrayBufferLike | undefined;
   #area: ReceiveArea | undefined;
   #onLanded: ((bytes: Uint8Array) => void) | undefined;
   /**
@@ -114,7 +113,7 @@ export class InPlaceReads {
     try {
       return area.decode(this.#held.bytes > 0 ? this.#held.take() : undefined);
     } finally {
-      if (this.#armedIn !== undefined && this.#armedIn !== area.buffer) this.#point(this.#next());
+      if (this.#armed !== this.#scratch && this.#armed.buffer !== area.buffer) this.#point(this.#next());
     }
   }
 
@@ -122,20 +121,13 @@ export class InPlaceReads {
   #point(buffer: Uint8Array): void {
     const handle = (this.socket as unknown as { _handle?: UserBufferHandle | null })._handle;
     this.#armed = buffer;
-    if (buffer === this.#scratch) this.#armedIn = undefined;
     if (typeof handle?.useUserBuffer === "function") handle.useUserBuffer(buffer);
   }
 
   /** `onread`'s next buffer: the area's room, or the scratch. */
   #next(): Uint8Array {
     const area = this.#area;
-    if (area === undefined || area.full || this.#held.bytes > 0) {
-      this.#armed = this.#scratch;
-      this.#armedIn = undefined;
-    } else {
-      this.#armed = area.offer();
-      this.#armedIn = area.buffer;
-    }
+    this.#armed = area === undefined || area.full || this.#held.bytes > 0 ? this.#scratch : area.offer();
     return this.#armed;
   }
 
