@@ -824,10 +824,11 @@ function putText(s: string): void {
   for (let i = 0; i < s.length; i++) put(s.charCodeAt(i));
 }
 
-/** An i32 in decimal (|v| < 2^31: never -2^31 here). */
+/** An i32 in decimal, -2^31 too (a binary interval's months or days): negated as a double, where it cannot wrap. */
 function putInt(v: i32): void {
   if (v < 0) put(0x2d);
-  putDecimal(<f64>(v < 0 ? -v : v));
+  const x = <f64>v;
+  putDecimal(v < 0 ? -x : x);
 }
 
 /**
