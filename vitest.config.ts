@@ -31,6 +31,7 @@ const perBackend = [
   "test/replicate-hostile.test.ts",
   "test/replicate-integrity.test.ts",
   "test/row-readers.test.ts",
+  "test/row-values.test.ts",
   "test/truncation.test.ts",
   "test/values-errors.test.ts",
   "test/walsender.test.ts",

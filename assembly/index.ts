@@ -8,3 +8,4 @@ export { decode } from "../bindings/kernel/decode";
 export { jsonColumns } from "../bindings/kernel/json-columns";
 export { jsonLines } from "../bindings/kernel/json-lines";
 export { textTimestamp } from "./values";
+export { rowValues } from "./row-values";

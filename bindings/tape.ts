@@ -27,7 +27,7 @@
  *
  * ## Memory
  * The binding lays out, from the kernel's `heapBase()` (16-aligned):
- *   [ result: 64 bytes (RESULT_WORDS i32 used) | input bytes | tape: i32 words | relation width table: i32 words | JSON area ]
+ *   [ result: 64 bytes (RESULT_WORDS i32 used) | row values: ROW_VALUE_BYTES (bindings/row-values.ts) | input bytes | tape: i32 words | relation width table: i32 words | JSON area ]
  * The tape starts 16-aligned after the input capacity, the table right after
  * the tape capacity, the JSON area (bindings/kernel/json-area.ts; only once
  * a JSON Lines writer asked for it) right after the table; the whole layout

@@ -32,6 +32,7 @@ import { TapeBatch, type Clock, type RelationDefinition } from "../views/batch.t
 import { copyBytes } from "../copy-bytes.ts";
 import { grownTape } from "./capacity.ts";
 import { framedCopyLength, WALK_ABOVE } from "../frame-walk.ts";
+import { kernelRowValues } from "./row-values.ts";
 import { MemoryLayout } from "./memory-layout.ts";
 import { relationAt, stateTag, TAG_RELATION, TAG_STREAM_START, TAG_STREAM_STOP, TAG_TYPE } from "./state-records.ts";
 import type { DecoderInternals } from "./decoder-internals.ts";
@@ -78,7 +79,9 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     this.options = options;
     this.#newKernel = newKernel;
     this.#maxMessage = checkMaxMessageSize(options.maxMessageSize);
+    this.#start();
     this.values = new ValueDecoder(options.values, {
+      rowValues: kernelRowValues(this.#m),
       // Column bytes live in the kernel's memory: it parses text timestamps in place (wasm: ~3x the JS parser).
       textTimestamp: (bytes, offset, length, withZone) => {
         // The layout's buffer is the memory's after every call (it follows every grow and new instance), and
@@ -89,7 +92,6 @@ export abstract class TapeDecoder implements PgoutputDecoder {
         return us === NOT_PARSED ? undefined : us;
       },
     });
-    this.#start();
   }
 
   /**

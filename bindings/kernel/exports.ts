@@ -24,6 +24,8 @@ export interface KernelExports {
   ): number;
   /** A text timestamp at memory[offset, offset + length) → µs since the Unix epoch, or NOT_PARSED (i64 min + 1). */
   textTimestamp(offset: number, length: number, withZone: number): bigint;
+  /** A tuple's numbers, booleans and timestamps into slots (spec: bindings/row-values.ts); the wasm kernel's only. */
+  rowValues?(tuple: number, plan0: number, plan1: number, plan2: number, plan3: number, out: number): number;
   /** A tuple's columns as JSON bytes (spec: bindings/jsonl-tape.ts); returns a JSON_* status. */
   jsonColumns(tuple: number, old: number, columns: number, from: number, flags: number, out: number, outCapacity: number, result: number): number;
   /** Whole lines for a run of tape records, from the binding's templates (spec: bindings/line-templates.ts); returns a LINES_* status. */

@@ -1,7 +1,8 @@
 /**
  * Where a tape decoder's regions sit in its kernel's memory (tape.ts,
  * "Memory"), from the kernel's heapBase():
- *   [ result | input | tape | relation width table | region ]
+ *   [ result | row values | input | tape | relation width table | region ]
+ * (row values: the side table's slots, bindings/row-values.ts).
  * The region is optional: memory a user of the decoder has the kernel work
  * in, asked for with `request()` (the JSON Lines writer's JSON area,
  * json-area.ts). A decoder nobody asks for one lays out none.
@@ -12,6 +13,7 @@
  * decoder's next call, never during one.
  */
 import { PgoutputError } from "../errors.ts";
+import { ROW_VALUE_BYTES } from "../row-values.ts";
 import { TABLE_CAPACITY, TABLE_COUNT, TABLE_HASH, TABLE_HEADER_WORDS } from "../tape.ts";
 import { ADDRESSABLE, layoutEnd, planCapacities, unaddressable } from "./capacity.ts";
 import type { KernelExports } from "./exports.ts";
@@ -35,8 +37,9 @@ const PAGE = 65536;
 
 export class MemoryLayout implements RegionHost {
   k!: KernelExports;
-  /** Byte addresses of the result words, the input region, the tape and the width table; capacities in bytes, words and entries. */
+  /** Byte addresses of the result words, the row-value slots, the input region, the tape and the width table; capacities in bytes, words and entries. */
   result = 0;
+  rowValues = 0;
   input = 0;
   inputCapacity = 0;
   tape = 0;
@@ -68,7 +71,8 @@ export class MemoryLayout implements RegionHost {
   start(kernel: KernelExports, widths: number[]): void {
     this.k = kernel;
     this.result = kernel.heapBase();
-    this.input = this.result + 64;
+    this.rowValues = this.result + 64;
+    this.input = this.rowValues + ROW_VALUE_BYTES;
     this.inputCapacity = 0;
     this.tapeCapacity = 0;
     this.tableCapacity = 0;

@@ -24,7 +24,7 @@ import { binaryArrayParser, textArrayParser } from "./arrays.ts";
 import type { Parse } from "./bytes.ts";
 import { arrayDelimiter, arrayElement, FIRST_NORMAL_OID, Oid } from "./oids.ts";
 import { resolveOptions, type ResolvedOptions, type TypeKnowledge, type TypeOverride, type ValueOptions } from "./options.ts";
-import { builtinParsers, fallback, type Accelerators, type FormatParsers } from "./registry.ts";
+import { builtinParsers, fallback, type Accelerators, type FormatParsers, type RowValues } from "./registry.ts";
 import { valueFailure } from "./failure.ts";
 import { copyBytes } from "../copy-bytes.ts";
 
@@ -71,8 +71,12 @@ export class ValueDecoder {
   /** What Type messages taught (user `types` win over it). */
   readonly #learned = new Map<number, TypeKnowledge>();
 
-  /** `accelerators`: faster built-in parsers a backend offers (the wasm decoder's in-kernel timestamp parser). */
+  /** The backend's side table for the row readers (row-reader.ts), if it has one. */
+  readonly rowValues: RowValues | undefined;
+
+  /** `accelerators`: faster built-in parsers a backend offers (the wasm decoder's in-kernel timestamp parser and side table). */
   constructor(options: ValueOptions = {}, accelerators?: Accelerators) {
+    this.rowValues = accelerators?.rowValues;
     this.options = Object.freeze(resolveOptions(options));
     this.#builtins = builtinParsers(this.options, accelerators);
     this.#parsers = options.parsers;

@@ -26,6 +26,9 @@ import {
   textUint32, textUint64,
 } from "./text/numbers.ts";
 import { parseJson, textBytea, textJson, textJsonb, textString } from "./text/strings.ts";
+import {
+  ROW_BOOL, ROW_FLOAT4, ROW_FLOAT8, ROW_INT, ROW_INT8, ROW_TIMESTAMP, ROW_TIMESTAMPTZ,
+} from "../row-values.ts";
 
 export interface FormatParsers {
   text?: Parse;
@@ -39,7 +42,54 @@ export interface FormatParsers {
  */
 export interface Accelerators {
   textTimestamp(bytes: Uint8Array, offset: number, length: number, withZone: boolean): bigint | undefined;
+  /** The kernel's side table, where it has one (the wasm kernel's rowValues). */
+  rowValues?: RowValues | undefined;
 }
+
+/** A kernel's side table (spec: bindings/row-values.ts), for the row readers (row-reader.ts). */
+export interface RowValues {
+  /**
+   * Parses the coded text columns of the TUPLE at word `w` of `u8`'s memory
+   * into the slots; returns the bit set of the slots written (0 when `u8`
+   * is not the kernel's memory). Read the slots through `f64` and `i64`
+   * after the call: it may re-take them.
+   */
+  read(u8: Uint8Array, w: number, plan0: number, plan1: number, plan2: number, plan3: number): number;
+  readonly f64: Float64Array<ArrayBufferLike>;
+  readonly i64: BigInt64Array<ArrayBufferLike>;
+}
+
+/**
+ * What a built-in text parser's value is in the side table: its ROW_* code,
+ * and what turns the slot into the parser's value (timestamps as the
+ * `timestamp` option wants them; none: the slot is the value).
+ */
+export interface RowValue {
+  readonly code: number;
+  readonly then?: ((us: bigint) => unknown) | undefined;
+}
+
+/** The built-in text parsers a side table can stand in for, by identity: an override or a user's parser never is one. */
+const rowValueOfParser = new WeakMap<Parse, RowValue>();
+
+/** The side table's code for `parse`, if it is a built-in parser the kernel can stand in for. */
+export function rowValueOf(parse: Parse): RowValue | undefined {
+  return rowValueOfParser.get(parse);
+}
+
+function tag<P extends Parse>(parse: P, code: number, then?: (us: bigint) => unknown): P {
+  rowValueOfParser.set(parse, { code, then });
+  return parse;
+}
+
+tag(textBool, ROW_BOOL);
+tag(textInt, ROW_INT);
+tag(textUint32, ROW_INT);
+// The short case only: the kernel declines more than 15 digits, which this parser range-checks.
+tag(textInt8Number, ROW_INT);
+tag(textInt8, ROW_INT8);
+tag(textFloat8, ROW_FLOAT8);
+tag(textFloat4, ROW_FLOAT4);
 
 /** Built-in scalar parsers, by OID, for these options. */
 export function builtinParsers(o: ResolvedOptions, accel?: Accelerators): Map<number, FormatParsers> {
@@ -120,15 +170,18 @@ export function builtinParsers(o: ResolvedOptions, accel?: Accelerators): Map<nu
   }
 
   // timestamp, timestamptz
+  // Each text parser is tagged with what the side table's µs become under this option.
   if (o.timestamp === "bigint") {
-    set(Oid.timestamp, textTimestamp, binaryTimestamp);
-    set(Oid.timestamptz, textTimestamptz, binaryTimestamp);
+    set(Oid.timestamp, tag(textTimestamp, ROW_TIMESTAMP), binaryTimestamp);
+    set(Oid.timestamptz, tag(textTimestamptz, ROW_TIMESTAMPTZ), binaryTimestamp);
   } else if (o.timestamp === "iso") {
-    set(Oid.timestamp, (b, p, n) => timestampISO(textTimestamp(b, p, n), false), (b, p, n) => timestampISO(binaryTimestamp(b, p, n), false));
-    set(Oid.timestamptz, (b, p, n) => timestampISO(textTimestamptz(b, p, n), true), (b, p, n) => timestampISO(binaryTimestamp(b, p, n), true));
+    const plain = (us: bigint) => timestampISO(us, false);
+    const zoned = (us: bigint) => timestampISO(us, true);
+    set(Oid.timestamp, tag((b, p, n) => plain(textTimestamp(b, p, n)), ROW_TIMESTAMP, plain), (b, p, n) => plain(binaryTimestamp(b, p, n)));
+    set(Oid.timestamptz, tag((b, p, n) => zoned(textTimestamptz(b, p, n)), ROW_TIMESTAMPTZ, zoned), (b, p, n) => zoned(binaryTimestamp(b, p, n)));
   } else {
-    set(Oid.timestamp, (b, p, n) => timestampDate(textTimestamp(b, p, n)), (b, p, n) => timestampDate(binaryTimestamp(b, p, n)));
-    set(Oid.timestamptz, (b, p, n) => timestampDate(textTimestamptz(b, p, n)), (b, p, n) => timestampDate(binaryTimestamp(b, p, n)));
+    set(Oid.timestamp, tag((b, p, n) => timestampDate(textTimestamp(b, p, n)), ROW_TIMESTAMP, timestampDate), (b, p, n) => timestampDate(binaryTimestamp(b, p, n)));
+    set(Oid.timestamptz, tag((b, p, n) => timestampDate(textTimestamptz(b, p, n)), ROW_TIMESTAMPTZ, timestampDate), (b, p, n) => timestampDate(binaryTimestamp(b, p, n)));
   }
 
   set(Oid.interval, textInterval, binaryInterval);

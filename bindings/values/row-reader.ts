@@ -22,6 +22,8 @@ import type { Parse } from "./bytes.ts";
 import type { ValueDecoder } from "./decoder.ts";
 import { inColumn } from "./failure.ts";
 import { generated } from "../generated-code.ts";
+import { ROW_BOOL, ROW_INT8, ROW_TIMESTAMP, ROW_TIMESTAMPTZ, ROW_VALUE_COLUMNS } from "../row-values.ts";
+import { rowValueOf, type RowValue, type RowValues } from "./registry.ts";
 import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 
 /**
@@ -32,12 +34,17 @@ import { KIND_BINARY as KIND_B, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } 
  */
 export type RowReader = (u8: Uint8Array, dv: DataView, tape: Int32Array, w: number, relation: Relation) => unknown[];
 
-/** What a reader is made from: per column its type, type modifier and both formats' parsers. */
+/** What a reader is made from: per column its type, type modifier and both formats' parsers, and the side table's part. */
 interface ReaderPlan {
   typeIds: number[];
   typeModifiers: number[];
   text: Parse[];
   binary: Parse[];
+  /** Per column, what the side table gives for its text form (undefined: the parser runs); none without a side table. */
+  rows: (RowValue | undefined)[];
+  /** The codes of `rows` as rowValues() takes them (bindings/row-values.ts). */
+  codes: number[];
+  side: RowValues | undefined;
 }
 
 interface Made {
@@ -81,11 +88,21 @@ export function rowReader(values: ValueDecoder, relation: Relation): RowReader {
 /** A reader compiled (`compile`, when code generation is allowed) or interpreted; exported for the tests of both. */
 export function makeRowReader(values: ValueDecoder, relation: Relation, compile: boolean): RowReader {
   const columns = relation.columns;
+  const text = columns.map((c) => values.textParser(c.typeId));
+  const side = values.rowValues;
+  const rows = text.map((p, i) => (side !== undefined && i < ROW_VALUE_COLUMNS ? rowValueOf(p) : undefined));
+  const codes = [0, 0, 0, 0];
+  rows.forEach((r, i) => {
+    if (r !== undefined) codes[i >> 3]! |= r.code << ((i & 7) << 2);
+  });
   const plan: ReaderPlan = {
     typeIds: columns.map((c) => c.typeId),
     typeModifiers: columns.map((c) => c.typeModifier),
-    text: columns.map((c) => values.textParser(c.typeId)),
+    text,
     binary: columns.map((c) => values.binaryParser(c.typeId)),
+    rows,
+    codes,
+    side: rows.some((r) => r !== undefined) ? side : undefined,
   };
   return (compile && columns.length <= COMPILED_MAX ? generated(() => compiledReader(plan)) : undefined) ?? interpretedReader(plan);
 }
@@ -100,12 +117,13 @@ function compiledReader(plan: ReaderPlan): RowReader {
   const n = plan.typeIds.length;
   const consts: string[] = [];
   const body: string[] = [];
+  const side = plan.side;
+  if (side !== undefined) body.push(`const done = S.read(u8, w, ${plan.codes.join(", ")}), f = S.f64, l = S.i64;`);
   for (let i = 0; i < n; i++) {
-    consts.push(`const T${i} = text[${i}], B${i} = binary[${i}], M${i} = mods[${i}];`);
-    body.push(
-      `c = ${i}; p = t[w + ${i + 1}]; k = u8[p];`,
-      `const v${i} = k === ${KIND_T} ? T${i}(u8, p + 5, dv.getInt32(p + 1), M${i}) : k === ${KIND_B} ? B${i}(u8, p + 5, dv.getInt32(p + 1), M${i}) : k === ${KIND_U} ? U : null;`,
-    );
+    const row = plan.rows[i];
+    consts.push(`const T${i} = text[${i}], B${i} = binary[${i}], M${i} = mods[${i}];${row?.then === undefined ? "" : ` const R${i} = rows[${i}].then;`}`);
+    const parsed = `c = ${i}, p = t[w + ${i + 1}], k = u8[p], k === ${KIND_T} ? T${i}(u8, p + 5, dv.getInt32(p + 1), M${i}) : k === ${KIND_B} ? B${i}(u8, p + 5, dv.getInt32(p + 1), M${i}) : k === ${KIND_U} ? U : null`;
+    body.push(row === undefined ? `const v${i} = (${parsed});` : `const v${i} = done & ${1 << i} ? ${slotSource(row, i)} : (${parsed});`);
   }
   const values = Array.from({ length: n }, (_, i) => `v${i}`).join(", ");
   const source = `"use strict"; // row reader ${serial++}
@@ -119,21 +137,44 @@ return function readRow(u8, dv, t, w, relation) {
     throw fail(e, relation, c, k);
   }
 };`;
-  const factory = new Function("text", "binary", "mods", "U", "fail", source);
-  return factory(plan.text, plan.binary, plan.typeModifiers, unchangedToast, failure(plan)) as RowReader;
+  const factory = new Function("text", "binary", "mods", "rows", "S", "U", "fail", source);
+  return factory(plan.text, plan.binary, plan.typeModifiers, plan.rows, side, unchangedToast, failure(plan)) as RowReader;
+}
+
+/** The source that reads column `i`'s slot as its parser's value. */
+function slotSource(row: RowValue, i: number): string {
+  if (row.then !== undefined) return `R${i}(l[${i}])`;
+  if (row.code === ROW_BOOL) return `f[${i}] !== 0`;
+  return isInt64(row.code) ? `l[${i}]` : `f[${i}]`;
+}
+
+/** The same, read by the interpreted reader. */
+function slotValue(row: RowValue, side: RowValues, i: number): unknown {
+  if (row.then !== undefined) return row.then(side.i64[i]!);
+  if (row.code === ROW_BOOL) return side.f64[i] !== 0;
+  return isInt64(row.code) ? side.i64[i] : side.f64[i];
+}
+
+function isInt64(code: number): boolean {
+  return code === ROW_INT8 || code === ROW_TIMESTAMP || code === ROW_TIMESTAMPTZ;
 }
 
 /** The same reads as a loop. */
 function interpretedReader(plan: ReaderPlan): RowReader {
-  const { text, binary, typeModifiers } = plan;
+  const { text, binary, typeModifiers, rows, codes, side } = plan;
   const n = typeModifiers.length;
   const fail = failure(plan);
   return (u8, dv, t, w, relation) => {
     const out: unknown[] = new Array(n);
+    const done = side === undefined ? 0 : side.read(u8, w, codes[0]!, codes[1]!, codes[2]!, codes[3]!);
     let i = 0;
     let k = 0;
     try {
       for (; i < n; i++) {
+        if (i < ROW_VALUE_COLUMNS && done & (1 << i)) {
+          out[i] = slotValue(rows[i]!, side!, i);
+          continue;
+        }
         const p = t[w + 1 + i]!;
         k = u8[p]!;
         out[i] = k === KIND_T ? text[i]!(u8, p + 5, dv.getInt32(p + 1), typeModifiers[i]!)
