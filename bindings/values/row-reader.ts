@@ -44,6 +44,12 @@ interface ReaderPlan {
   rows: (RowValue | undefined)[];
   /** The codes of `rows` as rowValues() takes them (bindings/row-values.ts). */
   codes: number[];
+  /**
+   * The first coded column. The kernel reads text only, and a binary stream
+   * sends every column binary: where this one is binary, the row is not
+   * worth a kernel call.
+   */
+  first: number;
   side: RowValues | undefined;
 }
 
@@ -102,6 +108,7 @@ export function makeRowReader(values: ValueDecoder, relation: Relation, compile:
     binary: columns.map((c) => values.binaryParser(c.typeId)),
     rows,
     codes,
+    first: Math.max(0, rows.findIndex((r) => r !== undefined)),
     side: rows.some((r) => r !== undefined) ? side : undefined,
   };
   return (compile && columns.length <= COMPILED_MAX ? generated(() => compiledReader(plan)) : undefined) ?? interpretedReader(plan);
@@ -118,7 +125,7 @@ function compiledReader(plan: ReaderPlan): RowReader {
   const consts: string[] = [];
   const body: string[] = [];
   const side = plan.side;
-  if (side !== undefined) body.push(`const done = S.read(u8, w, ${plan.codes.join(", ")}), f = S.f64, l = S.i64;`);
+  if (side !== undefined) body.push(`const done = u8[t[w + ${plan.first + 1}]] === ${KIND_B} ? 0 : S.read(u8, w, ${plan.codes.join(", ")}), f = S.f64, l = S.i64;`);
   for (let i = 0; i < n; i++) {
     const row = plan.rows[i];
     consts.push(`const T${i} = text[${i}], B${i} = binary[${i}], M${i} = mods[${i}];${row?.then === undefined ? "" : ` const R${i} = rows[${i}].then;`}`);
@@ -166,7 +173,7 @@ function interpretedReader(plan: ReaderPlan): RowReader {
   const fail = failure(plan);
   return (u8, dv, t, w, relation) => {
     const out: unknown[] = new Array(n);
-    const done = side === undefined ? 0 : side.read(u8, w, codes[0]!, codes[1]!, codes[2]!, codes[3]!);
+    const done = side === undefined || u8[t[w + 1 + plan.first]!] === KIND_B ? 0 : side.read(u8, w, codes[0]!, codes[1]!, codes[2]!, codes[3]!);
     let i = 0;
     let k = 0;
     try {
