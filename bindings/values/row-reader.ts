@@ -97,6 +97,7 @@ export function makeRowReader(values: ValueDecoder, relation: Relation, compile:
   const text = columns.map((c) => values.textParser(c.typeId));
   const side = values.rowValues;
   const rows = text.map((p, i) => (side !== undefined && i < ROW_VALUE_COLUMNS ? rowValueOf(p) : undefined));
+  const first = rows.findIndex((r) => r !== undefined);
   const codes = [0, 0, 0, 0];
   rows.forEach((r, i) => {
     if (r !== undefined) codes[i >> 3]! |= r.code << ((i & 7) << 2);
@@ -108,8 +109,8 @@ export function makeRowReader(values: ValueDecoder, relation: Relation, compile:
     binary: columns.map((c) => values.binaryParser(c.typeId)),
     rows,
     codes,
-    first: Math.max(0, rows.findIndex((r) => r !== undefined)),
-    side: rows.some((r) => r !== undefined) ? side : undefined,
+    first: Math.max(0, first),
+    side: first < 0 ? undefined : side,
   };
   return (compile && columns.length <= COMPILED_MAX ? generated(() => compiledReader(plan)) : undefined) ?? interpretedReader(plan);
 }
@@ -168,12 +169,12 @@ function isInt64(code: number): boolean {
 
 /** The same reads as a loop. */
 function interpretedReader(plan: ReaderPlan): RowReader {
-  const { text, binary, typeModifiers, rows, codes, side } = plan;
+  const { text, binary, typeModifiers, rows, codes, first, side } = plan;
   const n = typeModifiers.length;
   const fail = failure(plan);
   return (u8, dv, t, w, relation) => {
     const out: unknown[] = new Array(n);
-    const done = side === undefined || u8[t[w + 1 + plan.first]!] === KIND_B ? 0 : side.read(u8, w, codes[0]!, codes[1]!, codes[2]!, codes[3]!);
+    const done = side === undefined || u8[t[w + 1 + first]!] === KIND_B ? 0 : side.read(u8, w, codes[0]!, codes[1]!, codes[2]!, codes[3]!);
     let i = 0;
     let k = 0;
     try {
