@@ -148,13 +148,19 @@
  * ## Result
  * `decode` returns a STATUS and fills the result words at `result` (R_*):
  * R_CONSUMED (end of the last whole decoded frame), R_TAPE_USED (the tape
- * cursor: tapeFrom + words written), R_COUNT, R_STATE, and on STATUS_ERROR
+ * cursor: tapeFrom + words written), R_COUNT, R_STATE, R_STATE_RECORDS
+ * (how many of the call's records are Relation, Type, Stream Start or
+ * Stream Stop messages), and on STATUS_ERROR
  * the code, offset, field, column, tuple, tag and start of the fault. The
  * error words are reset on every call (code 0, offset 0, field 0, column -1,
  * tuple 0) so the words depend on the call alone; R_ERROR_TAG and
  * R_ERROR_START are written only with STATUS_ERROR.
  *   Why a result block, not return values: the export stays one i32 in, one
  *   i32 out on every host; each word is one Int32Array read.
+ *   Why R_STATE_RECORDS: the binding must apply those records (to its
+ *   caches, to its stream state) and nothing else; with the count it stops
+ *   walking after the last of them, and most calls have none, so most
+ *   batches are never walked in JS.
  *   Why errors as numbers: the binding builds the PgoutputError (message,
  *   kind, field name); the kernel stays allocation-free.
  *   Why records before an error stay valid: the binding applies the good
@@ -221,6 +227,7 @@ export const R_ERROR_COLUMN = 7; // column index within a tuple or relation, or 
 export const R_ERROR_TUPLE = 8; // TUPLE_OLD or TUPLE_NEW for tuple fields, else 0
 export const R_ERROR_TAG = 9; // tag byte of the failing message, or 0 when not read
 export const R_ERROR_START = 10; // offset of the failing message's tag byte
+export const R_STATE_RECORDS = 11; // records of state-changing messages (R, Y, S, E) among R_COUNT
 
 export const TUPLE_OLD = 1;
 export const TUPLE_NEW = 2;

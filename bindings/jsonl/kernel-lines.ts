@@ -112,12 +112,11 @@ export class KernelLines {
     this.#prepare(area, batch);
     if (!this.#inSync) this.#toKernel(area);
     const flags = (this.#o.numbersAsStrings ? JF_NUMBERS_AS_STRINGS : 0) | (this.#o.transactions ? LF_TRANSACTIONS : 0) | (boundary ? LF_BOUNDARIES : 0);
-    const records = batch.records;
     let i = from;
     let changed = false;
     let templated = -1;
     while (i < to) {
-      const status = area.lines(records[i]! << 2, to - i, flags);
+      const status = area.lines(batch.recordAt(i) << 2, to - i, flags);
       changed ||= area.i32[(area.line >> 2) + LS_CHANGED] !== 0;
       this.#take(area, out, i, boundary);
       i += area.record;

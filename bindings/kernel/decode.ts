@@ -11,7 +11,7 @@ import {
   STATE_IN_STREAM, STATUS_OK, STATUS_ERROR, STATUS_TAPE_FULL, STATUS_TABLE_FULL,
   TABLE_CAPACITY, TABLE_COUNT, TABLE_HEADER_WORDS, TABLE_HASH, E_COLUMN_COUNT_MISMATCH,
   R_CONSUMED, R_TAPE_USED, R_COUNT, R_STATE, R_ERROR_CODE, R_ERROR_OFFSET, R_ERROR_FIELD,
-  R_ERROR_COLUMN, R_ERROR_TUPLE, R_ERROR_TAG, R_ERROR_START, TUPLE_OLD, TUPLE_NEW,
+  R_ERROR_COLUMN, R_ERROR_TUPLE, R_ERROR_TAG, R_ERROR_START, R_STATE_RECORDS, TUPLE_OLD, TUPLE_NEW,
   E_INCOMPLETE, E_UNKNOWN_MESSAGE, E_INVALID_COLUMN_KIND, E_INVALID_VALUE, E_INVALID_LENGTH,
   E_TRAILING_BYTES, E_MESSAGE_TOO_LARGE,
   F_TAG, F_XID, F_FLAGS, F_LSN, F_END_LSN, F_TIME, F_TIME2, F_NAME, F_NAMESPACE, F_PREFIX,
@@ -34,6 +34,8 @@ let tapeBase: usize = 0;
 let tp: i32 = 0;
 let tapeCap: i32 = 0;
 let inStream: bool = false;
+// Relation, Type, Stream Start and Stop records written this call (R_STATE_RECORDS).
+let stateRecords: i32 = 0;
 
 // The innermost message being decoded, for error reports.
 let curStart: i32 = 0;
@@ -257,6 +259,8 @@ function message(s: i32, e: i32): i32 {
   // Header plus the largest fixed body; tuples and columns check their own room.
   if (tp + HEADER_WORDS + 8 > tapeCap) return FULL;
   const tag = u8at(s);
+  // Begin and Commit, over half of most streams' messages, have one valid length and no body on the tape.
+  if ((tag == 0x42 && e - s == 21) || (tag == 0x43 && e - s == 26)) return fixedRecord(tag | (frameFlags << 8), s, e);
   // A Relation may add a table entry: keep the load at most 3/4.
   if (tag == 0x52 && table != 0 && (loadWord(table + (TABLE_COUNT << 2)) + 1) * 4 > loadWord(table + (TABLE_CAPACITY << 2)) * 3) return TABLE_FULL;
   const rec = tp;
@@ -418,8 +422,11 @@ function message(s: i32, e: i32): i32 {
     if (width >= 0 && newAt >= 0 && newN != width) return tupleFail(E_COLUMN_COUNT_MISMATCH, newAt, F_TUPLE_COLUMN_COUNT, -1, TUPLE_NEW);
   } else if (tag == 0x52) { // 'R'
     setWidth(i32at(oidAt), relN);
-  } else if (tag == 0x53) inStream = true; // 'S'
-  else if (tag == 0x45) inStream = false; // 'E'
+    stateRecords++;
+  } else if (tag == 0x53 || tag == 0x45) { // 'S', 'E'
+    inStream = tag == 0x53;
+    stateRecords++;
+  } else if (tag == 0x59) stateRecords++; // 'Y'
   put(rec + H_TAG, tag | (flags << 8));
   put(rec + H_SIZE, tp - rec);
   put(rec + H_OFFSET, s);
@@ -430,10 +437,16 @@ function message(s: i32, e: i32): i32 {
 /** Puts a record for a message the kernel does not parse further (keepalive, backend message). */
 function plainRecord(tag: i32, flags: i32, s: i32, e: i32): i32 {
   if (tp + HEADER_WORDS > tapeCap) return FULL;
-  put(tp + H_TAG, tag | (flags << 8));
-  put(tp + H_SIZE, HEADER_WORDS);
-  put(tp + H_OFFSET, s);
-  put(tp + H_LENGTH, e - s);
+  return fixedRecord(tag | (flags << 8), s, e);
+}
+
+/** Puts a header-only record (the caller checked the room); returns e. */
+function fixedRecord(head: i32, s: i32, e: i32): i32 {
+  const at = tapeBase + (<usize>tp << 2);
+  storeWord(at + (H_TAG << 2), head);
+  storeWord(at + (H_SIZE << 2), HEADER_WORDS);
+  storeWord(at + (H_OFFSET << 2), s);
+  storeWord(at + (H_LENGTH << 2), e - s);
   tp += HEADER_WORDS;
   return e;
 }
@@ -489,6 +502,7 @@ export function decode(
   tapeCap = tapeCapacity;
   inStream = (state & STATE_IN_STREAM) != 0;
   frameFlags = 0;
+  stateRecords = 0;
   // Every error word is reset, so the result words depend on this call alone (not on an earlier one's error).
   eCode = 0;
   eOffset = 0;
@@ -562,6 +576,7 @@ export function decode(
   storeWord(result + (R_TAPE_USED << 2), tp);
   storeWord(result + (R_COUNT << 2), count);
   storeWord(result + (R_STATE << 2), inStream ? STATE_IN_STREAM : 0);
+  storeWord(result + (R_STATE_RECORDS << 2), stateRecords);
   storeWord(result + (R_ERROR_CODE << 2), eCode);
   storeWord(result + (R_ERROR_OFFSET << 2), eOffset);
   storeWord(result + (R_ERROR_FIELD << 2), eField);

@@ -19,7 +19,7 @@ import type { PgoutputMessage } from "../messages.ts";
 import type { WalMessage } from "../walsender.ts";
 import {
   FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, XLOGDATA_HEADER, FRAMING_BACKEND, STATUS_TABLE_FULL,
-  FRAMING_COPYDATA, FRAMING_LENGTH, FRAMING_ONE, HEADER_WORDS, H_LENGTH, H_OFFSET, H_SIZE, R_CONSUMED, R_COUNT, R_STATE, R_TAPE_USED, STATE_IN_STREAM, STATUS_ERROR, STATUS_TAPE_FULL,
+  FRAMING_COPYDATA, FRAMING_LENGTH, FRAMING_ONE, HEADER_WORDS, H_LENGTH, H_OFFSET, H_SIZE, R_CONSUMED, R_COUNT, R_STATE, R_STATE_RECORDS, R_TAPE_USED, STATE_IN_STREAM, STATUS_ERROR, STATUS_TAPE_FULL,
 } from "../tape.ts";
 import type { Relation } from "../relation.ts";
 import { PgoutputError } from "../errors.ts";
@@ -291,6 +291,8 @@ export abstract class TapeDecoder implements PgoutputDecoder {
 
   /** Messages the last #kernel call decoded. */
   #count = 0;
+  /** How many of them #walk must apply (R_STATE_RECORDS), or -1 for all that may be. */
+  #stateRecords = -1;
 
   /** The kernel calls of a decode: STATUS_OK or STATUS_ERROR, with #count and the result words set. */
   #kernel(framing: number, from: number, length: number): number {
@@ -301,13 +303,18 @@ export abstract class TapeDecoder implements PgoutputDecoder {
     let at = from;
     let tapeUsed = 0;
     let count = 0;
+    let stateRecords = 0;
     for (;;) {
+      // A kernel that does not count them (a module of an older build) leaves -1: every record is walked.
+      m.i32[r + R_STATE_RECORDS] = -1;
       const status = m.k.decode(0, at, end, framing, m.tape, tapeUsed, m.tapeCapacity, state, this.#maxMessage, m.result, m.table);
       const res = m.i32;
       count += res[r + R_COUNT]!;
+      const states = res[r + R_STATE_RECORDS]!;
+      stateRecords = states < 0 || stateRecords < 0 ? -1 : stateRecords + states;
       if (status === STATUS_TAPE_FULL || status === STATUS_TABLE_FULL) {
         // Keep what was written, make the tape or the table larger, resume at the message that did not fit.
-        if (framing === FRAMING_ONE) count = 0;
+        if (framing === FRAMING_ONE) count = stateRecords = 0;
         else {
           at = res[r + R_CONSUMED]!;
           tapeUsed = res[r + R_TAPE_USED]!;
@@ -320,6 +327,7 @@ export abstract class TapeDecoder implements PgoutputDecoder {
         continue;
       }
       this.#count = count;
+      this.#stateRecords = stateRecords;
       return status;
     }
   }
@@ -337,24 +345,25 @@ export abstract class TapeDecoder implements PgoutputDecoder {
         maxMessageSize: d.#maxMessage,
         begin: (from, keep) => d.#beginKeeping(from, keep),
         decodeBackend: (from, length) => d.#run(FRAMING_BACKEND, from, length) as Batch<WalMessage>,
-        view: (w, length, definition) => d.#batch(Int32Array.of(w), 1, length, definition === undefined ? [] : [definition]).get(0),
+        view: (w, length, definition) => d.#batch(w, 1, length, definition === undefined ? [] : [definition]).get(0),
       });
   }
 
   /**
-   * Walks the first `count` records: notes where each starts, and applies
-   * the few that change state — Relation and Type messages to the caches,
-   * Stream Start/Stop to `inStream`. Changes are not visited: the kernel
-   * checked their tuple widths, and their relations are looked up when a
-   * view asks (TapeBatch.relationOf).
+   * Applies the records among the first `count` that change state —
+   * Relation and Type messages to the caches, Stream Start/Stop to
+   * `inStream` — walking only as far as the last of them (the kernel
+   * counted them; most calls have none). Changes are not visited: the
+   * kernel checked their tuple widths, and their relations are looked up
+   * when a view asks (TapeBatch.relationOf).
    */
   #walk(count: number, consumed: number): TapeBatch {
     const t = this.#m.i32;
-    const records = new Int32Array(count);
     const definitions: RelationDefinition[] = [];
-    let w = this.#m.tape >> 2;
-    for (let i = 0; i < count; i++) {
-      records[i] = w;
+    const first = this.#m.tape >> 2;
+    let left = this.#stateRecords;
+    let w = first;
+    for (let i = 0; i < count && left !== 0; i++) {
       // stateTag(), inline: a method call per record cost the kernel case 7%, and even this function call 1%
       // (bench/against.bench.ts, paired).
       const head = t[w]!;
@@ -362,15 +371,16 @@ export abstract class TapeDecoder implements PgoutputDecoder {
       if (tag === TAG_RELATION || tag === TAG_TYPE || tag === TAG_STREAM_START || tag === TAG_STREAM_STOP) {
         const def = this.#apply(w, i, tag);
         if (def !== undefined) definitions.push(def);
+        left--;
       }
       w += t[w + H_SIZE]!;
     }
-    return this.#batch(records, count, consumed, definitions);
+    return this.#batch(first, count, consumed, definitions);
   }
 
-  #batch(records: Int32Array, count: number, consumed: number, definitions: readonly RelationDefinition[]): TapeBatch {
+  #batch(first: number, count: number, consumed: number, definitions: readonly RelationDefinition[]): TapeBatch {
     const m = this.#m;
-    return new TapeBatch(this.#clock, m.u8, m.dv, m.i32, records, count, consumed, this.values, this.relations, definitions, m);
+    return new TapeBatch(this.#clock, m.u8, m.dv, m.i32, first, count, consumed, this.values, this.relations, definitions, m);
   }
 
   /** Applies record `w` (message `index` of its call, `tag` its stateTag()) to the caches and stream state; a Relation's definition is returned. */

@@ -14,8 +14,8 @@ export interface BatchMemory {
   readonly dv: DataView;
   /** Memory as i32 words; record positions index it directly. */
   readonly t: Int32Array;
-  /** Word position of each message's record. */
-  readonly records: Int32Array;
+  /** Word position of message `index`'s record (0 <= index < length). */
+  recordAt(index: number): number;
   /** The decoder's value parsers. */
   readonly values: ValueDecoder;
   /** Where a reader asks the decoder for a region of its memory (the JSON Lines writer's JSON area, kernel/json-area.ts). */

@@ -8,7 +8,7 @@ import type { WalMessage } from "../walsender.ts";
 import type { Relation } from "../relation.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import { kindOfTag } from "../messages.ts";
-import { FLAG_BACKEND, FLAG_KEEPALIVE } from "../tape.ts";
+import { FLAG_BACKEND, FLAG_KEEPALIVE, H_SIZE } from "../tape.ts";
 import { PgoutputError } from "../errors.ts";
 import { createView } from "./views.ts";
 import type { BatchMemory } from "./batch-memory.ts";
@@ -34,8 +34,13 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
   readonly dv: DataView;
   /** Memory as i32 words; record positions index it directly. */
   readonly t: Int32Array;
-  /** Word position of each message's record. */
-  readonly records: Int32Array;
+  /** Word position of message 0's record. */
+  readonly #first: number;
+  /** The message recordAt() answered last, and its record: the next one's follows from its size word. */
+  #at = 0;
+  #word: number;
+  /** Every message's record, built on the first access out of order. */
+  #index: Int32Array | undefined;
   /** The decoder's relation cache (as it is at the end of the batch). */
   readonly #cache: ReadonlyMap<number, Relation>;
   /** The batch's Relation messages, in order. */
@@ -46,7 +51,7 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
   readonly #generation: number;
 
   constructor(
-    clock: Clock, u8: Uint8Array, dv: DataView, t: Int32Array, records: Int32Array, length: number,
+    clock: Clock, u8: Uint8Array, dv: DataView, t: Int32Array, first: number, length: number,
     consumed: number, values: ValueDecoder, cache: ReadonlyMap<number, Relation>, definitions: readonly RelationDefinition[],
     /** Where a reader asks the decoder for a region of its memory (the JSON Lines writer's JSON area, kernel/json-area.ts). */
     readonly host?: RegionHost,
@@ -59,7 +64,8 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
     this.u8 = u8;
     this.dv = dv;
     this.t = t;
-    this.records = records;
+    this.#first = first;
+    this.#word = first;
     this.length = length;
     this.consumed = consumed;
   }
@@ -80,6 +86,30 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
       else return seen ?? d.previous;
     }
     return seen ?? this.#cache.get(oid);
+  }
+
+  /**
+   * Word position of message `index`'s record (0 <= index < length). In
+   * order, each follows from the last: a batch read front to back, as
+   * nearly all are, builds no index.
+   */
+  recordAt(index: number): number {
+    const at = this.#at;
+    if (index === at) return this.#word;
+    if (index === at + 1) {
+      this.#at = index;
+      return (this.#word += this.t[this.#word + H_SIZE]!);
+    }
+    const records = (this.#index ??= this.#records());
+    this.#at = index;
+    return (this.#word = records[index]!);
+  }
+
+  #records(): Int32Array {
+    const t = this.t;
+    const records = new Int32Array(this.length);
+    for (let i = 0, w = this.#first; i < records.length; i++, w += t[w + H_SIZE]!) records[i] = w;
+    return records;
   }
 
   /** The relation the Relation message at `index` defined. */
@@ -104,7 +134,8 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
 
   kind(index: number): WalMessage["kind"] {
     this.live();
-    const head = this.t[this.records[index]!]!;
+    if (!(index >= 0 && index < this.length)) throw new RangeError(`message index ${index} out of range 0..${this.length - 1}`);
+    const head = this.t[this.recordAt(index)]!;
     if (head & (FLAG_KEEPALIVE << 8)) return "PrimaryKeepalive";
     if (head & (FLAG_BACKEND << 8)) return "BackendMessage";
     return kindOfTag(head & 0xff)!;

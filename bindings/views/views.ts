@@ -334,7 +334,7 @@ export class MessageView {
 
 /** The view of message `index` of a batch. */
 export function createView(b: BatchMemory, index: number): WalMessage {
-  const r = b.records[index]!;
+  const r = b.recordAt(index);
   const head = b.t[r]!;
   if (head & ((FLAG_KEEPALIVE | FLAG_BACKEND) << 8)) return plainMessage(b, r, head);
   return new MessageView(b, index, r) as unknown as M.PgoutputMessage;
