@@ -15,8 +15,10 @@
  * - columns: byte address of the relation's column table, written by the
  *   binding once per relation (and again after the memory layout moved):
  *   word ncols, then per column JC_WORDS words: kind | isKey << 8 (kind:
- *   JK_*), address and length of the column's prefix bytes
- *   `{"name":<name>,"type":<type>,"value":`.
+ *   JK_*) | its binary kind (JB_*) << 16 | a JB_ARRAY's element kind << 24,
+ *   address and length of the column's prefix bytes
+ *   `{"name":<name>,"type":<type>,"value":`, and a JB_ARRAY's element type
+ *   OID.
  * - from: the first column to write.
  * - flags: JF_KEYS (only replica identity columns), JF_NUMBERS_AS_STRINGS
  *   (int8 and numeric quoted), JF_COMMA (a column is already written: the
@@ -98,10 +100,11 @@ export const JR_FLAGS = 2;
 
 // The column table: a header word (ncols), then JC_WORDS per column.
 export const JC_HEADER_WORDS = 1;
-export const JC_WORDS = 3;
-export const JC_KIND = 0; // kind | isKey << 8 | binary kind (JB_*) << 16
+export const JC_WORDS = 4;
+export const JC_KIND = 0; // kind | isKey << 8 | binary kind (JB_*) << 16 | JB_ARRAY's element kind (JB_*) << 24
 export const JC_PREFIX = 1; // byte address of the prefix
 export const JC_PREFIX_LENGTH = 2;
+export const JC_ELEMENT = 3; // JB_ARRAY: the element type OID (0 otherwise)
 
 /** Room asked for a value beyond 6 bytes per byte: comma, quotes, `\\`, `}`, a timestamp's padding. */
 export const JSON_SLACK = 34;
@@ -141,8 +144,15 @@ export const JK_FLOAT4 = 16;
  * the json text, JB_JSONB version byte 1 and the jsonb text, each as
  * JK_JSON; JB_BYTEA the bytes as the `"\\x…"` hex string; JB_INTERVAL
  * [int64 µs][int32 days][int32 months] as JK_INTERVAL's object (µs beyond
- * 2^53 in magnitude, the infinities among them, declined). Any other length
- * or value: declined.
+ * 2^53 in magnitude, the infinities among them, declined); JB_ARRAY a
+ * one-dimensional array (array_send: Int32 ndim, has-nulls flag, element
+ * OID, then size and lower bound, then per element an Int32 length, -1 for
+ * NULL, and its bytes) whose element OID is the column's JC_ELEMENT, as the
+ * JSON array of its elements, each by the element kind's rule (`null` for
+ * NULL; the lower bound is not in the JSON, as jsonText drops the JS
+ * array's `lowerBounds`); ndim 0 is `[]`. Any other length or value (more
+ * dimensions, another element type, an element its rule declines):
+ * declined.
  */
 export const JB_DECLINE = 0;
 export const JB_BOOL = 1;
@@ -162,3 +172,4 @@ export const JB_JSON = 14;
 export const JB_JSONB = 15;
 export const JB_BYTEA = 16;
 export const JB_INTERVAL = 17;
+export const JB_ARRAY = 18;

@@ -12,8 +12,9 @@ import { writeTextArray } from "./text-arrays.ts";
 import {
   JK_DECLINE, JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
-  JB_DECLINE, JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA, JB_INTERVAL,
+  JB_DECLINE, JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA, JB_INTERVAL, JB_ARRAY,
 } from "../jsonl-tape.ts";
+import { arrayElement } from "../values/oids.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -40,9 +41,17 @@ const BINARY_KIND: Record<number, number> = {
   25: JB_TEXT, 1043: JB_TEXT, 1042: JB_TEXT, 19: JB_TEXT, 1114: JB_TIMESTAMP, 1184: JB_TIMESTAMPTZ, 1082: JB_DATE, 2950: JB_UUID, 1700: JB_NUMERIC, 114: JB_JSON, 3802: JB_JSONB, 17: JB_BYTEA, 1186: JB_INTERVAL,
 };
 
-/** How the kernel's jsonColumns writes a binary value of this OID (JB_DECLINE: the JS values'). */
+/**
+ * How the kernel's jsonColumns writes a binary value of this OID (JB_DECLINE: the JS values'): a
+ * built-in array of elements with a rule is JB_ARRAY (the JS binaryArrayParser's elements are the
+ * element type's own parser, so each prints as that type's value), but for numeric, whose JSON
+ * its bytes do not bound.
+ */
 export function binaryKernelKind(oid: number): number {
-  return BINARY_KIND[oid] ?? JB_DECLINE;
+  const element = arrayElement(oid);
+  if (element === 0) return BINARY_KIND[oid] ?? JB_DECLINE;
+  const rule = BINARY_KIND[element];
+  return rule === undefined || rule === JB_NUMERIC ? JB_DECLINE : JB_ARRAY;
 }
 
 /** OID → how its text becomes JSON (only built-in OIDs: no `types` or Type message re-maps them). */

@@ -40,9 +40,9 @@ import { sourceOf } from "../values/toast.ts";
 import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
 import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
-import { JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
+import { JB_ARRAY, JF_COMMA, JF_KEYS, JF_NUMBERS_AS_STRINGS, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
 import { binaryKernelKind, kernelKind, writeTextValue } from "./text-values.ts";
-import { FIRST_NORMAL_OID } from "../values/oids.ts";
+import { FIRST_NORMAL_OID, arrayElement } from "../values/oids.ts";
 import { KIND_NULL as KIND_N, KIND_TEXT as KIND_T, KIND_UNCHANGED as KIND_U } from "../tape.ts";
 
 const NEWLINE = 0x0a;
@@ -253,12 +253,18 @@ export class JsonLinesWriter implements Format {
   #tableOf(rel: Relation, area: JsonArea, values: ValueDecoder, prefixes: Uint8Array[]): number {
     const cached = this.#tables.get(rel);
     if (cached !== undefined && cached.area === area && cached.generation === area.generation && cached.knowledge === values.knowledge) return cached.at;
-    const kinds = rel.columns.map((c) => {
-      const kind = c.typeId < FIRST_NORMAL_OID ? kernelKind(c.typeId) : values.textIsString(c.typeId) ? JK_STRING : JK_DECLINE;
-      const binary = c.typeId < FIRST_NORMAL_OID ? binaryKernelKind(c.typeId) : 0;
-      return kind | (c.isKey ? 1 << 8 : 0) | (binary << 16);
-    });
-    const at = area.table(kinds, prefixes);
+    const kinds: number[] = [];
+    const elements: number[] = [];
+    for (const c of rel.columns) {
+      const builtin = c.typeId < FIRST_NORMAL_OID;
+      const kind = builtin ? kernelKind(c.typeId) : values.textIsString(c.typeId) ? JK_STRING : JK_DECLINE;
+      const binary = builtin ? binaryKernelKind(c.typeId) : 0;
+      // An array's elements are written by their type's rule.
+      const element = binary === JB_ARRAY ? arrayElement(c.typeId) : 0;
+      kinds.push(kind | (c.isKey ? 1 << 8 : 0) | (binary << 16) | (element === 0 ? 0 : binaryKernelKind(element) << 24));
+      elements.push(element);
+    }
+    const at = area.table(kinds, prefixes, elements);
     this.#tables.set(rel, { area, generation: area.generation, knowledge: values.knowledge, at });
     return at;
   }

@@ -195,12 +195,12 @@ export class JsonArea implements MemoryRegion {
   }
 
   /**
-   * Writes a column table (kinds: kind | isKey << 8 | binary kind << 16; prefixes: UTF-8
-   * bytes) and returns its address, or -1 when it alone exceeds the room
+   * Writes a column table (kinds: the JC_KIND words; prefixes: UTF-8 bytes; elements: the
+   * JC_ELEMENT words, 0 where none) and returns its address, or -1 when it alone exceeds the room
    * for tables. When the room is used up the area starts over (generation
    * changes) first.
    */
-  table(kinds: readonly number[], prefixes: readonly Uint8Array[]): number {
+  table(kinds: readonly number[], prefixes: readonly Uint8Array[], elements: readonly number[]): number {
     const n = kinds.length;
     let bytes = (JC_HEADER_WORDS + JC_WORDS * n) * 4;
     for (const p of prefixes) bytes += p.length;
@@ -217,6 +217,7 @@ export class JsonArea implements MemoryRegion {
       dv.setInt32(w, kinds[i]!, true);
       dv.setInt32(w + 4, p, true);
       dv.setInt32(w + 8, prefix.length, true);
+      dv.setInt32(w + 12, elements[i]!, true);
       this.u8.set(prefix, p);
       p += prefix.length;
     }

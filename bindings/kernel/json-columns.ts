@@ -6,10 +6,11 @@
 // the binding's column table; writes only [out, out + outCapacity).
 import {
   JSON_DONE, JSON_DECLINED, JSON_FULL, JSON_REFUSED, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_COMMA,
-  JF_AS_PORTABLE, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JSON_SLACK,
+  JF_AS_PORTABLE, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JC_ELEMENT, JSON_SLACK,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
   JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA, JB_INTERVAL,
+  JB_ARRAY,
 } from "../jsonl-tape.ts";
 import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
@@ -144,8 +145,10 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     const prefixLength = loadI32(c + (JC_PREFIX_LENGTH << 2));
     if (len < 0 || <u64>at + 5 + <u64>len > size || prefix < 0 || prefixLength < 0 || <u64>prefix + <u64>prefixLength > size) { status = JSON_DECLINED; break; }
     // Exact for binary numeric (up to 4 digits per base-10000 digit of its weight, whatever its length) and
-    // bytea (two hex digits a byte).
-    const sized = binary == JB_NUMERIC || binary == JB_BYTEA;
+    // bytea (two hex digits a byte); a bound for an array: an element of k bytes takes 4 + k, and its JSON
+    // with its comma at most 6(4 + k) (a string's escapes are at most 6 a byte, the fixed-size kinds print
+    // in less, NULL is `null,`; numeric, which its bytes do not bound, is never an element here).
+    const sized = binary == JB_NUMERIC || binary == JB_BYTEA || binary == JB_ARRAY;
     let need = <u64>prefixLength + (binary == JB_NUMERIC ? <u64>numericRoom(at + 5, len) : binary == JB_BYTEA ? 2 * <u64>len + 8 : <u64>len * 6) + JSON_SLACK;
     // A large value: what it takes exactly (escapes counted), before giving up on it.
     // (Other binary values than text and json print in at most 64 bytes.)
@@ -163,7 +166,10 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     copy(prefix, prefixLength);
     if (kind == 0x6e) {
       put(0x6e); put(0x75); put(0x6c); put(0x6c);
-    } else if (binary != 0 ? !binaryValue(binary, at + 5, len, strings) : !value(kindKey & 0xff, at + 5, len, strings)) {
+    } else if (
+      binary == JB_ARRAY ? !binaryArray(kindKey >>> 24, loadI32(c + (JC_ELEMENT << 2)), at + 5, len, strings)
+        : binary != 0 ? !binaryValue(binary, at + 5, len, strings) : !value(kindKey & 0xff, at + 5, len, strings)
+    ) {
       o = mark;
       status = JSON_DECLINED;
       break;
@@ -475,6 +481,42 @@ function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
     default:
       return false;
   }
+}
+
+/**
+ * A binary array of element type `oid` whose elements `kind` writes
+ * (JB_ARRAY, bindings/jsonl-tape.ts), as the JS path reads it
+ * (values/arrays.ts binaryArrayParser) and jsonText prints it; false: the
+ * JS path's (its error, or its nested arrays).
+ */
+function binaryArray(kind: i32, oid: i32, p: i32, n: i32, strings: bool): bool {
+  if (n < 12) return false;
+  const ndim = loadI32BE(<usize>p);
+  // As the JS parser: no dimensions is [], whatever follows.
+  if (ndim == 0) { put(0x5b); put(0x5d); return true; }
+  // A numeric element's JSON is not bounded by its bytes (its weight's zeros): not in the array's room.
+  if (ndim != 1 || n < 20 || loadI32BE(<usize>(p + 8)) != oid || kind == JB_ARRAY || kind == JB_NUMERIC) return false;
+  const count = loadI32BE(<usize>(p + 12));
+  const end = p + n;
+  let q = p + 20;
+  // Every element takes at least its 4-byte length (the JS parser's check before it reads any).
+  if (count < 0 || count > (end - q) >> 2) return false;
+  put(0x5b);
+  for (let i = 0; i < count; i++) {
+    if (end - q < 4) return false;
+    const size = loadI32BE(<usize>q);
+    q += 4;
+    if (i > 0) put(0x2c);
+    if (size == -1) {
+      put(0x6e); put(0x75); put(0x6c); put(0x6c);
+      continue;
+    }
+    if (size < 0 || size > end - q || !binaryValue(kind, q, size, strings)) return false;
+    q += size;
+  }
+  if (q != end) return false;
+  put(0x5d);
+  return true;
 }
 
 /** At most the bytes a binary numeric's digits take (a sign, a point, quotes, weight and dscale digits). */
