@@ -17,12 +17,14 @@
  *   word ncols, then per column JC_WORDS words: kind | isKey << 8 (kind:
  *   JK_*) | its binary kind (JB_*) << 16 | a JB_ARRAY's element kind << 24,
  *   address and length of the column's prefix bytes
- *   `{"name":<name>,"type":<type>,"value":`, and a JB_ARRAY's element type
- *   OID.
+ *   `{"name":<name>,"type":<type>,"value":`, a JB_ARRAY's element type
+ *   OID, and how many of the prefix's bytes JF_NAMES_ONLY writes.
  * - from: the first column to write.
  * - flags: JF_KEYS (only replica identity columns), JF_NUMBERS_AS_STRINGS
  *   (int8 and numeric quoted), JF_COMMA (a column is already written: the
- *   next one starts with a comma).
+ *   next one starts with a comma), JF_SKIP_UNCHANGED (unchanged TOAST
+ *   columns are left out, not taken from `old`), JF_NAMES_ONLY (each
+ *   column's first JC_NAME_LENGTH prefix bytes and `}`, no value).
  * - out, outCapacity: the output bytes [out, out + outCapacity).
  * - result: byte address of JR_WORDS result words: JR_WRITTEN (bytes
  *   written at `out`), JR_COLUMN (where it stopped), JR_FLAGS (`flags` with
@@ -91,6 +93,8 @@ export const JF_COMMA = 4;
  * two builds word for word.
  */
 export const JF_AS_PORTABLE = 32;
+export const JF_SKIP_UNCHANGED = 64;
+export const JF_NAMES_ONLY = 128;
 
 // Result words.
 export const JR_WORDS = 4;
@@ -100,11 +104,12 @@ export const JR_FLAGS = 2;
 
 // The column table: a header word (ncols), then JC_WORDS per column.
 export const JC_HEADER_WORDS = 1;
-export const JC_WORDS = 4;
+export const JC_WORDS = 5;
 export const JC_KIND = 0; // kind | isKey << 8 | binary kind (JB_*) << 16 | JB_ARRAY's element kind (JB_*) << 24
 export const JC_PREFIX = 1; // byte address of the prefix
 export const JC_PREFIX_LENGTH = 2;
 export const JC_ELEMENT = 3; // JB_ARRAY: the element type OID (0 otherwise)
+export const JC_NAME_LENGTH = 4; // the prefix's first bytes JF_NAMES_ONLY writes
 
 /** Room asked for a value beyond 6 bytes per byte: comma, quotes, `\\`, `}`, a timestamp's padding. */
 export const JSON_SLACK = 34;
@@ -127,6 +132,12 @@ export const JK_INT8_ARRAY = 13; // int8[]: elements as JK_INT8
 export const JK_STRING_ARRAY = 14; // text[], varchar[], bpchar[], name[]: elements as JK_STRING
 export const JK_INTERVAL = 15;
 export const JK_FLOAT4 = 16;
+// wal2json's rules (formats/wal2json-values.ts): a number's text copied as it is when it is made of
+// [0-9+-eE.] (quoted with JF_NUMBERS_AS_STRINGS), `null` for a text that starts NaN, Infinity or -Infinity
+// (any case; the text quoted with the flag), any other text a string; bytea's text without its first two
+// bytes (`\x`) as a string.
+export const JK_W2J_NUMBER = 17;
+export const JK_W2J_BYTEA = 18;
 
 /**
  * Binary-format column kinds (a column's JB_* beside its JK_*): JB_BOOL one

@@ -18,7 +18,15 @@
  *   consecutive records to walk (the batch's records from one message on).
  * - flags: JF_NUMBERS_AS_STRINGS (jsonl-tape.ts), LF_TRANSACTIONS (Begin
  *   and Commit lines too), LF_BOUNDARIES (an entry marking each Begin and
- *   Commit taken: LK_BEGIN_MARK, LK_COMMIT_MARK | record number << 4).
+ *   Commit taken: LK_BEGIN_MARK, LK_COMMIT_MARK | record number << 4),
+ *   LF_EVERY_TRANSACTION (with LF_TRANSACTIONS: the B line written at the
+ *   Begin, after its mark, and the C line at every Commit of a transaction
+ *   the kernel has open, whether or not a change line was written; a Commit
+ *   outside one is the binding's), LF_PG_TIME (the transaction's time text
+ *   as PostgreSQL prints it, `"2024-02-29 12:34:56.789012+00"`, the
+ *   fraction's trailing zeros dropped; else ISO 8601), LF_BEGIN_AHEAD (a
+ *   Begin is taken only when its Commit is among the call's records: its
+ *   B line may name the Commit's end, OP_LSN LF_AHEAD_END).
  * - area: byte address of the line area: LS_WORDS state words, the
  *   programs, the relation map (below), all written by the binding.
  * - out, outCapacity: the output bytes.
@@ -56,30 +64,38 @@
  * State, read and written by both sides between calls (the transaction
  * the next record is in): LS_OPEN, LS_XID, LS_PRINTED (a change line was
  * written), LS_ORIGIN (an Origin message named one: rows are the
- * binding's), LS_TIME_LENGTH (the transaction's time as JSON text, in the
+ * binding's), LS_HELD (the binding holds the transaction: its rows and its
+ * Commit are the binding's), LS_TIME_LENGTH (the transaction's time as JSON text, in the
  * time bytes), LS_BEGIN_LENGTH (the B line due before the first change
  * line, without its newline, in the begin bytes; -1: one the kernel cannot
  * write, so rows are the binding's), LS_CHANGED (set by the kernel when it
  * began or ended a transaction).
  *   A program (per LK_* kind) is LP_HEADER_WORDS words (its length in
- * ops, at most LP_MAX_OPS) then LP_OP_WORDS per op: code, a, b. Every op
- * checks the room it needs. Ops:
+ * ops, at most LP_MAX_OPS) then LP_OP_WORDS per op: code, a, b; a row
+ * kind whose program has no ops writes no line (the format leaves that
+ * action out). Every op checks the room it needs. Ops:
  * - OP_BYTES a, b: copy memory[a, a + b).
  * - OP_XID: the transaction's xid (a row's, a Commit's), or the Begin's own, in decimal.
- * - OP_LSN a: LSN field a (LF_*) as `X/Y`.
- * - OP_IF_LSN a, b: skip the next b ops unless the message came in an
- *   XLogData whose walStart is not 0 (only with a = LF_WAL_START).
+ * - OP_LSN a: LSN field a (LF_*) as `X/Y`; LF_WAL_START_OR_NULL: the
+ *   walStart as the JSON string `"X/Y"`, or `null` where it is 0 or the
+ *   message came in no XLogData.
+ * - OP_IF a, b: skip the next b ops unless condition a holds: IF_WAL_START
+ *   (the message came in an XLogData whose walStart is not 0),
+ *   IF_IDENTITY (the row has an old tuple, or its template RTF_KEYS),
+ *   IF_PK (its template RTF_PK).
  * - OP_TIME a: a = 0 the transaction's time text; else the message's
  *   time field, as JSON text (a quoted ISO 8601 string).
  * - OP_HEAD: the relation template's head bytes.
  * - OP_COLUMNS a, b: the columns of tuple a (LT_*) as jsonColumns writes
- *   them, bracketed: `[`, columns, `]`; b: LC_* which columns.
+ *   them, bracketed: `[`, columns, `]`; b: LC_* which columns, or'd with
+ *   the column flags JF_SKIP_UNCHANGED and JF_NAMES_ONLY (jsonl-tape.ts).
  * The relation map: word capacity (a power of 2), then per entry a
  * relation OID and the byte address of its template (0: empty), found by
  * linear probing from `imul(oid, TABLE_HASH) >>> 16 & (capacity - 1)`.
  * A template: RT_WORDS words: RT_COLUMNS (the jsonl-tape.ts column table),
  * RT_WANTED (0: the format writes nothing for its rows), RT_HEAD, RT_HEAD_LENGTH
- * (the bytes OP_HEAD copies), RT_INDEX (the binding's number for it, in LE_CODE).
+ * (the bytes OP_HEAD copies), RT_INDEX (the binding's number for it, in LE_CODE),
+ * RT_FLAGS (RTF_KEYS: a column is flagged key; RTF_PK: the format's pk).
  */
 
 export const LINES_DONE = 0;
@@ -91,6 +107,10 @@ export const LINES_COLUMN = 4;
 export const LF_TRANSACTIONS = 8;
 /** Marks too (LK_BEGIN_MARK, LK_COMMIT_MARK): where each Begin and Commit taken is among the lines. */
 export const LF_BOUNDARIES = 16;
+// (32 is jsonl-tape.ts' JF_AS_PORTABLE; 64 and 128 its column flags.)
+export const LF_EVERY_TRANSACTION = 256;
+export const LF_PG_TIME = 512;
+export const LF_BEGIN_AHEAD = 1024;
 
 // Result words, beside jsonl-tape.ts' JR_WRITTEN.
 export const JR_RECORD = 1;
@@ -125,6 +145,7 @@ export const LS_RESUME_OP = 7; // 0, or the op a row's line resumes at, plus 1
 export const LS_RESUME_COLUMN = 8;
 export const LS_RESUME_FLAGS = 9;
 export const LS_RESUME_TUPLE = 10; // LT_NEW (with the old tuple for unchanged TOAST) or LT_OLD
+export const LS_HELD = 11;
 export const LS_WORDS = 12;
 export const LS_TIME_BYTES = 64;
 export const LS_BEGIN_BYTES = 512;
@@ -139,7 +160,7 @@ export const LP_PROGRAM_WORDS = LP_HEADER_WORDS + LP_OP_WORDS * LP_MAX_OPS;
 export const OP_BYTES = 1;
 export const OP_XID = 2;
 export const OP_LSN = 3;
-export const OP_IF_LSN = 4;
+export const OP_IF = 4;
 export const OP_TIME = 5;
 export const OP_HEAD = 6;
 export const OP_COLUMNS = 7;
@@ -148,6 +169,13 @@ export const OP_COLUMNS = 7;
 export const LF_WAL_START = 0;
 export const LF_FIRST = 1; // Begin's finalLsn, Commit's commitLsn
 export const LF_SECOND = 2; // Commit's endLsn
+export const LF_AHEAD_END = 3; // the endLsn of the Commit a Begin found ahead (LF_BEGIN_AHEAD)
+export const LF_WAL_START_OR_NULL = 4;
+
+// OP_IF's conditions.
+export const IF_WAL_START = 0;
+export const IF_IDENTITY = 1;
+export const IF_PK = 2;
 
 // Tuples.
 export const LT_NEW = 0; // Insert, Update: the new tuple
@@ -157,11 +185,16 @@ export const LT_IDENTITY = 2; // the old tuple if the message has one, else the 
 // Which columns.
 export const LC_ALL = 0;
 export const LC_KEYS_IF_K = 1; // the replica identity columns when the old tuple is 'K' (or is not there), else all
+export const LC_KEYS = 2; // the replica identity columns
+export const LC_WHICH = 3; // the bits of b that are LC_*
 
 // Relation templates.
-export const RT_WORDS = 5;
+export const RT_WORDS = 6;
 export const RT_COLUMNS = 0;
 export const RT_WANTED = 1;
 export const RT_HEAD = 2;
 export const RT_HEAD_LENGTH = 3;
 export const RT_INDEX = 4;
+export const RT_FLAGS = 5;
+export const RTF_KEYS = 1;
+export const RTF_PK = 2;

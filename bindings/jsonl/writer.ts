@@ -10,7 +10,7 @@
  * snapshot rows, pretty output) is ChangeLines' text.
  *   `pushBatch()` goes further: the kernel writes whole lines — Begin,
  * Commit and row changes — for a run of a batch's messages
- * (kernel-lines.ts); a message it stops at is the caller's to `push()`,
+ * (pipeline/kernel-lines.ts); a message it stops at is the caller's to `push()`,
  * and the same bytes come out either way.
  *
  * The decoder must be made with `changeValueOptions()`: the fast path
@@ -32,7 +32,8 @@ import type { Relation } from "../relation.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
 import { ChangeLines, type ChangeLineOptions } from "./change-lines.ts";
 import { jsonText } from "./json-text.ts";
-import { KernelLines } from "./kernel-lines.ts";
+import { JsonlLineFormat } from "./kernel-lines.ts";
+import { KernelLines } from "../pipeline/kernel-lines.ts";
 import type { Format, FormatItem } from "../pipeline/format.ts";
 import { Records } from "../pipeline/records.ts";
 import type { ByteSink } from "./sink.ts";
@@ -79,7 +80,7 @@ export class JsonLinesWriter implements Format {
   readonly #unchanged: string[] = [];
   /** Per relation: its column table in a decoder's JSON area (kernel/json-area.ts), as of that area's generation. */
   readonly #tables = new WeakMap<Relation, { area: JsonArea; generation: number; knowledge: number; at: number }>();
-  /** pushBatch's whole lines (kernel-lines.ts). */
+  /** pushBatch's whole lines (pipeline/kernel-lines.ts). */
   readonly #lines: KernelLines;
   #declinedColumns = 0;
 
@@ -89,7 +90,7 @@ export class JsonLinesWriter implements Format {
     this.#strings = options.numbersAsStrings === true;
     this.#kernel = options.kernel !== false;
     if (this.#kernel && decoder instanceof TapeDecoder) jsonArea(decoderInternals(decoder).memory);
-    this.#lines = new KernelLines(this.#formatter, { numbersAsStrings: this.#strings, transactions: options.transactions === true }, {
+    this.#lines = new KernelLines(new JsonlLineFormat(this.#formatter, { numbersAsStrings: this.#strings, transactions: options.transactions === true }, {
       prefixesOf: (rel, length, types) => this.#prefixesOf(rel, length, types),
       tableOf: (rel, area, values, prefixes) => this.#tableOf(rel, area, values, prefixes),
       column: (out, tuple, old, i, here, there, prefix, first) => {
@@ -97,7 +98,7 @@ export class JsonLinesWriter implements Format {
         this.#declinedColumns++;
         return this.#column(tuple, old, i, here, there, prefix, first, undefined);
       },
-    });
+    }));
   }
 
   /** Column values the kernel left to the JS path so far (a figure for benches and tests: the output is the same). */
@@ -132,7 +133,7 @@ export class JsonLinesWriter implements Format {
    * Writes the lines of `batch`'s messages from `from` on (up to `to`)
    * with the kernel as far as it takes them; returns the index of the first message it did
    * not take, which the caller `push()`es before it calls again from the
-   * next one (kernel-lines.ts). `from` itself when this path does not apply
+   * next one (pipeline/kernel-lines.ts). `from` itself when this path does not apply
    * (`kernel: false`, pretty output, records `out.skip` may take back).
    * `boundary(i)` is told of each Begin and Commit taken, in order among
    * the records ended (Format.pushBatch).

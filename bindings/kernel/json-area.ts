@@ -21,7 +21,7 @@
 import { JC_HEADER_WORDS, JC_WORDS, JR_COLUMN, JR_FLAGS, JR_WORDS, JR_WRITTEN } from "../jsonl-tape.ts";
 import {
   JR_LINES, JR_RECORD, LE_WORDS, LP_HEADER_WORDS, LP_KINDS, LP_MAX_OPS, LP_OP_WORDS, LP_OPS, LP_PROGRAM_WORDS, LS_BEGIN_BYTES, LS_TIME_BYTES, LS_WORDS,
-  RT_COLUMNS, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX, RT_WANTED, RT_WORDS,
+  RT_COLUMNS, RT_FLAGS, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX, RT_WANTED, RT_WORDS,
 } from "../line-templates.ts";
 import { TABLE_HASH } from "../tape.ts";
 import type { KernelExports } from "./exports.ts";
@@ -50,6 +50,8 @@ export class JsonArea implements MemoryRegion {
   generation = 0;
   /** Bumped whenever the area moves: programs and literals written before are gone. */
   layouts = 0;
+  /** Whose programs it holds (kernel lines of a format: one area may serve formats in turn). */
+  programmer: unknown;
   /** The line area (line-templates.ts), and where the line entries are. */
   line = 0;
   entries = 0;
@@ -135,7 +137,7 @@ export class JsonArea implements MemoryRegion {
    * false when it does not fit (the area starts over: generation changes,
    * and the caller writes what it needs again).
    */
-  template(relationId: number, columns: number, wanted: boolean, head: Uint8Array, index: number): boolean {
+  template(relationId: number, columns: number, wanted: boolean, head: Uint8Array, index: number, flags = 0): boolean {
     const oid = relationId | 0; // as the kernel reads it
     if (this.#templates >= MAP >> 1) {
       this.#startOver();
@@ -155,6 +157,7 @@ export class JsonArea implements MemoryRegion {
     i32[w + RT_HEAD] = at + RT_WORDS * 4;
     i32[w + RT_HEAD_LENGTH] = head.length;
     i32[w + RT_INDEX] = index;
+    i32[w + RT_FLAGS] = flags;
     this.u8.set(head, at + RT_WORDS * 4);
     const map = (this.line >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4 + LP_KINDS * LP_PROGRAM_WORDS;
     let slot = (Math.imul(oid, TABLE_HASH) >>> 16) & (MAP - 1);
@@ -196,11 +199,12 @@ export class JsonArea implements MemoryRegion {
 
   /**
    * Writes a column table (kinds: the JC_KIND words; prefixes: UTF-8 bytes; elements: the
-   * JC_ELEMENT words, 0 where none) and returns its address, or -1 when it alone exceeds the room
+   * JC_ELEMENT words, 0 where none; names: the JC_NAME_LENGTH words, by default each prefix's
+   * length) and returns its address, or -1 when it alone exceeds the room
    * for tables. When the room is used up the area starts over (generation
    * changes) first.
    */
-  table(kinds: readonly number[], prefixes: readonly Uint8Array[], elements: readonly number[]): number {
+  table(kinds: readonly number[], prefixes: readonly Uint8Array[], elements: readonly number[], names?: readonly number[]): number {
     const n = kinds.length;
     let bytes = (JC_HEADER_WORDS + JC_WORDS * n) * 4;
     for (const p of prefixes) bytes += p.length;
@@ -218,6 +222,7 @@ export class JsonArea implements MemoryRegion {
       dv.setInt32(w + 4, p, true);
       dv.setInt32(w + 8, prefix.length, true);
       dv.setInt32(w + 12, elements[i]!, true);
+      dv.setInt32(w + 16, names?.[i] ?? prefix.length, true);
       this.u8.set(prefix, p);
       p += prefix.length;
     }

@@ -6,7 +6,8 @@
 // the binding's column table; writes only [out, out + outCapacity).
 import {
   JSON_DONE, JSON_DECLINED, JSON_FULL, JSON_REFUSED, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_COMMA,
-  JF_AS_PORTABLE, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH, JC_ELEMENT, JSON_SLACK,
+  JF_AS_PORTABLE, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH,
+  JC_ELEMENT, JC_NAME_LENGTH, JSON_SLACK, JK_W2J_NUMBER, JK_W2J_BYTEA,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
   JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA, JB_INTERVAL,
@@ -131,6 +132,18 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     // Offsets come from decode(), which checked them; checked again so that no argument can make this trap.
     if (at < 0 || <u64>at + 5 > size) { status = JSON_DECLINED; break; }
     let kind = u8at(at);
+    if (kind == 0x75 && (flags & JF_SKIP_UNCHANGED) != 0) continue;
+    if ((flags & JF_NAMES_ONLY) != 0) {
+      const name = loadI32(c + (JC_PREFIX << 2));
+      const nameLength = loadI32(c + (JC_NAME_LENGTH << 2));
+      if (name < 0 || nameLength < 0 || <u64>name + <u64>nameLength > size) { status = JSON_DECLINED; break; }
+      if (<u64>nameLength + JSON_SLACK > <u64>(end - o)) { status = o == start ? JSON_DECLINED : JSON_FULL; break; }
+      if (comma) put(0x2c);
+      copy(name, nameLength);
+      put(0x7d);
+      comma = true;
+      continue;
+    }
     // Unchanged TOAST: the old tuple's value, where it has one.
     if (kind == 0x75 && i < oldN) {
       const oldAt = loadI32(old + (<usize>(1 + i) << 2));
@@ -197,7 +210,7 @@ function refuse(result: usize, from: i32, flags: i32): i32 {
 function room(kind: i32, p: i32, n: i32): i32 {
   // An interval's object: its three names and numbers, from as few as 8 bytes of text.
   if (kind == JK_INTERVAL) return n + 64;
-  if (kind != JK_STRING && kind != JK_NUMERIC && kind != JK_STRING_ARRAY) return n + 2;
+  if (kind != JK_STRING && kind != JK_NUMERIC && kind != JK_STRING_ARRAY && kind != JK_W2J_NUMBER && kind != JK_W2J_BYTEA) return n + 2;
   let extra = 2;
   for (let i = p; i < p + n; i++) {
     const c = u8at(i);
@@ -252,9 +265,48 @@ function value(kind: i32, p: i32, n: i32, strings: bool): bool {
     case JK_STRING_ARRAY:
       // Each array kind's elements are of the kind it is named after.
       return writeArray(p, n, kind == JK_INT_ARRAY ? JK_INT : kind == JK_INT8_ARRAY ? JK_INT8 : JK_STRING, strings);
+    case JK_W2J_NUMBER:
+      return wal2jsonNumber(p, n, strings);
+    case JK_W2J_BYTEA:
+      // wal2json drops the first two bytes, whatever they are (`\x` from byteaout).
+      return n < 2 ? writeString(p + n, 0) : writeString(p + 2, n - 2);
     default:
       return false;
   }
+}
+
+/** wal2json's number (pg_decode_write_value): JK_W2J_NUMBER (jsonl-tape.ts). */
+function wal2jsonNumber(p: i32, n: i32, strings: bool): bool {
+  // Its special values are matched as a prefix, in any case (pg_strncasecmp: each byte | 0x20, so a CR stands for `-` too).
+  const special = startsWithNoCase(p, n, 0x6e, 0x61, 0x6e, 0, 3) || startsWithInfinity(p, n) || (n > 0 && (u8at(p) | 0x20) == 0x2d && startsWithInfinity(p + 1, n - 1));
+  let number = n > 0;
+  for (let i = p; i < p + n && number; i++) {
+    const c = u8at(i);
+    number = isDigit(c) || c == 0x2b || c == 0x2d || c == 0x2e || c == 0x65 || c == 0x45;
+  }
+  if (strings && (number || special)) return writeString(p, n);
+  if (special) {
+    put(0x6e); put(0x75); put(0x6c); put(0x6c);
+    return true;
+  }
+  if (number) {
+    copy(p, n);
+    return true;
+  }
+  return writeString(p, n);
+}
+
+/** Whether the text at p starts with the (lowercase ASCII) bytes a, b, c, d, any case, `length` of them. */
+function startsWithNoCase(p: i32, n: i32, a: i32, b: i32, c: i32, d: i32, length: i32): bool {
+  if (n < length) return false;
+  const want = a | (b << 8) | (c << 16) | (d << 24);
+  for (let i = 0; i < length; i++) if ((u8at(p + i) | 0x20) != (((want >>> (i << 3)) & 0xff) | 0x20)) return false;
+  return true;
+}
+
+/** `Infinity`, any case, at p. */
+function startsWithInfinity(p: i32, n: i32): bool {
+  return startsWithNoCase(p, n, 0x69, 0x6e, 0x66, 0x69, 4) && startsWithNoCase(p + 4, n - 4, 0x6e, 0x69, 0x74, 0x79, 4);
 }
 
 /**
@@ -881,6 +933,57 @@ function putInt(v: i32): void {
  * text differs there), nothing written that the caller keeps.
  */
 export function isoTime(p: usize, zone: bool): bool {
+  if (!timeAt(p)) return false;
+  put(QUOTE);
+  dateAndTime(0x54);
+  put(0x2e);
+  putMicros(timeMicros);
+  if (zone) put(0x5a);
+  put(QUOTE);
+  return true;
+}
+
+/**
+ * The wire timestamp at p as the JSON string wal2json prints a commit time
+ * (formats/wal2json-values.ts commitTimeText): `"YYYY-MM-DD HH:MM:SS.ffffff+00"`,
+ * the fraction's trailing zeros dropped (with its point when it is 0);
+ * years outside 1..9999: false, as isoTime.
+ */
+export function pgTime(p: usize): bool {
+  if (!timeAt(p)) return false;
+  put(QUOTE);
+  dateAndTime(0x20);
+  let us = timeMicros;
+  if (us != 0) {
+    put(0x2e);
+    let digits = 6;
+    while (us - divI32(us, 10) * 10 == 0) {
+      us = divI32(us, 10);
+      digits--;
+    }
+    for (let scale = pow10(digits - 1); scale > 0; scale = divI32(scale, 10)) {
+      const d = divI32(us, scale);
+      put(0x30 + d);
+      us -= d * scale;
+    }
+  }
+  put(0x2b); put(0x30); put(0x30);
+  put(QUOTE);
+  return true;
+}
+
+function pow10(k: i32): i32 {
+  let v = 1;
+  for (let i = 0; i < k; i++) v *= 10;
+  return v;
+}
+
+// The time timeAt() read: its second of the day and its microseconds (the date: timeYear, timeMonth, timeDay).
+let timeSeconds = 0;
+let timeMicros = 0;
+
+/** Reads the wire timestamp at p into the time globals; years outside 1..9999: false. In doubles, exact below 2^53 µs. */
+function timeAt(p: usize): bool {
   const hi = loadI32BE(p);
   if (hi < -(1 << 20) || hi >= 1 << 20) return false;
   const n = <f64>hi * 4294967296.0 + u32AsF64(loadI32BE(p + 4)) + 946684800000000.0;
@@ -888,8 +991,8 @@ export function isoTime(p: usize, zone: bool): bool {
   // The time of day in i32 (below 86,400 s and 10^6 µs), whose divisions by constants are multiplies.
   const inDay = n - days * 86400000000.0;
   const secs = Math.floor(inDay / 1000000.0);
-  const us = <i32>(inDay - secs * 1000000.0);
-  const sod = <i32>secs;
+  timeMicros = <i32>(inDay - secs * 1000000.0);
+  timeSeconds = <i32>secs;
   // Consecutive transactions are mostly of one day: its date is worked out once.
   if (days != timeDays) {
     civilOfDays(days);
@@ -899,25 +1002,30 @@ export function isoTime(p: usize, zone: bool): bool {
     timeMonth = <i32>civilMonth;
     timeDay = <i32>civilDay;
   }
+  return true;
+}
+
+/** `YYYY-MM-DD`, the separator, `HH:MM:SS` of the time timeAt() read. */
+function dateAndTime(separator: i32): void {
+  const sod = timeSeconds;
   const h = divI32(sod, 3600);
   const mi = divI32(sod - h * 3600, 60);
-  put(QUOTE);
   putYmd(timeYear, timeMonth, timeDay);
-  put(0x54);
+  put(separator);
   put2(h);
   put(0x3a);
   put2(mi);
   put(0x3a);
   put2(sod - h * 3600 - mi * 60);
-  put(0x2e);
+}
+
+/** 0 <= us < 10^6 as six digits. */
+function putMicros(us: i32): void {
   const cs = divI32(us, 10000);
   const rest = us - cs * 10000;
   put2(cs);
   put2(divI32(rest, 100));
   put2(rest - divI32(rest, 100) * 100);
-  if (zone) put(0x5a);
-  put(QUOTE);
-  return true;
 }
 
 // The day isoTime() last wrote (days since 1970-01-01; NaN: none yet) and its date.

@@ -6,17 +6,18 @@
 // binding's area (every address from it checked against memory before
 // use); writes only the output, the line entries, the result words and the
 // area's state.
-import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
+import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
   LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, LF_BOUNDARIES, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
-  LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
+  LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD,
+  LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_HELD, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
   LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
-  LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF_LSN, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LT_NEW, LT_OLD, LT_IDENTITY,
-  LC_KEYS_IF_K, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX,
+  LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LF_AHEAD_END, LF_WAL_START_OR_NULL, LT_NEW, LT_OLD, LT_IDENTITY,
+  IF_WAL_START, IF_IDENTITY, IF_PK, LC_KEYS_IF_K, LC_KEYS, LC_WHICH, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX, RT_FLAGS, RTF_KEYS, RTF_PK,
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
 import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
-import { columnsAt, cursor, setCursor, putByte, putBytes, putBytesUpTo, tupleFits, stopColumn, stopFlags, putDecimal, isoTime } from "./json-columns.ts";
+import { columnsAt, cursor, setCursor, putByte, putBytes, putBytesUpTo, tupleFits, stopColumn, stopFlags, putDecimal, isoTime, pgTime } from "./json-columns.ts";
 
 const TAG_BEGIN = 0x42; // 'B'
 const TAG_COMMIT = 0x43; // 'C'
@@ -101,10 +102,16 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
     const mark = cursor();
     let s = LINES_DONE;
     if (tag == TAG_BEGIN) {
-      s = begin(flags);
-      if (s == LINES_DONE && (flags & LF_BOUNDARIES) != 0) lineCount = entry(lines, lineCount, out, cursor(), (done << 4) | LK_BEGIN_MARK);
+      s = begin(flags, records, count, done);
+      // Its B line now (LF_EVERY_TRANSACTION): the mark stands before it.
+      if (s == LINES_DONE && eager(flags)) s = line(LK_BEGIN, end);
+      if (s == LINES_DONE && (flags & LF_BOUNDARIES) != 0) lineCount = entry(lines, lineCount, out, mark, (done << 4) | LK_BEGIN_MARK);
+      if (s == LINES_DONE && cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), LK_BEGIN);
     } else if (tag == TAG_COMMIT) {
-      s = (flags & LF_TRANSACTIONS) != 0 && state(LS_OPEN) != 0 && state(LS_PRINTED) != 0 ? line(LK_COMMIT, end) : LINES_DONE;
+      const open = state(LS_OPEN) != 0;
+      // A Commit of a transaction the binding holds, or (every transaction's C line) of none the kernel has open, is the binding's.
+      if (state(LS_HELD) != 0 || (!open && eager(flags))) s = LINES_STOPPED;
+      else s = (flags & LF_TRANSACTIONS) != 0 && open && (state(LS_PRINTED) != 0 || eager(flags)) ? line(LK_COMMIT, end) : LINES_DONE;
       if (s == LINES_DONE) {
         if (cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), LK_COMMIT);
         if ((flags & LF_BOUNDARIES) != 0) lineCount = entry(lines, lineCount, out, cursor(), (done << 4) | LK_COMMIT_MARK);
@@ -144,20 +151,35 @@ function entry(lines: usize, n: i32, out: usize, at: usize, code: i32): i32 {
   return n + 1;
 }
 
-/** Begin: the transaction's state (xid, time text, the B line due); nothing is written to the output. */
-function begin(flags: i32): i32 {
+/** The B and C lines of every transaction (wal2json's), not only of those that printed a change line. */
+function eager(flags: i32): bool {
+  return (flags & (LF_TRANSACTIONS | LF_EVERY_TRANSACTION)) == (LF_TRANSACTIONS | LF_EVERY_TRANSACTION);
+}
+
+/** The Commit a Begin found ahead (LF_BEGIN_AHEAD): its message. */
+let ahead: usize = 0;
+
+/**
+ * Begin (record `done` of the call's `count` from `records`): the
+ * transaction's state (xid, time text, the B line due); nothing is written
+ * to the output.
+ */
+function begin(flags: i32, records: usize, count: i32, done: i32): i32 {
+  ahead = 0;
+  if ((flags & LF_BEGIN_AHEAD) != 0 && !findCommit(count - done)) return LINES_STOPPED;
   const saved = cursor();
   // The time first: a time the kernel does not write leaves the Begin (and the state) to the binding.
   setCursor(timeBytes());
-  if (!isoTime(msg + 9, true)) { setCursor(saved); return LINES_STOPPED; }
+  if (!((flags & LF_PG_TIME) != 0 ? pgTime(msg + 9) : isoTime(msg + 9, true))) { setCursor(saved); return LINES_STOPPED; }
   setState(LS_TIME_LENGTH, <i32>(cursor() - timeBytes()));
   setState(LS_OPEN, 1);
   setState(LS_XID, loadI32BE(msg + 17));
   setState(LS_PRINTED, 0);
   setState(LS_ORIGIN, 0);
+  setState(LS_HELD, 0);
   setState(LS_CHANGED, 1);
   setState(LS_BEGIN_LENGTH, 0);
-  if ((flags & LF_TRANSACTIONS) != 0) {
+  if ((flags & LF_TRANSACTIONS) != 0 && !eager(flags)) {
     setCursor(beginBytes());
     template = 0;
     resumeOp = 0;
@@ -167,6 +189,23 @@ function begin(flags: i32): i32 {
   }
   setCursor(saved);
   return LINES_DONE;
+}
+
+/** Whether the Commit of the Begin at `rec` is among the next `left` records (`ahead`: its message). */
+function findCommit(left: i32): bool {
+  let r = rec;
+  for (let k = 0; k < left; k++) {
+    if ((r & 3) != 0 || <u64>r + (<u64>HEADER_WORDS << 2) > size) return false;
+    const words = loadWord(r + (H_SIZE << 2));
+    const m = <usize>loadWord(r + (H_OFFSET << 2));
+    if (words < HEADER_WORDS || <u64>r + (<u64>words << 2) > size || <u64>m + 26 > size) return false;
+    if ((loadWord(r) & 0xff) == TAG_COMMIT) {
+      ahead = m;
+      return true;
+    }
+    r += <usize>words << 2;
+  }
+  return false;
 }
 
 /**
@@ -185,11 +224,12 @@ function row(kind: i32, end: usize, flags: i32, resume: i32, out: usize): i32 {
     start = out;
     return finish(kind, end);
   }
-  if (state(LS_OPEN) == 0 || state(LS_ORIGIN) != 0) return LINES_STOPPED;
+  if (state(LS_OPEN) == 0 || state(LS_ORIGIN) != 0 || state(LS_HELD) != 0) return LINES_STOPPED;
   const t = find(loadI32BE(msg + 1));
   if (t == 0) return LINES_TEMPLATE;
   if (<u64>t + RT_WORDS * 4 > size) return LINES_STOPPED;
-  if (loadI32(t + (RT_WANTED << 2)) == 0) return LINES_DONE;
+  // The format wants nothing of the table, or of this action.
+  if (loadI32(t + (RT_WANTED << 2)) == 0 || loadI32(program(kind) + (LP_OPS << 2)) == 0) return LINES_DONE;
   if (!fits(t)) return LINES_STOPPED;
   const pending = (flags & LF_TRANSACTIONS) != 0 ? state(LS_BEGIN_LENGTH) : 0;
   if (pending < 0 || pending > LS_BEGIN_BYTES) return LINES_STOPPED;
@@ -327,10 +367,19 @@ function run(p: usize, end: usize, from: i32): bool {
       putDecimal(u32AsF64(state(LS_XID)));
     } else if (code == OP_LSN) {
       if (a == LF_WAL_START) lsn(msg - 24);
-      else if ((head() & 0xff) == TAG_BEGIN) lsn(msg + 1);
+      else if (a == LF_WAL_START_OR_NULL) {
+        if (hasWalStart()) {
+          putByte(QUOTE);
+          lsn(msg - 24);
+          putByte(QUOTE);
+        } else { putByte(0x6e); putByte(0x75); putByte(0x6c); putByte(0x6c); }
+      } else if (a == LF_AHEAD_END) {
+        if (ahead == 0) return stop();
+        lsn(ahead + 10);
+      } else if ((head() & 0xff) == TAG_BEGIN) lsn(msg + 1);
       else lsn(a == LF_FIRST ? msg + 2 : msg + 10);
-    } else if (code == OP_IF_LSN) {
-      if (!hasWalStart()) i += b;
+    } else if (code == OP_IF) {
+      if (!holds(a)) i += b;
     } else if (code == OP_TIME) {
       if (a == 0) {
         const n = state(LS_TIME_LENGTH);
@@ -354,6 +403,19 @@ function run(p: usize, end: usize, from: i32): bool {
 
 function head(): i32 {
   return loadWord(rec);
+}
+
+/** OP_IF's condition a (IF_*). */
+function holds(a: i32): bool {
+  if (a == IF_WAL_START) return hasWalStart();
+  const flags = template != 0 ? loadI32(template + (RT_FLAGS << 2)) : 0;
+  if (a == IF_PK) return (flags & RTF_PK) != 0;
+  if (a == IF_IDENTITY) {
+    // Update: oldTupleType first, 0 when none was sent; Delete: always one.
+    const tag = head() & 0xff;
+    return (tag != TAG_INSERT && loadWord(rec + (<usize>HEADER_WORDS << 2)) != 0) || (flags & RTF_KEYS) != 0;
+  }
+  return false;
 }
 
 function hasWalStart(): bool {
@@ -385,11 +447,12 @@ function columns(which: i32, keys: i32, end: usize, resuming: bool): bool {
   if (tuple == 0) return stop();
   const table = <usize>loadI32(template + (RT_COLUMNS << 2));
   let from = 0;
-  let flags = columnFlags;
+  let flags = columnFlags | (keys & (JF_SKIP_UNCHANGED | JF_NAMES_ONLY));
+  const only = keys & LC_WHICH;
   if (resuming) {
     from = state(LS_RESUME_COLUMN);
     flags = state(LS_RESUME_FLAGS);
-  } else if (keys == LC_KEYS_IF_K && (oldT == 0 || oldType == 0x4b)) flags |= JF_KEYS;
+  } else if (only == LC_KEYS || (only == LC_KEYS_IF_K && (oldT == 0 || oldType == 0x4b))) flags |= JF_KEYS;
   if (!tupleFits(tuple, old, table, from, size)) return stop();
   if (!resuming) {
     if (<u64>(end - cursor()) < 2) return cut();

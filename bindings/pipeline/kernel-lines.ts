@@ -1,0 +1,316 @@
+/**
+ * Whole lines from the kernel for a format's pushBatch (Format.pushBatch):
+ * the kernel (`jsonLines`, bindings/line-templates.ts) writes Begin,
+ * Commit and row-change lines for a run of a batch's messages, from the
+ * format's programs (its lines, field for field, as its push() writes
+ * them) and a template per relation, with no JS object per message. It
+ * takes the row changes of plain transactions (not a streamed block's,
+ * which the caller replays) with every column of a row its own; a column
+ * it declines goes through the format's JS path in its place, and a
+ * message it stops at is the caller's to `push()`: every message of the
+ * stream goes through one of the two, in order, and the bytes are the
+ * same either way. The open transaction (xid, time, whether its B line
+ * was written) passes between the format and the kernel's line state
+ * whenever the path changes.
+ *
+ * A format is a `LineFormat`: JSON Lines (jsonl/kernel-lines.ts), wal2json
+ * version 2 (formats/wal2json-lines.ts).
+ */
+import type { Batch } from "../decoder.ts";
+import type { PgoutputMessage } from "../messages.ts";
+import type { Relation } from "../relation.ts";
+import type { Tuple } from "../tuple.ts";
+import { TapeBatch } from "../views/batch.ts";
+import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
+import type { RecordKind, Records } from "./records.ts";
+import { compareChangePositions } from "./change-id.ts";
+import type { FormatItem } from "./format.ts";
+import type { ValueDecoder } from "../values/decoder.ts";
+import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
+import { JF_COMMA } from "../jsonl-tape.ts";
+import {
+  LE_WORDS, LF_BOUNDARIES, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_TEMPLATE, LK_BEGIN_MARK, LK_DELETE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED, LS_HELD,
+  LS_OPEN, LS_ORIGIN, LS_PRINTED, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_NEW,
+} from "../line-templates.ts";
+import type { ByteSink } from "../jsonl/sink.ts";
+
+export type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A format's open transaction as the kernel's line state holds it (line-templates.ts, LS_*). */
+export interface LineTransaction {
+  xid: number;
+  /** The transaction's time as its programs' OP_TIME 0 writes it (JSON text). */
+  time: string;
+  /** A change line was written. */
+  printed: boolean;
+  /** The B line due before the first change line, without its newline (lines written lazily); `undefined`: none due. */
+  begin: string | undefined;
+  /** Its rows are the format's push()'s (an Origin named one). */
+  foreignRows: boolean;
+  /** The format holds it: its rows and its Commit are push()'s. */
+  held: boolean;
+}
+
+/** A relation's template (line-templates.ts): `columns` the address of its column table in the area, -1: its rows are push()'s. */
+export interface LineTemplate {
+  readonly head: Uint8Array;
+  readonly wanted: boolean;
+  /** RTF_* */
+  readonly flags: number;
+  readonly columns: number;
+}
+
+/** What a format gives the kernel's lines. */
+export interface LineFormat {
+  /** The flags of every call: LF_* and JF_NUMBERS_AS_STRINGS. */
+  readonly lineFlags: number;
+  /** Writes its programs (area.program per LK_* kind, literals from area.literal). */
+  programs(area: JsonArea): void;
+  /** The template of row `msg`'s relation (its column table in `area`), or undefined: its rows are push()'s. */
+  template(rel: Relation, msg: Row, area: JsonArea, values: ValueDecoder): LineTemplate | undefined;
+  /** What column() needs of a row's relation, made once per row with a declined column. */
+  declinedRow(rel: Relation, length: number): unknown;
+  /**
+   * Column i of `tuple` (`old`: the old tuple its unchanged TOAST comes
+   * from) into `out` as push() writes it, a comma first unless `first`;
+   * `flags`: the column flags of its OP_COLUMNS (jsonl-tape.ts JF_*).
+   * False when nothing was written (left out).
+   */
+  column(out: ByteSink, row: unknown, tuple: Tuple, old: Tuple | undefined, i: number, here: TapeColumns | undefined, there: TapeColumns | undefined, first: boolean, flags: number): boolean;
+  /** Its open transaction, for the kernel's line state. */
+  lineTransaction(): LineTransaction | undefined;
+  /**
+   * The kernel's line state after a run: `changed`, a transaction began or
+   * ended in it (`t` is the one open now); else `t` stands for the same
+   * one, and only its `printed` and whether a `begin` is still due
+   * (`undefined`: none) are news.
+   */
+  setLineTransaction(t: LineTransaction | undefined, changed: boolean): void;
+}
+
+/**
+ * Whether the next record `out` ends may be one a restart's redelivery
+ * takes back (at or before Records.skip, as Records.end compares): the
+ * kernel's lines are ended together (endAt), never taken back, so such a
+ * record is push()'s. Positions only grow in a transaction, so once its
+ * next record is past `skip` every later one is: a batch handed to the
+ * sink in the middle of a transaction (skip is then its last record) does
+ * not keep the rest of it from the kernel.
+ */
+function mayTakeBack(out: Records): boolean {
+  const skip = out.skip;
+  const txn = out.txn;
+  return skip !== undefined && txn.ordered && compareChangePositions({ lsn: txn.lsn, index: txn.next }, skip) <= 0;
+}
+
+/** The records' kinds of the line kinds (LK_*). */
+const LINE_KINDS: readonly RecordKind[] = ["insert", "update", "delete", "begin", "commit"];
+
+export class KernelLines {
+  readonly #format: LineFormat;
+  /** The area, as of which layout (programs), generation and type knowledge (templates); the relations of its templates by index. */
+  #state: { area: JsonArea; layouts: number; generation: number; knowledge: number } | undefined;
+  readonly #relations: Relation[] = [];
+  /** The row whose declined columns #declined writes, and its views. */
+  #cut: {
+    batch: TapeBatch; index: number; newTuple: Tuple | undefined; oldTuple: Tuple | undefined;
+    newTape: TapeColumns | undefined; oldTape: TapeColumns | undefined; row: unknown;
+  } | undefined;
+  /** Whether the kernel's line state is the format's transaction (nothing was push()ed since). */
+  #inSync = false;
+
+  constructor(format: LineFormat) {
+    this.#format = format;
+  }
+
+  /** An item went through the format's push(): its transaction is ahead of the kernel's. */
+  pushed(item: FormatItem): void {
+    this.#inSync = false;
+    // A relation defined again, a type learned: the kernel's templates are made again as rows need them.
+    if (item.kind === "Relation" || item.kind === "Type") this.#forgetTemplates();
+  }
+
+  reset(): void {
+    this.#inSync = false;
+    this.#forgetTemplates();
+  }
+
+  /**
+   * The format's pushBatch: the lines of messages [from, to) of `batch`,
+   * as far as the kernel takes them; the index of the first it did not.
+   * `boundary(i)`: called for each Begin and Commit taken, in order among
+   * the records ended: a Begin before its transaction's, a Commit after.
+   */
+  push(batch: Batch, from: number, out: Records, to: number, boundary?: (index: number) => void): number {
+    if (from >= to || mayTakeBack(out) || !(batch instanceof TapeBatch) || batch.host === undefined) return from;
+    const area = jsonArea(batch.host);
+    if (area === undefined) return from;
+    this.#prepare(area, batch);
+    if (!this.#inSync) this.#toKernel(area);
+    const flags = this.#format.lineFlags | (boundary ? LF_BOUNDARIES : 0);
+    let i = from;
+    let changed = false;
+    let templated = -1;
+    while (i < to) {
+      const status = area.lines(batch.recordAt(i) << 2, to - i, flags);
+      changed ||= area.i32[(area.line >> 2) + LS_CHANGED] !== 0;
+      this.#take(area, out, i, boundary);
+      i += area.record;
+      if (status === LINES_DONE) break;
+      if (status === LINES_FULL) continue;
+      if (status === LINES_COLUMN) {
+        this.#declined(area, batch, i, out);
+        continue;
+      }
+      // A template once per message: asked again, the message is push()'s.
+      if (status !== LINES_TEMPLATE || i === templated || !this.#addTemplate(area, batch, i)) break;
+      templated = i;
+    }
+    this.#fromKernel(area, changed);
+    this.#cut = undefined;
+    return i;
+  }
+
+  /** The area's programs (after it moved, or another format wrote its own) and templates (after it started over or the types changed) as this format needs them. */
+  #prepare(area: JsonArea, batch: TapeBatch): void {
+    const knowledge = batch.values.knowledge;
+    const last = this.#state;
+    if (last === undefined || last.area !== area || last.layouts !== area.layouts || area.programmer !== this) {
+      area.clearLiterals();
+      this.#format.programs(area);
+      area.programmer = this;
+      area.forgetTemplates();
+      this.#relations.length = 0;
+      this.#inSync = false;
+      this.#state = { area, layouts: area.layouts, generation: area.generation, knowledge };
+    } else if (last.generation !== area.generation || last.knowledge !== knowledge) {
+      area.forgetTemplates();
+      this.#relations.length = 0;
+      last.generation = area.generation;
+      last.knowledge = knowledge;
+    }
+  }
+
+  #forgetTemplates(): void {
+    const area = this.#state?.area;
+    if (area?.programmer === this) area.forgetTemplates();
+    this.#relations.length = 0;
+  }
+
+  /** Message i's relation as a template (line-templates.ts); false: the message is the caller's. */
+  #addTemplate(area: JsonArea, batch: TapeBatch, i: number): boolean {
+    const msg = batch.get(i) as Row;
+    const rel = msg.relation;
+    if (rel === undefined) return false;
+    // Twice at most: once more after the area started over for want of room.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const t = this.#format.template(rel, msg, area, batch.values);
+      if (t === undefined || t.columns < 0) return false;
+      if (this.#state!.generation !== area.generation) {
+        this.#relations.length = 0;
+        this.#state!.generation = area.generation;
+      }
+      if (area.template(rel.relationId, t.columns, t.wanted, t.head, this.#relations.length, t.flags)) {
+        this.#relations.push(rel);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The column of row i the kernel declined (LINES_COLUMN), through the JS
+   * path as push() writes it, after the part of its line the kernel wrote;
+   * the kernel goes on after it.
+   */
+  #declined(area: JsonArea, batch: TapeBatch, i: number, out: Records): void {
+    const i32 = area.i32;
+    const w = area.line >> 2;
+    const which = i32[w + LS_RESUME_TUPLE]!;
+    // The row's views, made once for all its declined columns.
+    let cut = this.#cut;
+    if (cut === undefined || cut.batch !== batch || cut.index !== i) {
+      const msg = batch.get(i) as Row;
+      const oldTuple = msg.kind === "Insert" ? undefined : (msg.oldTuple ?? undefined);
+      const newTuple = msg.kind === "Delete" ? undefined : msg.newTuple;
+      cut = this.#cut = {
+        batch, index: i, newTuple, oldTuple, newTape: newTuple && tapeColumns(newTuple), oldTape: oldTuple && tapeColumns(oldTuple),
+        row: this.#format.declinedRow(msg.relation!, (newTuple ?? oldTuple)!.length),
+      };
+    }
+    const isNew = which === LT_NEW && cut.newTuple !== undefined;
+    const tuple = isNew ? cut.newTuple! : cut.oldTuple!;
+    const old = isNew ? cut.oldTuple : undefined;
+    const column = i32[w + LS_RESUME_COLUMN]!;
+    const flags = i32[w + LS_RESUME_FLAGS]!;
+    const written = this.#format.column(out.bytes, cut.row, tuple, old, column, isNew ? cut.newTape : cut.oldTape, old === undefined ? undefined : cut.oldTape, (flags & JF_COMMA) === 0, flags);
+    i32[w + LS_RESUME_COLUMN] = column + 1;
+    i32[w + LS_RESUME_FLAGS] = written ? flags | JF_COMMA : flags;
+  }
+
+  /** The bytes and records of the last jsonLines call (from message `first` on) into `out`, and its boundaries. */
+  #take(area: JsonArea, out: Records, first: number, boundary: ((index: number) => void) | undefined): void {
+    const written = area.written;
+    if (written === 0 && boundary === undefined) return;
+    const bytes = out.bytes;
+    const base = bytes.len;
+    bytes.bytes(area.u8, area.out, area.out + written);
+    const i32 = area.i32;
+    const relations = this.#relations;
+    let e = area.entries >> 2;
+    for (let k = area.lineCount; k > 0; k--, e += LE_WORDS) {
+      const code = i32[e + 1]!;
+      const kind = code & 15;
+      if (kind >= LK_BEGIN_MARK) boundary!(first + (code >> 4));
+      else out.endAt(base + i32[e]!, LINE_KINDS[kind]!, kind <= LK_DELETE ? relations[code >> 4] : undefined);
+    }
+  }
+
+  /** The format's transaction into the kernel's line state. */
+  #toKernel(area: JsonArea): void {
+    const i32 = area.i32;
+    const w = area.line >> 2;
+    const t = this.#format.lineTransaction();
+    i32[w + LS_OPEN] = t === undefined ? 0 : 1;
+    if (t === undefined) return;
+    const timeAt = area.line + LS_WORDS * 4;
+    const time = encoder.encodeInto(t.time, area.u8.subarray(timeAt, timeAt + LS_TIME_BYTES));
+    i32[w + LS_XID] = t.xid;
+    i32[w + LS_PRINTED] = t.printed ? 1 : 0;
+    // Foreign rows (or a time the area cannot hold): the rows are push()'s.
+    i32[w + LS_ORIGIN] = t.foreignRows || time.read < t.time.length ? 1 : 0;
+    i32[w + LS_HELD] = t.held ? 1 : 0;
+    i32[w + LS_TIME_LENGTH] = time.written;
+    let begin = 0;
+    if (t.begin !== undefined) {
+      const beginAt = timeAt + LS_TIME_BYTES;
+      const r = encoder.encodeInto(t.begin, area.u8.subarray(beginAt, beginAt + LS_BEGIN_BYTES));
+      begin = r.read < t.begin.length || r.written === 0 ? -1 : r.written;
+    }
+    i32[w + LS_BEGIN_LENGTH] = begin;
+    this.#inSync = true;
+  }
+
+  /** The kernel's line state into the format's transaction. */
+  #fromKernel(area: JsonArea, changed: boolean): void {
+    const i32 = area.i32;
+    const w = area.line >> 2;
+    let t: LineTransaction | undefined;
+    if (i32[w + LS_OPEN] !== 0) {
+      const begin = i32[w + LS_BEGIN_LENGTH]!;
+      const timeAt = area.line + LS_WORDS * 4;
+      const beginAt = timeAt + LS_TIME_BYTES;
+      t = {
+        xid: i32[w + LS_XID]! >>> 0, time: changed ? decoder.decode(area.u8.subarray(timeAt, timeAt + i32[w + LS_TIME_LENGTH]!)) : "",
+        printed: i32[w + LS_PRINTED] !== 0,
+        begin: !changed ? (begin !== 0 ? "" : undefined) : begin > 0 ? decoder.decode(area.u8.subarray(beginAt, beginAt + begin)) : undefined,
+        foreignRows: i32[w + LS_ORIGIN] !== 0, held: i32[w + LS_HELD] !== 0,
+      };
+    }
+    this.#format.setLineTransaction(t, changed);
+    this.#inSync = true;
+  }
+}
