@@ -26,7 +26,9 @@
  *   as PostgreSQL prints it, `"2024-02-29 12:34:56.789012+00"`, the
  *   fraction's trailing zeros dropped; else ISO 8601), LF_BEGIN_AHEAD (a
  *   Begin is taken only when its Commit is among the call's records: its
- *   B line may name the Commit's end, OP_LSN LF_AHEAD_END).
+ *   B line may name the Commit's end, OP_LSN LF_AHEAD_END),
+ *   LF_UNCHANGED_LEFT_OUT (the format's columns leave unchanged TOAST out,
+ *   JF_SKIP_UNCHANGED: a row's needs no old value to stand in).
  * - area: byte address of the line area: LS_WORDS state words, the
  *   programs, the relation map (below), all written by the binding.
  * - out, outCapacity: the output bytes.
@@ -111,6 +113,7 @@ export const LF_BOUNDARIES = 16;
 export const LF_EVERY_TRANSACTION = 256;
 export const LF_PG_TIME = 512;
 export const LF_BEGIN_AHEAD = 1024;
+export const LF_UNCHANGED_LEFT_OUT = 2048;
 
 // Result words, beside jsonl-tape.ts' JR_WRITTEN.
 export const JR_RECORD = 1;
@@ -154,7 +157,7 @@ export const LS_BEGIN_BYTES = 512;
 export const LP_HEADER_WORDS = 1;
 export const LP_OPS = 0;
 export const LP_OP_WORDS = 3;
-export const LP_MAX_OPS = 16;
+export const LP_MAX_OPS = 24;
 export const LP_PROGRAM_WORDS = LP_HEADER_WORDS + LP_OP_WORDS * LP_MAX_OPS;
 
 export const OP_BYTES = 1;

@@ -1,11 +1,12 @@
 /**
  * The pipeline's whole-batch path (run.ts #takeRun, Format.pushBatch): a
- * capture source offers its decoded batch, and the JSON Lines format writes
- * a plain transaction's lines from the kernel with no view per message.
+ * capture source offers its decoded batch, and a format that has it (JSON
+ * Lines, wal2json version 2) writes a plain transaction's lines from the
+ * kernel with no view per message.
  * Everything a sink sees — the bytes, each record's id and kind, the
  * transaction ends to acknowledge and where they fall — must be what the
  * same pipeline makes one item at a time, on every fixture capture, in
- * every chunking, with each jsonl option, and when a limit cuts a run.
+ * every chunking, with each format's options, and when a limit cuts a run.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -31,13 +32,13 @@ function chunked(bytes: Uint8Array, size: number): AsyncIterable<Uint8Array> {
 /** `mostTransactions`: the most transactions one run took (a run takes every plain transaction the batch holds). */
 type Seen = Recorded & { error: string | undefined; mostTransactions: number };
 
-async function run(capture: Uint8Array, chunk: number, options: FormatOptionValues, batches: boolean, limit?: number, delivered?: ChangePosition): Promise<Seen> {
-  const jsonl = formatNamed("jsonl");
-  const decoder = await backend.create({ values: jsonl.values() });
-  const replayDecoder = await backend.create({ values: jsonl.values() });
+async function run(capture: Uint8Array, chunk: number, options: FormatOptionValues, batches: boolean, limit?: number, delivered?: ChangePosition, formatName = "jsonl"): Promise<Seen> {
+  const definition = formatNamed(formatName);
+  const decoder = await backend.create({ values: definition.values() });
+  const replayDecoder = await backend.create({ values: definition.values() });
   const source: PipelineSource = captureSource(chunked(capture, chunk), decoder);
   if (!batches) delete (source as { readyBatch?: unknown }).readyBatch;
-  const { seen: recorded, format, sink, runs } = recording(jsonl.create({ decoder }, options), delivered);
+  const { seen: recorded, format, sink, runs } = recording(definition.create({ decoder }, options), delivered);
   const seen: Seen = Object.assign(recorded, { error: undefined, mostTransactions: 0 });
   try {
     await new Pipeline({ source, format, sink, replayDecoder, limit }).run();
@@ -49,16 +50,21 @@ async function run(capture: Uint8Array, chunk: number, options: FormatOptionValu
 }
 
 describe(`pipeline whole-batch path (${backend.name})`, () => {
-  const variants: [string, FormatOptionValues][] = [["default", {}], ["transactions", { transactions: true }], ["numbers-as-strings", { "numbers-as-strings": true }]];
+  const variants: [string, string, FormatOptionValues][] = [
+    ["jsonl", "default", {}], ["jsonl", "transactions", { transactions: true }], ["jsonl", "numbers-as-strings", { "numbers-as-strings": true }],
+    ["wal2json", "version 2", { "format-version": "2" }],
+    ["wal2json", "version 2, every field", { "format-version": "2", "include-xids": true, "include-timestamp": true, "include-lsn": true, "include-pk": true, "include-type-oids": true }],
+    ["wal2json", "version 2, no transactions, numbers as strings", { "format-version": "2", "include-transaction": false, "include-xids": true, "numeric-data-types-as-string": true }],
+  ];
   for (const name of names) {
     it(`${name}: the same records, ids and acknowledgements as one item at a time`, async () => {
       const capture = gunzipSync(readFileSync(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))));
-      for (const [label, options] of variants) {
-        const expected = await run(capture, 65536, options, false);
+      for (const [formatName, label, options] of variants) {
+        const expected = await run(capture, 65536, options, false, undefined, undefined, formatName);
         expect(expected.fromBatches).toBe(0);
         for (const chunk of [65536, 97]) {
-          const got = await run(capture, chunk, options, true);
-          expect(got, `${label}, ${chunk}-byte chunks`).toEqual({ ...expected, fromBatches: got.fromBatches, mostTransactions: got.mostTransactions });
+          const got = await run(capture, chunk, options, true, undefined, undefined, formatName);
+          expect(got, `${formatName} ${label}, ${chunk}-byte chunks`).toEqual({ ...expected, fromBatches: got.fromBatches, mostTransactions: got.mostTransactions });
         }
       }
     });

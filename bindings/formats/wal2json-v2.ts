@@ -10,6 +10,7 @@
  * transaction's records are held until its commit, then written after B.
  * pretty-print and include-typmod change nothing here, as in wal2json.
  */
+import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
 import type { Relation } from "../relation.ts";
 import type { Tuple } from "../tuple.ts";
@@ -23,40 +24,13 @@ import {
   ColumnReader, KIND_UNCHANGED, RelationFactsCache, commitTimeText, nameOf, refuseUnplain, writeContent, writeValue,
   type RecordTarget, type RelationFacts,
 } from "./wal2json-values.ts";
+import { KernelLines, linesFor } from "../pipeline/kernel-lines.ts";
+import { VALUE_KEY, Wal2jsonV2Lines, type V2Columns, type V2Transaction } from "./wal2json-lines.ts";
 
 type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 
-/**
- * Per relation: `,"schema":…,"table":…`, per column `{"name":…,"type":…,"typeoid":…`,
- * and the same with `,"value":` as bytes, all in one buffer (column i's at
- * `prefixAt[i]` to `prefixAt[i + 1]`): what a kernel writing whole lines
- * would take as the relation's template.
- */
-interface V2Columns {
-  table: string;
-  entries: string[];
-  prefixes: Uint8Array;
-  prefixAt: number[];
-}
-
 const encoder = new TextEncoder();
-const VALUE_KEY = ',"value":';
 const NEWLINE = 0x0a;
-
-/** Bytes of a string's UTF-8 as TextEncoder writes it (a lone surrogate: U+FFFD, 3 bytes). */
-function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c < 0xdc00 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
-}
 
 /** Records held back until the transaction's end is known. */
 class Held implements RecordTarget {
@@ -92,39 +66,78 @@ export class Wal2jsonV2 implements Format {
   readonly #s: Wal2jsonSettings;
   readonly #facts: RelationFactsCache;
   readonly #col = new ColumnReader();
-  /** The open transaction: `,"xid":…,"timestamp":…` as asked, and its B's `lsn`. */
-  #open: { fields: string; finalLsn: bigint } | undefined;
+  /** The open transaction (shared with the kernel's lines). */
+  #open: V2Transaction | undefined;
+  /** `,"xid":…,"timestamp":…` as asked, of #open (made on first use: the kernel's lines need none). */
+  #fieldsOf: V2Transaction | undefined;
+  #fieldsText = "";
   readonly #held: Held | undefined;
   /** Fields of a record outside any transaction (a non-transactional message, a snapshot row): wal2json's nulls. */
   readonly #outside: string;
+  /** pushBatch's whole lines (pipeline/kernel-lines.ts). */
+  readonly #lines: KernelLines;
 
-  constructor(settings: Wal2jsonSettings, types: ReadonlyMap<number, TypeInfo> | undefined) {
+  /** `decoder`: the one the messages come from, whose kernel is to write the lines (pushBatch) from its first call. */
+  constructor(settings: Wal2jsonSettings, types: ReadonlyMap<number, TypeInfo> | undefined, decoder?: Pick<PgoutputDecoder, "types">) {
     this.#s = settings;
+    linesFor(decoder);
     this.#facts = new RelationFactsCache(settings, types);
     this.#held = settings.includeTransaction && settings.includeLsn ? new Held() : undefined;
     this.#outside = `${settings.includeXids ? ',"xid":null' : ""}${settings.includeTimestamp ? ',"timestamp":null' : ""}`;
+    const self = this;
+    this.#lines = new KernelLines(new Wal2jsonV2Lines(settings, {
+      facts: this.#facts,
+      columns: (facts) => this.#columns(facts),
+      get transaction() {
+        return self.#open;
+      },
+      set transaction(t) {
+        self.#open = t;
+      },
+      holds: this.#held !== undefined,
+      value: (out, facts, tuple, i) => {
+        const col = this.#col.of(tuple);
+        const kind = col.read(i);
+        if (kind === KIND_UNCHANGED) return false;
+        writeValue(out, facts, i, kind, col, settings.numbersAsStrings);
+        return true;
+      },
+    }));
+  }
+
+  /**
+   * The records of `batch`'s messages [from, to) of plain transactions, the
+   * kernel writing whole lines as far as it takes them (Format.pushBatch);
+   * the index of the first message it did not take.
+   */
+  pushBatch(batch: Batch, from: number, out: Records, to = batch.length, boundary?: (index: number) => void): number {
+    return this.#lines.push(batch, from, out, Math.min(to, batch.length), boundary);
   }
 
   push(item: FormatItem, out: Records): void {
     const s = this.#s;
+    this.#lines.pushed(item);
     switch (item.kind) {
       case "SnapshotRow":
         // A row committed before the slot's start: an insert outside any transaction.
         this.#row(out, "snapshot", "I", item.relation, 0, undefined, item.tuple, undefined, this.#outside);
         return;
       case "Begin": {
-        const fields = `${s.includeXids ? `,"xid":${item.xid}` : ""}${s.includeTimestamp ? `,"timestamp":"${commitTimeText(item.commitTime)}"` : ""}`;
-        this.#open = { fields, finalLsn: item.finalLsn };
-        if (s.includeTransaction && this.#held === undefined) this.#record(out, "begin", undefined, `{"action":"B"${fields}}`);
+        const begun = s.includeTransaction && this.#held === undefined;
+        this.#open = { xid: item.xid, time: `"${commitTimeText(item.commitTime)}"`, finalLsn: item.finalLsn, begun };
+        if (begun) this.#record(out, "begin", undefined, `{"action":"B"${this.#fields()}}`);
         return;
       }
       case "Commit": {
+        if (!s.includeTransaction) {
+          this.#open = undefined;
+          return;
+        }
         const open = this.#open;
+        const fields = this.#fields();
         this.#open = undefined;
-        if (!s.includeTransaction) return;
-        const fields = open?.fields ?? this.#outside;
         const lsn = (at: bigint | undefined) => `,"lsn":${at === undefined ? "null" : `"${formatLsn(at)}"`},"nextlsn":"${formatLsn(item.endLsn)}"`;
-        if (this.#held !== undefined) {
+        if (this.#held !== undefined && open?.begun !== true) {
           this.#record(out, "begin", undefined, `{"action":"B"${fields}${lsn(open?.finalLsn)}}`);
           this.#held.moveTo(out);
         }
@@ -135,7 +148,7 @@ export class Wal2jsonV2 implements Format {
         if (!messageWanted(s, item.prefix)) return;
         const target = item.transactional ? this.#target(out) : out;
         const bytes = target.bytes;
-        bytes.str(`{"action":"M"${item.transactional ? (this.#open?.fields ?? this.#outside) : this.#outside}`);
+        bytes.str(`{"action":"M"${item.transactional ? this.#fields() : this.#outside}`);
         if (s.includeLsn) bytes.str(`,"lsn":"${formatLsn(item.lsn)}"`);
         bytes.str(`,"transactional":${item.transactional},"prefix":${JSON.stringify(item.prefix)},"content":`);
         if (writeContent(bytes, item.content)) bytes.str(',"encoding":"base64"');
@@ -171,14 +184,21 @@ export class Wal2jsonV2 implements Format {
   reset(): void {
     this.#open = undefined;
     this.#held?.clear();
+    this.#lines.reset();
   }
 
   #target(out: Records): RecordTarget {
-    return this.#held !== undefined && this.#open !== undefined ? this.#held : out;
+    return this.#held !== undefined && this.#open !== undefined && !this.#open.begun ? this.#held : out;
   }
 
   #fields(): string {
-    return this.#open?.fields ?? this.#outside;
+    const open = this.#open;
+    if (open === undefined) return this.#outside;
+    if (this.#fieldsOf !== open) {
+      this.#fieldsOf = open;
+      this.#fieldsText = `${this.#s.includeXids ? `,"xid":${open.xid}` : ""}${this.#s.includeTimestamp ? `,"timestamp":${open.time}` : ""}`;
+    }
+    return this.#fieldsText;
   }
 
   #lsn(walStart: bigint | undefined): string {
@@ -259,8 +279,7 @@ export class Wal2jsonV2 implements Format {
       if (kind === KIND_UNCHANGED) continue;
       if (!first) out.byte(0x2c);
       first = false;
-      if (i < cols.entries.length) out.bytes(cols.prefixes, cols.prefixAt[i], cols.prefixAt[i + 1]);
-      else out.bytes(this.#prefix(facts, i));
+      out.bytes(i < cols.prefixes.length ? cols.prefixes[i]! : this.#prefix(facts, i));
       writeValue(out, facts, i, kind, col, asStrings);
       out.byte(0x7d);
     }
@@ -271,10 +290,9 @@ export class Wal2jsonV2 implements Format {
     const s = this.#s;
     const entries = facts.names.map((name, i) =>
       `{"name":${name}${s.includeTypes ? `,"type":${facts.types[i]}` : ""}${s.includeTypeOids ? `,"typeoid":${facts.oids[i]}` : ""}`);
-    const prefixAt = [0];
-    for (const e of entries) prefixAt.push(prefixAt[prefixAt.length - 1]! + utf8Length(e) + VALUE_KEY.length);
-    const prefixes = encoder.encode(entries.map((e) => e + VALUE_KEY).join(""));
-    const cols: V2Columns = { table: `${s.includeSchemas ? `,"schema":${facts.schema}` : ""},"table":${facts.table}`, entries, prefixes, prefixAt };
+    const cols: V2Columns = {
+      table: `${s.includeSchemas ? `,"schema":${facts.schema}` : ""},"table":${facts.table}`, entries, prefixes: entries.map((e) => encoder.encode(e + VALUE_KEY)),
+    };
     return (facts.cache = cols);
   }
 

@@ -26,6 +26,7 @@ import { typeName, typname } from "../values/type-names.ts";
 import { civilFromDays, fraction, pad2, US_PER_DAY } from "../values/calendar.ts";
 import { toBase64 } from "../utf8.ts";
 import { selectsTable, type Wal2jsonSettings } from "./wal2json-options.ts";
+import { JK_BOOL, JK_STRING, JK_W2J_BYTEA, JK_W2J_NUMBER } from "../jsonl-tape.ts";
 
 /** A column's kind byte, as the tape holds it (TupleData's n, u, t, b). */
 export const KIND_NULL = 0x6e;
@@ -35,6 +36,16 @@ export const KIND_BINARY = 0x62;
 
 /** How wal2json writes a value of a type (by the column's type OID: a domain is not its base type). */
 const enum ValueClass { String, Number, Bool, Bytea }
+
+/** The kernel's column kind (jsonl-tape.ts) that writes a value of each class by wal2json's rule. */
+const KERNEL_KINDS: Readonly<Record<ValueClass, number>> = {
+  [ValueClass.String]: JK_STRING, [ValueClass.Number]: JK_W2J_NUMBER, [ValueClass.Bool]: JK_BOOL, [ValueClass.Bytea]: JK_W2J_BYTEA,
+};
+
+/** Column i's kernel column kind (jsonl-tape.ts JK_*): writeValue's rule for its text. */
+export function kernelKind(facts: RelationFacts, i: number): number {
+  return KERNEL_KINDS[facts.classes[i] ?? ValueClass.String];
+}
 
 const CLASS: Partial<Record<number, ValueClass>> = {
   21: ValueClass.Number, 23: ValueClass.Number, 20: ValueClass.Number, 26: ValueClass.Number,

@@ -27,13 +27,12 @@
  */
 import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
-import { decoderInternals, TapeDecoder } from "../kernel/decoder.ts";
 import type { Relation } from "../relation.ts";
 import { unchangedToast, type Tuple } from "../tuple.ts";
 import { ChangeLines, type ChangeLineOptions } from "./change-lines.ts";
 import { jsonText } from "./json-text.ts";
 import { JsonlLineFormat } from "./kernel-lines.ts";
-import { KernelLines } from "../pipeline/kernel-lines.ts";
+import { KernelLines, linesFor } from "../pipeline/kernel-lines.ts";
 import type { Format, FormatItem } from "../pipeline/format.ts";
 import { Records } from "../pipeline/records.ts";
 import type { ByteSink } from "./sink.ts";
@@ -89,7 +88,7 @@ export class JsonLinesWriter implements Format {
     this.#formatter = new ChangeLines({ ...options, types: options.types ?? decoder?.types });
     this.#strings = options.numbersAsStrings === true;
     this.#kernel = options.kernel !== false;
-    if (this.#kernel && decoder instanceof TapeDecoder) jsonArea(decoderInternals(decoder).memory);
+    if (this.#kernel) linesFor(decoder);
     this.#lines = new KernelLines(new JsonlLineFormat(this.#formatter, { numbersAsStrings: this.#strings, transactions: options.transactions === true }, {
       prefixesOf: (rel, length, types) => this.#prefixesOf(rel, length, types),
       tableOf: (rel, area, values, prefixes) => this.#tableOf(rel, area, values, prefixes),

@@ -9,7 +9,7 @@
 import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
   LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, LF_BOUNDARIES, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
-  LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD,
+  LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD, LF_UNCHANGED_LEFT_OUT,
   LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_HELD, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
   LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
   LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LF_AHEAD_END, LF_WAL_START_OR_NULL, LT_NEW, LT_OLD, LT_IDENTITY,
@@ -230,7 +230,7 @@ function row(kind: i32, end: usize, flags: i32, resume: i32, out: usize): i32 {
   if (<u64>t + RT_WORDS * 4 > size) return LINES_STOPPED;
   // The format wants nothing of the table, or of this action.
   if (loadI32(t + (RT_WANTED << 2)) == 0 || loadI32(program(kind) + (LP_OPS << 2)) == 0) return LINES_DONE;
-  if (!fits(t)) return LINES_STOPPED;
+  if (!fits(t, (flags & LF_UNCHANGED_LEFT_OUT) != 0)) return LINES_STOPPED;
   const pending = (flags & LF_TRANSACTIONS) != 0 ? state(LS_BEGIN_LENGTH) : 0;
   if (pending < 0 || pending > LS_BEGIN_BYTES) return LINES_STOPPED;
   if (pending > 0) {
@@ -261,12 +261,13 @@ function printed(): void {
 }
 
 /**
- * Whether the row's tuples fit its template's column table, and every
- * unchanged TOAST column of its new tuple has an old value to stand in
- * (else its line names it in `unchanged`: the binding's). Checked before
- * any of the line is written, which is then never taken back.
+ * Whether the row's tuples fit its template's column table, and (unless
+ * `leftOut`: the format leaves them out) every unchanged TOAST column of
+ * its new tuple has an old value to stand in (else its line names it in
+ * `unchanged`: the binding's). Checked before any of the line is written,
+ * which is then never taken back.
  */
-function fits(t: usize): bool {
+function fits(t: usize, leftOut: bool): bool {
   const tag = head() & 0xff;
   const body = rec + (<usize>HEADER_WORDS << 2);
   const table = <usize>loadI32(t + (RT_COLUMNS << 2));
@@ -283,6 +284,7 @@ function fits(t: usize): bool {
   if (oldT != 0 && !tupleFits(oldT, 0, table, 0, size)) return false;
   if (newT == 0) return true;
   if (!tupleFits(newT, oldT, table, 0, size)) return false;
+  if (leftOut) return true;
   const n = loadWord(newT);
   const oldN = oldT != 0 ? loadWord(oldT) : 0;
   for (let i = 0; i < n; i++) {

@@ -27,6 +27,8 @@ import { compareChangePositions } from "./change-id.ts";
 import type { FormatItem } from "./format.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
+import { decoderInternals, TapeDecoder } from "../kernel/decoder.ts";
+import type { PgoutputDecoder } from "../decoder.ts";
 import { JF_COMMA } from "../jsonl-tape.ts";
 import {
   LE_WORDS, LF_BOUNDARIES, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_TEMPLATE, LK_BEGIN_MARK, LK_DELETE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED, LS_HELD,
@@ -108,6 +110,15 @@ function mayTakeBack(out: Records): boolean {
 
 /** The records' kinds of the line kinds (LK_*). */
 const LINE_KINDS: readonly RecordKind[] = ["insert", "update", "delete", "begin", "commit"];
+
+/**
+ * Has the decoder lay out the kernel's area (kernel/json-area.ts) from its
+ * first call, for a format made with it: otherwise the first rows it reads
+ * ask for it, and take the JS path until the decoder's next call.
+ */
+export function linesFor(decoder: Pick<PgoutputDecoder, "types"> | undefined): void {
+  if (decoder instanceof TapeDecoder) jsonArea(decoderInternals(decoder).memory);
+}
 
 export class KernelLines {
   readonly #format: LineFormat;

@@ -1,0 +1,222 @@
+/**
+ * Whole lines from the kernel (pipeline/kernel-lines.ts) for the formats
+ * other than JSON Lines (whose own checks are jsonl-kernel.test.ts): a
+ * format's pushBatch must write what its push() writes message by message
+ * (the JS path, the reference), byte for byte, record for record (kinds,
+ * relations), and end where push() ends with the same error — on the wasm
+ * backend, the baseline and the twin kernel (both kernel builds on one
+ * memory image, compared on every call). Over the captures from real
+ * PostgreSQL 15 and 18 (test/fixtures), and generated streams of every
+ * value class with tricky texts, unchanged TOAST, old tuples of both
+ * kinds, tables with and without a key, XLogData positions or none, commit
+ * times at the ends of the years the kernel writes, in any batching, under
+ * any option set.
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Batch, PgoutputDecoder } from "../bindings/decoder.ts";
+import { WasmDecoder } from "../bindings/wasm/decoder.ts";
+import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
+import { formatNamed, formatOptions } from "../bindings/formats/index.ts";
+import type { Format, FormatOptionValues } from "../bindings/pipeline/format.ts";
+import { Records } from "../bindings/pipeline/records.ts";
+import { encode, UNCHANGED, type ColumnDesc, type RelationColumnDesc } from "../devkit/encoder/encoder.ts";
+import { wal } from "../devkit/encoder/walsender-encoder.ts";
+import { TwinDecoder, twinStats } from "./support/twin-kernel.ts";
+import { TRICKY_TEXTS } from "./support/jsonl-cases.ts";
+
+type Make = (values: object) => PgoutputDecoder;
+const DECODERS: [string, Make][] = [
+  ["wasm", (values) => new WasmDecoder({ values })],
+  ["baseline", (values) => new BaselineDecoder({ values })],
+  ["twin", (values) => new TwinDecoder({ values })],
+];
+
+/**
+ * The records of CopyData payloads (or capture bytes, `chunk` at a time)
+ * through `format`: decoded `per` payloads at a time, through pushBatch
+ * (`batch`) or push() alone: the bytes, each record's kind and table, and
+ * the error that ended it.
+ */
+function records(make: Make, name: string, options: FormatOptionValues, input: { payloads: Uint8Array[]; per: number } | { capture: Uint8Array; chunk: number }, batch: boolean): string {
+  const definition = formatNamed(name);
+  const d = make(definition.values());
+  const format: Format = definition.create({ decoder: d }, formatOptions(definition, options));
+  const parts: string[] = [];
+  const text = new TextDecoder();
+  const pieces = "payloads" in input ? Math.ceil(input.payloads.length / input.per) : Math.ceil(input.capture.length / input.chunk);
+  try {
+    for (let k = 0; k < pieces; k++) {
+      const b = ("payloads" in input
+        ? d.decodeCopyData(input.payloads.slice(k * input.per, (k + 1) * input.per))
+        : d.push(input.capture.subarray(k * input.chunk, (k + 1) * input.chunk))) as Batch;
+      const out = new Records();
+      let kept = Infinity;
+      try {
+        for (let j = batch ? format.pushBatch!(b, 0, out, b.length, marks) : 0; j < b.length; j = batch ? format.pushBatch!(b, j + 1, out, b.length, marks) : j + 1) format.push(b.get(j), out);
+      } catch (e) {
+        // A pipeline hands the sink only the transactions finished before an error (run.ts #finish).
+        kept = out.kinds.lastIndexOf("commit") + 1;
+        throw e;
+      } finally {
+        for (let i = 0; i < Math.min(kept, out.length); i++) parts.push(`${out.kinds[i]} ${out.relations[i]?.name ?? "-"} ${text.decode(out.bytesOf(i))}`);
+      }
+    }
+  } catch (e) {
+    parts.push(`error: ${(e as Error).message}`);
+  }
+  return parts.join("");
+}
+
+/** The kernel's records equal push()'s, on every decoder; returns how many bytes push() wrote (to show the case was not empty). */
+function same(name: string, options: FormatOptionValues, input: Parameters<typeof records>[3], what: string): number {
+  let length = 0;
+  for (const [decoder, make] of DECODERS) {
+    const js = records(make, name, options, input, false);
+    const kernel = records(make, name, options, input, true);
+    if (js !== kernel) {
+      let i = 0;
+      while (i < js.length && js[i] === kernel[i]) i++;
+      expect.fail(`${what} ${decoder} ${JSON.stringify(options)}: first difference at ${i}:\n js     ${js.slice(Math.max(0, i - 120), i + 120)}\n kernel ${kernel.slice(Math.max(0, i - 120), i + 120)}`);
+    }
+    length = js.length;
+  }
+  return length;
+}
+
+/** Format.pushBatch's boundary callback (the pipeline's bookkeeping at each Begin and Commit taken): none here. */
+const marks = (): void => {};
+
+const fixtures = JSON.parse(readFileSync(fileURLToPath(new URL("./fixtures/index.json", import.meta.url)), "utf8")) as { fixtures: { file: string }[] };
+const capture = (file: string): Uint8Array => gunzipSync(readFileSync(fileURLToPath(new URL(`./fixtures/${file}`, import.meta.url))));
+
+const V2_OPTIONS: FormatOptionValues[] = [
+  { "format-version": "2" },
+  { "format-version": "2", "include-xids": true, "include-timestamp": true, "include-lsn": true, "include-pk": true, "include-type-oids": true },
+  { "format-version": "2", "include-transaction": false, "include-lsn": true, "numeric-data-types-as-string": true, "include-types": false },
+  { "format-version": "2", "include-xids": true, "include-lsn": true, actions: "insert,delete", "include-schemas": false },
+];
+
+/** A relation of every wal2json value class (number, bool, bytea, string), keyed or not. */
+function relationOf(relationId: number, keyed: boolean, replicaIdentity: "d" | "f" | "n"): { relationId: number; namespace: string; relationName: string; replicaIdentity: "d" | "f" | "n"; columns: RelationColumnDesc[] } {
+  const columns: RelationColumnDesc[] = [
+    { name: "id", typeId: 23, isKey: keyed || replicaIdentity === "f" }, { name: "n", typeId: 1700, typeModifier: ((10 << 16) | 2) + 4, isKey: replicaIdentity === "f" },
+    { name: "f", typeId: 701, isKey: replicaIdentity === "f" }, { name: "i8", typeId: 20, isKey: replicaIdentity === "f" },
+    { name: "b", typeId: 16, isKey: replicaIdentity === "f" }, { name: "by", typeId: 17, isKey: replicaIdentity === "f" },
+    { name: "t \"q\"", typeId: 25, isKey: replicaIdentity === "f" }, { name: "ts", typeId: 1184, isKey: replicaIdentity === "f" },
+    { name: "a", typeId: 1007, isKey: replicaIdentity === "f" }, { name: "j", typeId: 3802, isKey: replicaIdentity === "f" },
+  ];
+  return { relationId, namespace: relationId % 2 === 0 ? "app" : "", relationName: `t${relationId}`, replicaIdentity, columns };
+}
+
+/** A stream of transactions over three relations (keyed, REPLICA IDENTITY FULL, no key), rows from `texts`, as XLogData payloads. */
+function stream(texts: readonly ColumnDesc[], times: readonly bigint[], lsn: (k: number) => bigint): Uint8Array[] {
+  const rels = [relationOf(16401, true, "d"), relationOf(16402, false, "f"), relationOf(16403, false, "n")];
+  const payloads: Uint8Array[] = [];
+  let k = 0;
+  const add = (m: Parameters<typeof wal.xlogData>[0]) => payloads.push(wal.xlogData(m, { walStart: lsn(k++), walEnd: 0n, sendTime: 0n }).bytes);
+  for (const r of rels) add(encode.relation(r));
+  let t = 0;
+  const row = (): ColumnDesc[] => Array.from({ length: 10 }, () => texts[t++ % texts.length]!);
+  times.forEach((commitTime, x) => {
+    add(encode.begin({ finalLsn: 0x1_0000_0000n + BigInt(x), commitTime, xid: (x * 2654435761) >>> 0 }));
+    if (x % 5 === 4) add(encode.origin({ originLsn: 5n, name: "upstream" }));
+    for (const rel of rels) {
+      add(encode.insert({ relation: rel, newTuple: row() }));
+      const keyOnly = row().map((v, i) => (rel.columns[i]!.isKey ? v : null));
+      add(encode.update({ relation: rel, oldTupleType: rel.replicaIdentity === "f" ? "O" : "K", oldTuple: rel.replicaIdentity === "f" ? row() : keyOnly, newTuple: row() }));
+      const toasted = row();
+      toasted[6] = UNCHANGED;
+      if (x % 2 === 0) toasted[0] = UNCHANGED;
+      add(encode.update({ relation: rel, newTuple: toasted }));
+      add(encode.delete({ relation: rel, oldTupleType: rel.replicaIdentity === "f" ? "O" : "K", oldTuple: rel.replicaIdentity === "f" ? row() : keyOnly }));
+    }
+    add(encode.commit({ commitLsn: 0x2_0000_0000n + BigInt(x), endLsn: 0xffff_ffff_ffff_ff00n - BigInt(x), commitTime }));
+  });
+  return payloads;
+}
+
+/** A text column of these bytes (invalid UTF-8 among them). */
+function rawText(bytes: number[]): ColumnDesc {
+  return { raw: [0x74, 0, 0, (bytes.length >> 8) & 0xff, bytes.length & 0xff, ...bytes] };
+}
+
+/** Texts for wal2json's rules: its special numbers in any case and as prefixes, near-numbers, bools, bytea without `\x`, escapes, invalid UTF-8, NULL. */
+const W2J_TEXTS: readonly ColumnDesc[] = [
+  ...TRICKY_TEXTS, "nan", "NAN", "NaNx", "infinity", "-INFINITY", "-Inf", "\rInfinity", "Infinityx", "+5", "1e5", "1-2", "..", "e", "x", "\\x", "\\",
+  "", "t", "f", "tt", "true", "é", null, rawText([0xff, 0xfe]), rawText([0x5c, 0x78, 0xc3, 0x28]), rawText([0x31, 0x80]),
+];
+
+const us = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
+const TIMES = [
+  0n, 1n, -1n, 946_684_800_000_000n, 500_000n, 120_000n, 999_999n, us("0001-01-01T00:00:00Z"), us("9999-12-31T23:59:59Z") + 999_999n,
+  us("0001-01-01T00:00:00Z") - 1n, us("9999-12-31T23:59:59Z") + 1_000_000n, us("2024-02-29T12:34:56Z") + 789_010n,
+];
+
+describe("wal2json version 2: whole lines from the kernel = push()'s records", () => {
+  it("every capture from real PostgreSQL (test/fixtures), every option set, both backends and the twin kernel", () => {
+    let bytes = 0;
+    for (const { file } of fixtures.fixtures) {
+      for (const options of V2_OPTIONS) {
+        for (const chunk of [65536, 331]) bytes += same("wal2json", options, { capture: capture(file), chunk }, `${file} ${chunk}`);
+      }
+    }
+    expect(bytes).toBeGreaterThan(1_000_000);
+  });
+
+  it("every value class with wal2json's tricky texts, unchanged TOAST, old tuples, no key; XLogData positions or none; any batching", () => {
+    const before = twinStats.json;
+    const lsns = [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n, 0xffff_ffff_ffff_ffffn];
+    for (const options of V2_OPTIONS) {
+      for (const per of [1, 7, 1000]) {
+        expect(same("wal2json", options, { payloads: stream(W2J_TEXTS, TIMES, (k) => lsns[k % lsns.length]!), per }, `per ${per}`)).toBeGreaterThan(10_000);
+      }
+    }
+    expect(twinStats.json - before, "the twin compared the kernels' lines").toBeGreaterThan(1_000);
+  });
+
+  it("a binary value ends both paths with the same error, after the same records", () => {
+    for (const options of V2_OPTIONS) {
+      const texts: ColumnDesc[] = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20", "21", new Uint8Array([0, 0, 0, 1])];
+      expect(same("wal2json", options, { payloads: stream(texts, TIMES.slice(0, 3), (k) => BigInt(k)), per: 1000 }, "binary")).toBeGreaterThan(100);
+    }
+  });
+
+  it("any option set, any texts, times and positions", () => {
+    const options = fc.record({
+      "include-transaction": fc.boolean(), "include-xids": fc.boolean(), "include-timestamp": fc.boolean(), "include-lsn": fc.boolean(),
+      "include-schemas": fc.boolean(), "include-types": fc.boolean(), "include-type-oids": fc.boolean(), "include-pk": fc.boolean(),
+      "numeric-data-types-as-string": fc.boolean(), actions: fc.subarray(["insert", "update", "delete", "truncate"], { minLength: 1 }).map((a) => a.join(",")),
+    });
+    fc.assert(fc.property(
+      options, fc.array(fc.oneof(fc.constantFrom(...W2J_TEXTS), fc.string({ unit: "binary" }), fc.double().map(String)), { minLength: 1, maxLength: 40 }),
+      fc.array(fc.bigInt({ min: -(2n ** 52n), max: 2n ** 52n }), { minLength: 1, maxLength: 4 }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.integer({ min: 1, max: 40 }),
+      (o, texts, times, lsn, per) => {
+        same("wal2json", { "format-version": "2", ...o }, { payloads: stream(texts, times, (k) => (k % 3 === 0 ? 0n : (lsn + BigInt(k)) & (2n ** 64n - 1n))), per }, "property");
+      },
+    ), { numRuns: 40 });
+  });
+
+  it("the kernel takes the lines: most records of a capture of plain transactions are written with no push()", () => {
+    const definition = formatNamed("wal2json");
+    for (const options of V2_OPTIONS) {
+      const d = new WasmDecoder({ values: definition.values() });
+      const format = definition.create({ decoder: d }, formatOptions(definition, options));
+      const out = new Records();
+      let pushed = 0;
+      for (let k = 0; k < 4; k++) {
+        const b = d.decodeCopyData(stream(W2J_TEXTS.filter((t) => typeof t === "string" && !t.includes("\\")), TIMES.slice(3, 5), (x) => BigInt(x + 1))) as Batch;
+        for (let j = format.pushBatch!(b, 0, out, b.length, marks); j < b.length; j = format.pushBatch!(b, j + 1, out, b.length, marks)) {
+          format.push(b.get(j), out);
+          pushed++;
+        }
+      }
+      // Per batch: the three Relation messages are push()'s.
+      expect(pushed, JSON.stringify(options)).toBe(4 * 3);
+      expect(out.length).toBeGreaterThan(20);
+    }
+  });
+});
