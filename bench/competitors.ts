@@ -22,7 +22,9 @@
 import { PgoutputPlugin } from "pg-logical-replication";
 import type { Pgoutput } from "pg-logical-replication";
 import { BaselineDecoder, WasmDecoder } from "../bindings/index.ts";
-import { JsonLinesWriter, Pipeline, Records, StreamResequencer, captureSource, changeValueOptions, formatNamed, type Sink } from "../bindings/pipeline/index.ts";
+import {
+  JsonLinesWriter, Pipeline, Records, StreamResequencer, captureSource, changeValueOptions, formatNamed, formatOptions, type FormatOptionValues, type Sink,
+} from "../bindings/pipeline/index.ts";
 import type { PgoutputDecoder, PgoutputMessage } from "../bindings/index.ts";
 import { PgoutputWasmPlugin } from "../bindings/compat/index.ts";
 import type { AnyMessage } from "../bindings/compat/types.ts";
@@ -121,17 +123,24 @@ export interface OutputCount {
 }
 
 /**
- * `decode --changes` without the file and stdout: a Pipeline over the
- * chunks (captureSource, the jsonl format, a sink that counts the bytes it
- * is handed); what the CLI does between its read and its write.
+ * `decode --changes` (`decode --format F -o …`) without the file and
+ * stdout: a Pipeline over the chunks (captureSource, the format, a sink
+ * that counts the bytes it is handed); what the CLI does between its read
+ * and its write. `batches: false`: the source offers no batch, so every
+ * message takes the format's push(), its JS path.
  */
-export async function pipelinePass(d: PgoutputDecoder, replay: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount): Promise<number> {
+export async function pipelinePass(
+  d: PgoutputDecoder, replay: PgoutputDecoder, chunks: readonly Uint8Array[], out: OutputCount, format = "jsonl", options: FormatOptionValues = {}, batches = true,
+): Promise<number> {
   let bytes = 0;
   const source = captureSource((async function* () {
     yield* chunks;
   })(), d);
+  // Without the source's batch, every message goes through the format's push(): its JS path.
+  if (!batches) delete (source as { readyBatch?: unknown }).readyBatch;
   const recordSink: Sink = { name: "count", write: async (r) => void (bytes += r.bytes.len), close: async () => {} };
-  const result = await new Pipeline({ source, format: formatNamed("jsonl").create({ decoder: d }, {}), sink: recordSink, replayDecoder: replay }).run();
+  const definition = formatNamed(format);
+  const result = await new Pipeline({ source, format: definition.create({ decoder: d }, formatOptions(definition, options)), sink: recordSink, replayDecoder: replay }).run();
   out.bytes = bytes;
   sink.value = (sink.value + bytes) | 0;
   return result.stats.items;

@@ -24,9 +24,13 @@
  *   the kernel has open, whether or not a change line was written; a Commit
  *   outside one is the binding's), LF_PG_TIME (the transaction's time text
  *   as PostgreSQL prints it, `"2024-02-29 12:34:56.789012+00"`, the
- *   fraction's trailing zeros dropped; else ISO 8601), LF_BEGIN_AHEAD (a
- *   Begin is taken only when its Commit is among the call's records: its
- *   B line may name the Commit's end, OP_LSN LF_AHEAD_END),
+ *   fraction's trailing zeros dropped; else ISO 8601), LF_BEGIN_AHEAD (the
+ *   B line of a Begin whose Commit is among the call's records may name
+ *   that Commit's end, OP_LSN LF_AHEAD_END; any other transaction is held,
+ *   as with LF_HOLD), LF_HOLD (every transaction is held: no B line, its
+ *   rows' lines are the binding's to hold, its Commit the binding's:
+ *   LINES_HELD), LF_NO_NEWLINE (lines end without a newline: parts of a
+ *   record the binding makes of them),
  *   LF_UNCHANGED_LEFT_OUT (the format's columns leave unchanged TOAST out,
  *   JF_SKIP_UNCHANGED: a row's needs no old value to stand in).
  * - area: byte address of the line area: LS_WORDS state words, the
@@ -50,6 +54,9 @@
  * - LINES_FULL: the output or the line entries are full: the binding takes
  *   what was written and calls again from JR_RECORD (which may be a row
  *   whose line is written in part: LS_RESUME_OP says where it goes on).
+ * - LINES_HELD: record JR_RECORD - 1 was a Begin whose transaction is held
+ *   (LS_HELD): the lines of the next calls, up to its Commit (which is the
+ *   binding's), are the binding's to hold; the lines of this one are not.
  * - LINES_COLUMN: the row of record JR_RECORD is written up to a column
  *   jsonColumns declines (a binary value, a text outside its shapes, one
  *   larger than the whole output): the output ends inside its line. The
@@ -66,8 +73,10 @@
  * State, read and written by both sides between calls (the transaction
  * the next record is in): LS_OPEN, LS_XID, LS_PRINTED (a change line was
  * written), LS_ORIGIN (an Origin message named one: rows are the
- * binding's), LS_HELD (the binding holds the transaction: its rows and its
- * Commit are the binding's), LS_TIME_LENGTH (the transaction's time as JSON text, in the
+ * binding's), LS_HELD (the binding holds the transaction's records until its
+ * Commit, which is the binding's; rows are written as ever, and a call that
+ * starts with it set writes only lines of that transaction), LS_FINAL_HI and
+ * LS_FINAL_LO (its Begin's finalLsn), LS_TIME_LENGTH (the transaction's time as JSON text, in the
  * time bytes), LS_BEGIN_LENGTH (the B line due before the first change
  * line, without its newline, in the begin bytes; -1: one the kernel cannot
  * write, so rows are the binding's), LS_CHANGED (set by the kernel when it
@@ -84,7 +93,8 @@
  * - OP_IF a, b: skip the next b ops unless condition a holds: IF_WAL_START
  *   (the message came in an XLogData whose walStart is not 0),
  *   IF_IDENTITY (the row has an old tuple, or its template RTF_KEYS),
- *   IF_PK (its template RTF_PK).
+ *   IF_PK (its template RTF_PK), IF_PRINTED (a change line of the
+ *   transaction was written: LS_PRINTED).
  * - OP_TIME a: a = 0 the transaction's time text; else the message's
  *   time field, as JSON text (a quoted ISO 8601 string).
  * - OP_HEAD: the relation template's head bytes.
@@ -105,6 +115,7 @@ export const LINES_STOPPED = 1;
 export const LINES_TEMPLATE = 2;
 export const LINES_FULL = 3;
 export const LINES_COLUMN = 4;
+export const LINES_HELD = 5;
 
 export const LF_TRANSACTIONS = 8;
 /** Marks too (LK_BEGIN_MARK, LK_COMMIT_MARK): where each Begin and Commit taken is among the lines. */
@@ -114,6 +125,8 @@ export const LF_EVERY_TRANSACTION = 256;
 export const LF_PG_TIME = 512;
 export const LF_BEGIN_AHEAD = 1024;
 export const LF_UNCHANGED_LEFT_OUT = 2048;
+export const LF_HOLD = 4096;
+export const LF_NO_NEWLINE = 8192;
 
 // Result words, beside jsonl-tape.ts' JR_WRITTEN.
 export const JR_RECORD = 1;
@@ -149,7 +162,9 @@ export const LS_RESUME_COLUMN = 8;
 export const LS_RESUME_FLAGS = 9;
 export const LS_RESUME_TUPLE = 10; // LT_NEW (with the old tuple for unchanged TOAST) or LT_OLD
 export const LS_HELD = 11;
-export const LS_WORDS = 12;
+export const LS_FINAL_HI = 12;
+export const LS_FINAL_LO = 13;
+export const LS_WORDS = 16;
 export const LS_TIME_BYTES = 64;
 export const LS_BEGIN_BYTES = 512;
 
@@ -179,6 +194,7 @@ export const LF_WAL_START_OR_NULL = 4;
 export const IF_WAL_START = 0;
 export const IF_IDENTITY = 1;
 export const IF_PK = 2;
+export const IF_PRINTED = 3;
 
 // Tuples.
 export const LT_NEW = 0; // Insert, Update: the new tuple

@@ -80,7 +80,7 @@ function same(name: string, options: FormatOptionValues, input: Parameters<typeo
     if (js !== kernel) {
       let i = 0;
       while (i < js.length && js[i] === kernel[i]) i++;
-      expect.fail(`${what} ${decoder} ${JSON.stringify(options)}: first difference at ${i}:\n js     ${js.slice(Math.max(0, i - 120), i + 120)}\n kernel ${kernel.slice(Math.max(0, i - 120), i + 120)}`);
+      expect.fail(`${what} ${decoder} ${JSON.stringify(options)}: first difference at ${i}:\n js     ${JSON.stringify(js.slice(Math.max(0, i - 120), i + 120))}\n kernel ${JSON.stringify(kernel.slice(Math.max(0, i - 120), i + 120))}`);
     }
     length = js.length;
   }

@@ -3,8 +3,9 @@
  * its documents as programs, field for field as Wal2jsonV2.push() writes
  * them (wal2json-v2.ts) — B at each Begin and C at each Commit
  * (include-transaction), with the B of include-lsn naming its Commit's end
- * (the kernel takes a Begin only when its Commit is among the messages it
- * is given: LF_BEGIN_AHEAD) — and per relation its `,"schema":…,"table":…`
+ * (written at the Begin when its Commit is among the messages the kernel
+ * is given, LF_BEGIN_AHEAD; else the transaction's records are held, and
+ * B written at the Commit by push()) — and per relation its `,"schema":…,"table":…`
  * and its columns' `{"name":…,"type":…,"typeoid":…,"value":` with
  * wal2json's value rules (wal2json-values.ts kernelKind).
  */
@@ -18,7 +19,7 @@ import {
   LF_UNCHANGED_LEFT_OUT, LF_WAL_START_OR_NULL, LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE, LT_IDENTITY, LT_NEW, LT_OLD, OP_BYTES, OP_COLUMNS, OP_HEAD, OP_IF, OP_LSN,
   OP_TIME, OP_XID, RTF_KEYS, RTF_PK,
 } from "../line-templates.ts";
-import type { LineFormat, LineTemplate, LineTransaction, Row } from "../pipeline/kernel-lines.ts";
+import type { HeldLines, LineFormat, LineTemplate, LineTransaction, Row } from "../pipeline/kernel-lines.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
 import type { Wal2jsonSettings } from "./wal2json-options.ts";
 import { kernelKind, type RelationFacts, type RelationFactsCache } from "./wal2json-values.ts";
@@ -44,7 +45,7 @@ export interface V2Transaction {
   readonly xid: number;
   /** The commit time as JSON text (`"2024-02-29 12:34:56.789012+00"`). */
   readonly time: string;
-  /** The B record's `lsn` (include-lsn with include-transaction writes B at the Commit); 0n when it was written already. */
+  /** Its Begin's finalLsn: the B record's `lsn` (include-lsn with include-transaction writes B at the Commit). */
   readonly finalLsn: bigint;
   /** Its B record is written (the records after it need not be held until the Commit). */
   readonly begun: boolean;
@@ -57,6 +58,8 @@ export interface V2Host {
   transaction: V2Transaction | undefined;
   /** Whether records of a transaction not yet begun are held until its Commit (include-lsn with include-transaction). */
   readonly holds: boolean;
+  /** Where they are held. */
+  readonly held: HeldLines | undefined;
   /** Column i's value (`{"name"…` written) as push() writes it; false: left out (unchanged TOAST). */
   value(out: ByteSink, facts: RelationFacts, tuple: Tuple, i: number): boolean;
 }
@@ -137,11 +140,15 @@ export class Wal2jsonV2Lines implements LineFormat {
   lineTransaction(): LineTransaction | undefined {
     const t = this.#host.transaction;
     if (t === undefined) return undefined;
-    return { xid: t.xid, time: t.time, printed: false, begin: undefined, foreignRows: false, held: this.#host.holds && !t.begun };
+    return { xid: t.xid, time: t.time, printed: false, begin: undefined, foreignRows: false, held: this.#host.holds && !t.begun, finalLsn: t.finalLsn };
   }
 
   setLineTransaction(t: LineTransaction | undefined, changed: boolean): void {
-    // A transaction the kernel began has its B written (include-transaction: the kernel writes it at the Begin).
-    if (changed) this.#host.transaction = t === undefined ? undefined : { xid: t.xid, time: t.time, finalLsn: 0n, begun: true };
+    // A transaction the kernel began and did not hold has its B written (include-transaction: the kernel writes it at the Begin).
+    if (changed) this.#host.transaction = t === undefined ? undefined : { xid: t.xid, time: t.time, finalLsn: t.finalLsn, begun: !t.held };
+  }
+
+  get held(): HeldLines | undefined {
+    return this.#host.held;
   }
 }

@@ -40,7 +40,12 @@ class Held implements RecordTarget {
   readonly #relations: (Relation | undefined)[] = [];
 
   end(kind: RecordKind, relation?: Relation): void {
-    this.#ends.push(this.bytes.len);
+    this.endAt(this.bytes.len, kind, relation);
+  }
+
+  /** Ends a record whose bytes end at `end` of `bytes` (the kernel's lines: pipeline/kernel-lines.ts). */
+  endAt(end: number, kind: RecordKind, relation: Relation | undefined): void {
+    this.#ends.push(end);
     this.#kinds.push(kind);
     this.#relations.push(relation);
   }
@@ -95,6 +100,7 @@ export class Wal2jsonV2 implements Format {
         self.#open = t;
       },
       holds: this.#held !== undefined,
+      held: this.#held,
       value: (out, facts, tuple, i) => {
         const col = this.#col.of(tuple);
         const kind = col.read(i);

@@ -76,7 +76,7 @@ export class JsonlLineFormat implements LineFormat {
 
   lineTransaction(): LineTransaction | undefined {
     const t = this.#formatter.transaction;
-    return t === undefined ? undefined : { xid: t.xid, time: t.time, printed: t.printed, begin: t.begin, foreignRows: t.origin !== undefined, held: false };
+    return t === undefined ? undefined : { xid: t.xid, time: t.time, printed: t.printed, begin: t.begin, foreignRows: t.origin !== undefined, held: false, finalLsn: 0n };
   }
 
   setLineTransaction(t: LineTransaction | undefined, changed: boolean): void {

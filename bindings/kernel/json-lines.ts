@@ -9,7 +9,7 @@
 import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
   LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, LF_BOUNDARIES, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
-  LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD, LF_UNCHANGED_LEFT_OUT,
+  LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD, LF_UNCHANGED_LEFT_OUT, LF_HOLD, LF_NO_NEWLINE, LINES_HELD, LS_FINAL_HI, LS_FINAL_LO, IF_PRINTED,
   LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_HELD, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
   LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
   LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LF_AHEAD_END, LF_WAL_START_OR_NULL, LT_NEW, LT_OLD, LT_IDENTITY,
@@ -67,6 +67,7 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
   size = memoryBytes();
   area = lineArea;
   columnFlags = flags & (JF_NUMBERS_AS_STRINGS | JF_AS_PORTABLE);
+  newlines = (flags & LF_NO_NEWLINE) == 0;
   const mapAt = relationMap();
   let done = 0;
   let lineCount = 0;
@@ -102,11 +103,17 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
     const mark = cursor();
     let s = LINES_DONE;
     if (tag == TAG_BEGIN) {
-      s = begin(flags, records, count, done);
+      s = begin(flags, count - done);
       // Its B line now (LF_EVERY_TRANSACTION): the mark stands before it.
       if (s == LINES_DONE && eager(flags)) s = line(LK_BEGIN, end);
-      if (s == LINES_DONE && (flags & LF_BOUNDARIES) != 0) lineCount = entry(lines, lineCount, out, mark, (done << 4) | LK_BEGIN_MARK);
+      if ((s == LINES_DONE || s == LINES_HELD) && (flags & LF_BOUNDARIES) != 0) lineCount = entry(lines, lineCount, out, mark, (done << 4) | LK_BEGIN_MARK);
       if (s == LINES_DONE && cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), LK_BEGIN);
+      // A held transaction's lines are held by the binding: they start with the next call.
+      if (s == LINES_HELD) {
+        done++;
+        status = s;
+        break;
+      }
     } else if (tag == TAG_COMMIT) {
       const open = state(LS_OPEN) != 0;
       // A Commit of a transaction the binding holds, or (every transaction's C line) of none the kernel has open, is the binding's.
@@ -160,13 +167,14 @@ function eager(flags: i32): bool {
 let ahead: usize = 0;
 
 /**
- * Begin (record `done` of the call's `count` from `records`): the
- * transaction's state (xid, time text, the B line due); nothing is written
- * to the output.
+ * Begin (`left` records from it in the call): the transaction's state
+ * (xid, time text, the B line due); nothing is written to the output.
+ * LINES_HELD: the transaction is held (LF_HOLD, or LF_BEGIN_AHEAD without
+ * its Commit ahead).
  */
-function begin(flags: i32, records: usize, count: i32, done: i32): i32 {
+function begin(flags: i32, left: i32): i32 {
   ahead = 0;
-  if ((flags & LF_BEGIN_AHEAD) != 0 && !findCommit(count - done)) return LINES_STOPPED;
+  const held = (flags & LF_HOLD) != 0 || ((flags & LF_BEGIN_AHEAD) != 0 && !findCommit(left));
   const saved = cursor();
   // The time first: a time the kernel does not write leaves the Begin (and the state) to the binding.
   setCursor(timeBytes());
@@ -176,9 +184,15 @@ function begin(flags: i32, records: usize, count: i32, done: i32): i32 {
   setState(LS_XID, loadI32BE(msg + 17));
   setState(LS_PRINTED, 0);
   setState(LS_ORIGIN, 0);
-  setState(LS_HELD, 0);
+  setState(LS_HELD, held ? 1 : 0);
+  setState(LS_FINAL_HI, loadI32BE(msg + 1));
+  setState(LS_FINAL_LO, loadI32BE(msg + 5));
   setState(LS_CHANGED, 1);
   setState(LS_BEGIN_LENGTH, 0);
+  if (held) {
+    setCursor(saved);
+    return LINES_HELD;
+  }
   if ((flags & LF_TRANSACTIONS) != 0 && !eager(flags)) {
     setCursor(beginBytes());
     template = 0;
@@ -224,7 +238,7 @@ function row(kind: i32, end: usize, flags: i32, resume: i32, out: usize): i32 {
     start = out;
     return finish(kind, end);
   }
-  if (state(LS_OPEN) == 0 || state(LS_ORIGIN) != 0 || state(LS_HELD) != 0) return LINES_STOPPED;
+  if (state(LS_OPEN) == 0 || state(LS_ORIGIN) != 0) return LINES_STOPPED;
   const t = find(loadI32BE(msg + 1));
   if (t == 0) return LINES_TEMPLATE;
   if (<u64>t + RT_WORDS * 4 > size) return LINES_STOPPED;
@@ -316,10 +330,14 @@ function line(kind: i32, end: usize): i32 {
 
 function runLine(kind: i32, end: usize): bool {
   if (!run(program(kind), end, resumeOp)) return false;
+  if (!newlines) return true;
   if (cursor() >= end) return full();
   putByte(0x0a);
   return true;
 }
+
+/** Whether lines end with a newline (not LF_NO_NEWLINE). */
+let newlines = true;
 
 function full(): bool {
   failure = LINES_FULL;
@@ -412,6 +430,7 @@ function holds(a: i32): bool {
   if (a == IF_WAL_START) return hasWalStart();
   const flags = template != 0 ? loadI32(template + (RT_FLAGS << 2)) : 0;
   if (a == IF_PK) return (flags & RTF_PK) != 0;
+  if (a == IF_PRINTED) return state(LS_PRINTED) != 0;
   if (a == IF_IDENTITY) {
     // Update: oldTupleType first, 0 when none was sent; Delete: always one.
     const tag = head() & 0xff;

@@ -31,7 +31,8 @@ import { decoderInternals, TapeDecoder } from "../kernel/decoder.ts";
 import type { PgoutputDecoder } from "../decoder.ts";
 import { JF_COMMA } from "../jsonl-tape.ts";
 import {
-  LE_WORDS, LF_BOUNDARIES, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_TEMPLATE, LK_BEGIN_MARK, LK_DELETE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED, LS_HELD,
+  LE_WORDS, LF_BOUNDARIES, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_HELD, LINES_TEMPLATE, LK_BEGIN_MARK, LK_DELETE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED,
+  LS_FINAL_HI, LS_FINAL_LO, LS_HELD,
   LS_OPEN, LS_ORIGIN, LS_PRINTED, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_NEW,
 } from "../line-templates.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
@@ -52,8 +53,17 @@ export interface LineTransaction {
   begin: string | undefined;
   /** Its rows are the format's push()'s (an Origin named one). */
   foreignRows: boolean;
-  /** The format holds it: its rows and its Commit are push()'s. */
+  /** The format holds its records until its Commit, which is push()'s (the kernel's lines of its rows go to the format's `held`). */
   held: boolean;
+  /** Its Begin's finalLsn. */
+  finalLsn: bigint;
+}
+
+/** Where the lines of a held transaction go (LineFormat.held). */
+export interface HeldLines {
+  readonly bytes: ByteSink;
+  /** Ends a record whose bytes end at `end` of `bytes`. */
+  endAt(end: number, kind: RecordKind, relation: Relation | undefined): void;
 }
 
 /** A relation's template (line-templates.ts): `columns` the address of its column table in the area, -1: its rows are push()'s. */
@@ -82,6 +92,8 @@ export interface LineFormat {
    * False when nothing was written (left out).
    */
   column(out: ByteSink, row: unknown, tuple: Tuple, old: Tuple | undefined, i: number, here: TapeColumns | undefined, there: TapeColumns | undefined, first: boolean, flags: number): boolean;
+  /** Where the lines of a transaction it holds go (LINES_HELD), for a format that holds any. */
+  readonly held?: HeldLines;
   /** Its open transaction, for the kernel's line state. */
   lineTransaction(): LineTransaction | undefined;
   /**
@@ -165,15 +177,18 @@ export class KernelLines {
     let i = from;
     let changed = false;
     let templated = -1;
+    const w = area.line >> 2;
     while (i < to) {
+      // A call that starts in a held transaction writes only its lines (line-templates.ts LS_HELD).
+      const held = area.i32[w + LS_OPEN] !== 0 && area.i32[w + LS_HELD] !== 0 ? this.#format.held : undefined;
       const status = area.lines(batch.recordAt(i) << 2, to - i, flags);
-      changed ||= area.i32[(area.line >> 2) + LS_CHANGED] !== 0;
-      this.#take(area, out, i, boundary);
+      changed ||= area.i32[w + LS_CHANGED] !== 0;
+      this.#take(area, held ?? out, i, boundary);
       i += area.record;
       if (status === LINES_DONE) break;
-      if (status === LINES_FULL) continue;
+      if (status === LINES_FULL || status === LINES_HELD) continue;
       if (status === LINES_COLUMN) {
-        this.#declined(area, batch, i, out);
+        this.#declined(area, batch, i, (held ?? out).bytes);
         continue;
       }
       // A template once per message: asked again, the message is push()'s.
@@ -237,7 +252,7 @@ export class KernelLines {
    * path as push() writes it, after the part of its line the kernel wrote;
    * the kernel goes on after it.
    */
-  #declined(area: JsonArea, batch: TapeBatch, i: number, out: Records): void {
+  #declined(area: JsonArea, batch: TapeBatch, i: number, out: ByteSink): void {
     const i32 = area.i32;
     const w = area.line >> 2;
     const which = i32[w + LS_RESUME_TUPLE]!;
@@ -257,13 +272,13 @@ export class KernelLines {
     const old = isNew ? cut.oldTuple : undefined;
     const column = i32[w + LS_RESUME_COLUMN]!;
     const flags = i32[w + LS_RESUME_FLAGS]!;
-    const written = this.#format.column(out.bytes, cut.row, tuple, old, column, isNew ? cut.newTape : cut.oldTape, old === undefined ? undefined : cut.oldTape, (flags & JF_COMMA) === 0, flags);
+    const written = this.#format.column(out, cut.row, tuple, old, column, isNew ? cut.newTape : cut.oldTape, old === undefined ? undefined : cut.oldTape, (flags & JF_COMMA) === 0, flags);
     i32[w + LS_RESUME_COLUMN] = column + 1;
     i32[w + LS_RESUME_FLAGS] = written ? flags | JF_COMMA : flags;
   }
 
   /** The bytes and records of the last jsonLines call (from message `first` on) into `out`, and its boundaries. */
-  #take(area: JsonArea, out: Records, first: number, boundary: ((index: number) => void) | undefined): void {
+  #take(area: JsonArea, out: Records | HeldLines, first: number, boundary: ((index: number) => void) | undefined): void {
     const written = area.written;
     if (written === 0 && boundary === undefined) return;
     const bytes = out.bytes;
@@ -286,6 +301,7 @@ export class KernelLines {
     const w = area.line >> 2;
     const t = this.#format.lineTransaction();
     i32[w + LS_OPEN] = t === undefined ? 0 : 1;
+    i32[w + LS_HELD] = t?.held === true ? 1 : 0;
     if (t === undefined) return;
     const timeAt = area.line + LS_WORDS * 4;
     const time = encoder.encodeInto(t.time, area.u8.subarray(timeAt, timeAt + LS_TIME_BYTES));
@@ -293,7 +309,8 @@ export class KernelLines {
     i32[w + LS_PRINTED] = t.printed ? 1 : 0;
     // Foreign rows (or a time the area cannot hold): the rows are push()'s.
     i32[w + LS_ORIGIN] = t.foreignRows || time.read < t.time.length ? 1 : 0;
-    i32[w + LS_HELD] = t.held ? 1 : 0;
+    i32[w + LS_FINAL_HI] = Number(t.finalLsn >> 32n);
+    i32[w + LS_FINAL_LO] = Number(t.finalLsn & 0xffff_ffffn);
     i32[w + LS_TIME_LENGTH] = time.written;
     let begin = 0;
     if (t.begin !== undefined) {
@@ -319,6 +336,7 @@ export class KernelLines {
         printed: i32[w + LS_PRINTED] !== 0,
         begin: !changed ? (begin !== 0 ? "" : undefined) : begin > 0 ? decoder.decode(area.u8.subarray(beginAt, beginAt + begin)) : undefined,
         foreignRows: i32[w + LS_ORIGIN] !== 0, held: i32[w + LS_HELD] !== 0,
+        finalLsn: (BigInt(i32[w + LS_FINAL_HI]! >>> 0) << 32n) | BigInt(i32[w + LS_FINAL_LO]! >>> 0),
       };
     }
     this.#format.setLineTransaction(t, changed);

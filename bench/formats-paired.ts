@@ -1,0 +1,84 @@
+/**
+ * Every output format through the pipeline (`decode --format F -o …`
+ * between its read and its write: pipelinePass), paired in one process:
+ * per format, the kernel's whole lines (the source offers its batch:
+ * Format.pushBatch where the format has it) against the same format's JS
+ * path (push() per message), and pg-logical-replication's parse per
+ * message, what its users pay before writing anything. Every round runs
+ * each entry once (at least 200 ms of passes) in a rotated order; printed:
+ * each entry's median input and output MB/s and the median and range of
+ * its per-round ratios.
+ *
+ *   npm run build:bench
+ *   node build/bench/bench/formats-paired.js [capture] [--rounds 7] [--formats jsonl,wal2json-v2,...]
+ */
+import { parseArgs } from "node:util";
+import { makeCompetitors, pipelinePass, plrPass, type OutputCount } from "./competitors.ts";
+import { loadInput } from "./input.ts";
+import { WasmDecoder } from "../bindings/index.ts";
+import { formatNamed, type FormatOptionValues } from "../bindings/pipeline/index.ts";
+
+/** The formats measured: name, format, options. */
+const FORMATS: [string, string, FormatOptionValues][] = [
+  ["jsonl", "jsonl", {}],
+  ["wal2json-v2", "wal2json", { "format-version": "2" }],
+  ["wal2json-v2-all", "wal2json", { "format-version": "2", "include-xids": true, "include-timestamp": true, "include-lsn": true, "include-pk": true }],
+  ["wal2json-v1", "wal2json", {}],
+  ["cloudevents", "cloudevents", {}],
+  ["debezium", "debezium", {}],
+];
+
+const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: "string", default: "7" }, formats: { type: "string" } } });
+const input = loadInput(positionals[0] ?? "bench/corpus/proto1-text-pg15-small.bin");
+const only = args.formats?.split(",");
+const c = makeCompetitors(input);
+
+interface Entry { name: string; run: () => Promise<unknown> | void; out: OutputCount | undefined }
+const entries: Entry[] = [{ name: "plr parse", run: () => void plrPass(c.plr, input.split, () => 1), out: undefined }];
+for (const [name, format, options] of FORMATS) {
+  if (only !== undefined && !only.includes(name)) continue;
+  const values = formatNamed(format).values();
+  for (const batches of [true, false]) {
+    const d = new WasmDecoder({ values });
+    const replay = new WasmDecoder({ values });
+    const out: OutputCount = { bytes: 0 };
+    entries.push({ name: `${name} ${batches ? "kernel" : "js"}`, run: () => pipelinePass(d, replay, input.chunks, out, format, options, batches), out });
+  }
+}
+
+/** Seconds per pass of at least 200 ms of passes. */
+async function time(run: () => void | Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  let n = 0;
+  let ms = 0;
+  while ((ms = performance.now() - t0) < 200 || n < 2) {
+    await run();
+    n++;
+  }
+  return ms / 1000 / n;
+}
+
+for (const e of entries) await time(e.run); // warm-up
+const rounds = Number(args.rounds);
+const secs: number[][] = entries.map(() => []);
+for (let r = 0; r < rounds; r++) {
+  for (let k = 0; k < entries.length; k++) {
+    const i = (k + r) % entries.length;
+    secs[i]!.push(await time(entries[i]!.run));
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const ratio = (i: number, j: number) => {
+  const rs = secs[i]!.map((s, r) => secs[j]![r]! / s).sort((a, b) => a - b);
+  return `${median(rs).toFixed(2)}x (${rs[0]!.toFixed(2)}-${rs[rs.length - 1]!.toFixed(2)})`;
+};
+const mb = input.messageBytes / 1e6;
+console.log(`${input.name}: ${mb.toFixed(1)} MB in; ${rounds} paired rounds, medians (ranges of per-round ratios)`);
+for (let i = 0; i < entries.length; i++) {
+  const { name, out } = entries[i]!;
+  const s = median(secs[i]!);
+  const outText = out === undefined ? "" : `, ${(out.bytes / 1e6 / s).toFixed(0).padStart(5)} MB/s out`;
+  // A kernel entry's JS path is the entry after it.
+  const vsJs = name.endsWith(" kernel") ? `; ÷ its js ${ratio(i, i + 1)}` : "";
+  console.log(`${name.padEnd(22)} ${(mb / s).toFixed(0).padStart(6)} MB/s in${outText}; ÷ plr parse ${ratio(i, 0)}${vsJs}`);
+}
