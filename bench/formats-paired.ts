@@ -4,10 +4,9 @@
  * per format, the kernel's whole lines (the source offers its batch:
  * Format.pushBatch where the format has it) against the same format's JS
  * path (push() per message), and pg-logical-replication's parse per
- * message, what its users pay before writing anything. Every round runs
- * each entry once (at least 200 ms of passes) in a rotated order; printed:
- * each entry's median input and output MB/s and the median and range of
- * its per-round ratios.
+ * message, what its users pay before writing anything, in paired rounds
+ * (paired-rounds.ts); printed: each entry's median input and output MB/s
+ * and the median and range of its per-round ratios.
  *
  *   npm run build:bench
  *   node build/bench/bench/formats-paired.js [capture] [--rounds 7] [--formats jsonl,wal2json-v2,...]
@@ -17,6 +16,7 @@ import { makeCompetitors, pipelinePass, plrPass, type OutputCount } from "./comp
 import { loadInput } from "./input.ts";
 import { WasmDecoder } from "../bindings/index.ts";
 import { formatNamed, type FormatOptionValues } from "../bindings/pipeline/index.ts";
+import { median, pairedRatio, pairedRounds } from "./paired-rounds.ts";
 
 /** The formats measured: name, format, options. */
 const FORMATS: [string, string, FormatOptionValues][] = [
@@ -46,32 +46,9 @@ for (const [name, format, options] of FORMATS) {
   }
 }
 
-/** Seconds per pass of at least 200 ms of passes. */
-async function time(run: () => void | Promise<unknown>): Promise<number> {
-  const t0 = performance.now();
-  let n = 0;
-  let ms = 0;
-  while ((ms = performance.now() - t0) < 200 || n < 2) {
-    await run();
-    n++;
-  }
-  return ms / 1000 / n;
-}
-
-for (const e of entries) await time(e.run); // warm-up
 const rounds = Number(args.rounds);
-const secs: number[][] = entries.map(() => []);
-for (let r = 0; r < rounds; r++) {
-  for (let k = 0; k < entries.length; k++) {
-    const i = (k + r) % entries.length;
-    secs[i]!.push(await time(entries[i]!.run));
-  }
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-const ratio = (i: number, j: number) => {
-  const rs = secs[i]!.map((s, r) => secs[j]![r]! / s).sort((a, b) => a - b);
-  return `${median(rs).toFixed(2)}x (${rs[0]!.toFixed(2)}-${rs[rs.length - 1]!.toFixed(2)})`;
-};
+const secs = await pairedRounds(entries.map((e) => e.run), rounds);
+const ratio = (i: number, j: number) => pairedRatio(secs, i, j);
 const mb = input.messageBytes / 1e6;
 console.log(`${input.name}: ${mb.toFixed(1)} MB in; ${rounds} paired rounds, medians (ranges of per-round ratios)`);
 for (let i = 0; i < entries.length; i++) {

@@ -1,7 +1,6 @@
 /**
  * The JSON Lines path against its competitor and its floors, paired in one
- * process: every round runs each entry once (at least 200 ms of passes) in
- * a rotated order; printed: each entry's median input and output MB/s and
+ * process (paired-rounds.ts); printed: each entry's median input and output MB/s and
  * the median and range of its per-round ratio to pg-logical-replication's
  * parse and to the baseline's lines.
  *
@@ -23,6 +22,7 @@ import { loadInput } from "./input.ts";
 import { WasmDecoder } from "../bindings/index.ts";
 import { changeValueOptions } from "../bindings/pipeline/index.ts";
 import { KIND_TEXT } from "../bindings/tape.ts";
+import { median, pairedRatio, pairedRounds } from "./paired-rounds.ts";
 
 const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: "string", default: "9" } } });
 const input = loadInput(positionals[0] ?? "bench/corpus/proto1-text-pg15-small.bin");
@@ -92,36 +92,13 @@ const entries: [string, () => void | Promise<unknown>, boolean][] = [
   ["TextDecoder per value", textDecoderPass, false],
 ];
 
-/** Seconds per pass of at least 200 ms of passes. */
-async function time(run: () => void | Promise<unknown>): Promise<number> {
-  const t0 = performance.now();
-  let n = 0;
-  let ms = 0;
-  while ((ms = performance.now() - t0) < 200 || n < 2) {
-    await run();
-    n++;
-  }
-  return ms / 1000 / n;
-}
-
-for (const [, run] of entries) await time(run); // warm-up
 const rounds = Number(args.rounds);
-const secs: number[][] = entries.map(() => []);
-for (let r = 0; r < rounds; r++) {
-  for (let k = 0; k < entries.length; k++) {
-    const i = (k + r) % entries.length;
-    secs[i]!.push(await time(entries[i]![1]));
-  }
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const secs = await pairedRounds(entries.map((e) => e[1]), rounds);
 const mb = input.messageBytes / 1e6;
 const plr = entries.findIndex((e) => e[0] === "plr parse");
 const base = entries.findIndex((e) => e[0] === "baseline lines");
 console.log(`${input.name}: ${mb.toFixed(1)} MB in, ${(outBytes / 1e6).toFixed(1)} MB of JSON Lines out; ${rounds} paired rounds, medians (ranges of per-round ratios)`);
-const ratio = (i: number, j: number) => {
-  const rs = secs[i]!.map((s, r) => secs[j]![r]! / s).sort((a, b) => a - b);
-  return `${median(rs).toFixed(2)}x (${rs[0]!.toFixed(2)}-${rs[rs.length - 1]!.toFixed(2)})`;
-};
+const ratio = (i: number, j: number) => pairedRatio(secs, i, j);
 for (let i = 0; i < entries.length; i++) {
   const [name, , writes] = entries[i]!;
   const s = median(secs[i]!);
