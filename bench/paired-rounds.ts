@@ -4,6 +4,9 @@
  * an order rotated per round, so load that lands on one round lands on
  * every entry of it; a ratio is the median of the per-round ratios.
  */
+import { median } from "./report.ts";
+
+export { median };
 
 /** Seconds per pass of at least 200 ms of passes. */
 export async function passTime(run: () => void | Promise<unknown>): Promise<number> {
