@@ -51,10 +51,10 @@ const valueDecoder = new WasmDecoder({ values: changeValueOptions() });
 function textDecoderPass(): void {
   let n = 0;
   for (const chunk of input.chunks) {
-    const batch = valueDecoder.push(chunk) as unknown as { length: number; records: Int32Array; t: Int32Array; u8: Uint8Array; dv: DataView };
+    const batch = valueDecoder.push(chunk) as unknown as { length: number; recordAt(i: number): number; t: Int32Array; u8: Uint8Array; dv: DataView };
     const { t, u8, dv } = batch;
     for (let i = 0; i < batch.length; i++) {
-      const w = batch.records[i]!;
+      const w = batch.recordAt(i);
       const tag = t[w]! & 0xff;
       if (tag !== 0x49 && tag !== 0x55 && tag !== 0x44) continue;
       // Every tuple of the record: the body after the header (and the old-tuple type word of U/D).
