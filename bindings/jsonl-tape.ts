@@ -24,7 +24,9 @@
  *   (int8 and numeric quoted), JF_COMMA (a column is already written: the
  *   next one starts with a comma), JF_SKIP_UNCHANGED (unchanged TOAST
  *   columns are left out, not taken from `old`), JF_NAMES_ONLY (each
- *   column's first JC_NAME_LENGTH prefix bytes and `}`, no value).
+ *   column's first JC_NAME_LENGTH prefix bytes and `}`, no value),
+ *   JF_NO_CLOSE (no `}` after a column), JF_SKIP_NULL (NULL columns are
+ *   left out), JF_SPACED (a space after each comma).
  * - out, outCapacity: the output bytes [out, out + outCapacity).
  * - result: byte address of JR_WORDS result words: JR_WRITTEN (bytes
  *   written at `out`), JR_COLUMN (where it stopped), JR_FLAGS (`flags` with
@@ -95,6 +97,11 @@ export const JF_COMMA = 4;
 export const JF_AS_PORTABLE = 32;
 export const JF_SKIP_UNCHANGED = 64;
 export const JF_NAMES_ONLY = 128;
+export const JF_NO_CLOSE = 256;
+export const JF_SKIP_NULL = 512;
+export const JF_SPACED = 1024;
+/** The column flags a line program's OP_COLUMNS may set (line-templates.ts). */
+export const LC_COLUMN_FLAGS = JF_SKIP_UNCHANGED | JF_NAMES_ONLY | JF_NO_CLOSE | JF_SKIP_NULL | JF_SPACED;
 
 // Result words.
 export const JR_WORDS = 4;

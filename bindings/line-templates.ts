@@ -97,17 +97,21 @@
  *   transaction was written: LS_PRINTED).
  * - OP_TIME a: a = 0 the transaction's time text; else the message's
  *   time field, as JSON text (a quoted ISO 8601 string).
- * - OP_HEAD: the relation template's head bytes.
+ * - OP_HEAD a: the relation template's head bytes (a = 0), or its second
+ *   head (a = 1).
  * - OP_COLUMNS a, b: the columns of tuple a (LT_*) as jsonColumns writes
  *   them, bracketed: `[`, columns, `]`; b: LC_* which columns, or'd with
- *   the column flags JF_SKIP_UNCHANGED and JF_NAMES_ONLY (jsonl-tape.ts).
+ *   the column flags LC_COLUMN_FLAGS (jsonl-tape.ts JF_*), and the
+ *   template's column table it takes (0..3) << LC_TABLE_SHIFT.
  * The relation map: word capacity (a power of 2), then per entry a
  * relation OID and the byte address of its template (0: empty), found by
  * linear probing from `imul(oid, TABLE_HASH) >>> 16 & (capacity - 1)`.
  * A template: RT_WORDS words: RT_COLUMNS (the jsonl-tape.ts column table),
  * RT_WANTED (0: the format writes nothing for its rows), RT_HEAD, RT_HEAD_LENGTH
  * (the bytes OP_HEAD copies), RT_INDEX (the binding's number for it, in LE_CODE),
- * RT_FLAGS (RTF_KEYS: a column is flagged key; RTF_PK: the format's pk).
+ * RT_FLAGS (RTF_KEYS: a column is flagged key; RTF_PK: the format's pk),
+ * RT_COLUMNS_1..3 (more column tables of the same columns, other prefixes;
+ * 0: none), RT_HEAD_1, RT_HEAD_1_LENGTH (the second head).
  */
 
 export const LINES_DONE = 0;
@@ -172,7 +176,7 @@ export const LS_BEGIN_BYTES = 512;
 export const LP_HEADER_WORDS = 1;
 export const LP_OPS = 0;
 export const LP_OP_WORDS = 3;
-export const LP_MAX_OPS = 24;
+export const LP_MAX_OPS = 32;
 export const LP_PROGRAM_WORDS = LP_HEADER_WORDS + LP_OP_WORDS * LP_MAX_OPS;
 
 export const OP_BYTES = 1;
@@ -205,15 +209,20 @@ export const LT_IDENTITY = 2; // the old tuple if the message has one, else the 
 export const LC_ALL = 0;
 export const LC_KEYS_IF_K = 1; // the replica identity columns when the old tuple is 'K' (or is not there), else all
 export const LC_KEYS = 2; // the replica identity columns
+export const LC_ALL_IF_OLD = 3; // every column of the old tuple when the message has one, else the replica identity columns
 export const LC_WHICH = 3; // the bits of b that are LC_*
+export const LC_TABLE_SHIFT = 16;
 
 // Relation templates.
-export const RT_WORDS = 6;
+export const RT_WORDS = 11;
 export const RT_COLUMNS = 0;
 export const RT_WANTED = 1;
 export const RT_HEAD = 2;
 export const RT_HEAD_LENGTH = 3;
 export const RT_INDEX = 4;
 export const RT_FLAGS = 5;
+export const RT_COLUMNS_1 = 6;
+export const RT_HEAD_1 = 9;
+export const RT_HEAD_1_LENGTH = 10;
 export const RTF_KEYS = 1;
 export const RTF_PK = 2;

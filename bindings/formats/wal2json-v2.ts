@@ -25,7 +25,7 @@ import {
   type RecordTarget, type RelationFacts,
 } from "./wal2json-values.ts";
 import { KernelLines, linesFor } from "../pipeline/kernel-lines.ts";
-import { VALUE_KEY, Wal2jsonV2Lines, type V2Columns, type V2Transaction } from "./wal2json-lines.ts";
+import { VALUE_KEY, Wal2jsonV2Lines, type V2Columns, type V2Transaction } from "./wal2json-v2-lines.ts";
 
 type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 

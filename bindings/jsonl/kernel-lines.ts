@@ -13,13 +13,11 @@ import type { JsonArea } from "../kernel/json-area.ts";
 import { JF_NUMBERS_AS_STRINGS } from "../jsonl-tape.ts";
 import {
   IF_WAL_START, LC_ALL, LC_KEYS_IF_K, LF_FIRST, LF_SECOND, LF_TRANSACTIONS, LF_WAL_START, LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE,
-  LT_IDENTITY, LT_NEW, LT_OLD, OP_BYTES, OP_COLUMNS, OP_HEAD, OP_IF, OP_LSN, OP_TIME, OP_XID,
+  LT_IDENTITY, LT_NEW, LT_OLD, OP_COLUMNS, OP_HEAD, OP_LSN, OP_TIME, OP_XID,
 } from "../line-templates.ts";
-import type { LineFormat, LineTemplate, LineTransaction, Row } from "../pipeline/kernel-lines.ts";
+import { program, type LineFormat, type LineTemplate, type LineTransaction, type ProgramPart, type Row } from "../pipeline/kernel-lines.ts";
 import type { ChangeLines } from "./change-lines.ts";
 import type { ByteSink } from "./sink.ts";
-
-type Op = readonly [number, number, number];
 
 const encoder = new TextEncoder();
 
@@ -43,19 +41,18 @@ export class JsonlLineFormat implements LineFormat {
   }
 
   programs(area: JsonArea): void {
-    const lit = (text: string): Op => [OP_BYTES, ...area.literal(encoder.encode(text))];
-    const head = (action: string): Op[] => [
-      lit(`{"action":"${action}","xid":`), [OP_XID, 0, 0],
-      [OP_IF, IF_WAL_START, 3], lit(',"lsn":"'), [OP_LSN, LF_WAL_START, 0], lit('"'),
-      lit(',"timestamp":'), [OP_TIME, 0, 0], [OP_HEAD, 0, 0],
+    const head = (action: string): ProgramPart[] => [
+      `{"action":"${action}","xid":`, [OP_XID, 0, 0],
+      { if: IF_WAL_START, then: [',"lsn":"', [OP_LSN, LF_WAL_START, 0], '"'] },
+      ',"timestamp":', [OP_TIME, 0, 0], [OP_HEAD, 0, 0],
     ];
-    area.program(LK_INSERT, [...head("I"), lit(',"columns":'), [OP_COLUMNS, LT_NEW, LC_ALL], lit("}")]);
-    area.program(LK_UPDATE, [...head("U"), lit(',"columns":'), [OP_COLUMNS, LT_NEW, LC_ALL], lit(',"identity":'), [OP_COLUMNS, LT_IDENTITY, LC_KEYS_IF_K], lit("}")]);
-    area.program(LK_DELETE, [...head("D"), lit(',"identity":'), [OP_COLUMNS, LT_OLD, LC_KEYS_IF_K], lit("}")]);
-    area.program(LK_BEGIN, [lit('{"action":"B","xid":'), [OP_XID, 0, 0], lit(',"lsn":"'), [OP_LSN, LF_FIRST, 0], lit('","timestamp":'), [OP_TIME, 0, 0], lit("}")]);
-    area.program(LK_COMMIT, [
-      lit('{"action":"C","xid":'), [OP_XID, 0, 0], lit(',"lsn":"'), [OP_LSN, LF_FIRST, 0], lit('","nextlsn":"'), [OP_LSN, LF_SECOND, 0],
-      lit('","timestamp":'), [OP_TIME, 1, 0], lit("}"),
+    const set = (kind: number, parts: ProgramPart[]) => area.program(kind, program(area, parts));
+    set(LK_INSERT, [...head("I"), ',"columns":', [OP_COLUMNS, LT_NEW, LC_ALL], "}"]);
+    set(LK_UPDATE, [...head("U"), ',"columns":', [OP_COLUMNS, LT_NEW, LC_ALL], ',"identity":', [OP_COLUMNS, LT_IDENTITY, LC_KEYS_IF_K], "}"]);
+    set(LK_DELETE, [...head("D"), ',"identity":', [OP_COLUMNS, LT_OLD, LC_KEYS_IF_K], "}"]);
+    set(LK_BEGIN, ['{"action":"B","xid":', [OP_XID, 0, 0], ',"lsn":"', [OP_LSN, LF_FIRST, 0], '","timestamp":', [OP_TIME, 0, 0], "}"]);
+    set(LK_COMMIT, [
+      '{"action":"C","xid":', [OP_XID, 0, 0], ',"lsn":"', [OP_LSN, LF_FIRST, 0], '","nextlsn":"', [OP_LSN, LF_SECOND, 0], '","timestamp":', [OP_TIME, 1, 0], "}",
     ]);
   }
 

@@ -21,13 +21,13 @@
 import { JC_HEADER_WORDS, JC_WORDS, JR_COLUMN, JR_FLAGS, JR_WORDS, JR_WRITTEN } from "../jsonl-tape.ts";
 import {
   JR_LINES, JR_RECORD, LE_WORDS, LP_HEADER_WORDS, LP_KINDS, LP_MAX_OPS, LP_OP_WORDS, LP_OPS, LP_PROGRAM_WORDS, LS_BEGIN_BYTES, LS_TIME_BYTES, LS_WORDS,
-  RT_COLUMNS, RT_FLAGS, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX, RT_WANTED, RT_WORDS,
+  RT_COLUMNS, RT_COLUMNS_1, RT_FLAGS, RT_HEAD, RT_HEAD_1, RT_HEAD_1_LENGTH, RT_HEAD_LENGTH, RT_INDEX, RT_WANTED, RT_WORDS,
 } from "../line-templates.ts";
 import { TABLE_HASH } from "../tape.ts";
 import type { KernelExports } from "./exports.ts";
 import type { MemoryRegion, RegionHost } from "./memory-layout.ts";
 
-const TABLES = 64 * 1024;
+const TABLES = 256 * 1024;
 const OUTPUT = 448 * 1024;
 /** Relation map entries (a power of 2); half full, the tables start over. */
 const MAP = 1024;
@@ -35,6 +35,22 @@ const LINE_AREA = LS_WORDS * 4 + LS_TIME_BYTES + LS_BEGIN_BYTES + LP_KINDS * LP_
 const LITERALS = 4096;
 /** Line entries per call. */
 const LINES = 8192;
+
+const EMPTY = new Uint8Array(0);
+
+/** A relation's template (line-templates.ts): its column tables' addresses in the area, heads, RT_FLAGS. */
+export interface TemplateParts {
+  /** The column table (RT_COLUMNS). */
+  readonly columns: number;
+  /** More tables of the same columns (RT_COLUMNS_1..3). */
+  readonly tables?: readonly number[];
+  readonly wanted: boolean;
+  readonly head: Uint8Array;
+  /** The second head (OP_HEAD 1). */
+  readonly head1?: Uint8Array;
+  /** RTF_* */
+  readonly flags: number;
+}
 
 /** The decoder's JSON area, when it has one laid out; else it is asked for (laid out from the decoder's next call) and `undefined`. */
 export function jsonArea(host: RegionHost): JsonArea | undefined {
@@ -137,13 +153,15 @@ export class JsonArea implements MemoryRegion {
    * false when it does not fit (the area starts over: generation changes,
    * and the caller writes what it needs again).
    */
-  template(relationId: number, columns: number, wanted: boolean, head: Uint8Array, index: number, flags = 0): boolean {
+  template(relationId: number, t: TemplateParts, index: number): boolean {
     const oid = relationId | 0; // as the kernel reads it
     if (this.#templates >= MAP >> 1) {
       this.#startOver();
       return false;
     }
-    const bytes = (RT_WORDS * 4 + head.length + 3) & ~3;
+    const head = t.head;
+    const head1 = t.head1 ?? EMPTY;
+    const bytes = (RT_WORDS * 4 + head.length + head1.length + 3) & ~3;
     if (this.#next + bytes > this.#tables + TABLES) {
       this.#startOver();
       return false;
@@ -152,13 +170,17 @@ export class JsonArea implements MemoryRegion {
     this.#next += bytes;
     const i32 = this.#i32;
     const w = at >> 2;
-    i32[w + RT_COLUMNS] = columns;
-    i32[w + RT_WANTED] = wanted ? 1 : 0;
+    i32[w + RT_COLUMNS] = t.columns;
+    i32[w + RT_WANTED] = t.wanted ? 1 : 0;
     i32[w + RT_HEAD] = at + RT_WORDS * 4;
     i32[w + RT_HEAD_LENGTH] = head.length;
     i32[w + RT_INDEX] = index;
-    i32[w + RT_FLAGS] = flags;
+    i32[w + RT_FLAGS] = t.flags;
+    for (let k = 0; k < 3; k++) i32[w + RT_COLUMNS_1 + k] = t.tables?.[k] ?? 0;
+    i32[w + RT_HEAD_1] = at + RT_WORDS * 4 + head.length;
+    i32[w + RT_HEAD_1_LENGTH] = head1.length;
     this.u8.set(head, at + RT_WORDS * 4);
+    this.u8.set(head1, at + RT_WORDS * 4 + head.length);
     const map = (this.line >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4 + LP_KINDS * LP_PROGRAM_WORDS;
     let slot = (Math.imul(oid, TABLE_HASH) >>> 16) & (MAP - 1);
     // An entry for the same OID (a relation defined again) is replaced.

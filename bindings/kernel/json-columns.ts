@@ -6,7 +6,7 @@
 // the binding's column table; writes only [out, out + outCapacity).
 import {
   JSON_DONE, JSON_DECLINED, JSON_FULL, JSON_REFUSED, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_COMMA,
-  JF_AS_PORTABLE, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH,
+  JF_AS_PORTABLE, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JF_NO_CLOSE, JF_SKIP_NULL, JF_SPACED, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH,
   JC_ELEMENT, JC_NAME_LENGTH, JSON_SLACK, JK_W2J_NUMBER, JK_W2J_BYTEA,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
@@ -132,15 +132,15 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     // Offsets come from decode(), which checked them; checked again so that no argument can make this trap.
     if (at < 0 || <u64>at + 5 > size) { status = JSON_DECLINED; break; }
     let kind = u8at(at);
-    if (kind == 0x75 && (flags & JF_SKIP_UNCHANGED) != 0) continue;
+    if ((kind == 0x75 && (flags & JF_SKIP_UNCHANGED) != 0) || (kind == 0x6e && (flags & JF_SKIP_NULL) != 0)) continue;
     if ((flags & JF_NAMES_ONLY) != 0) {
       const name = loadI32(c + (JC_PREFIX << 2));
       const nameLength = loadI32(c + (JC_NAME_LENGTH << 2));
       if (name < 0 || nameLength < 0 || <u64>name + <u64>nameLength > size) { status = JSON_DECLINED; break; }
       if (<u64>nameLength + JSON_SLACK > <u64>(end - o)) { status = o == start ? JSON_DECLINED : JSON_FULL; break; }
-      if (comma) put(0x2c);
+      separator(comma, flags);
       copy(name, nameLength);
-      put(0x7d);
+      if ((flags & JF_NO_CLOSE) == 0) put(0x7d);
       comma = true;
       continue;
     }
@@ -175,7 +175,7 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
       break;
     }
     const mark = o;
-    if (comma) put(0x2c);
+    separator(comma, flags);
     copy(prefix, prefixLength);
     if (kind == 0x6e) {
       put(0x6e); put(0x75); put(0x6c); put(0x6c);
@@ -187,12 +187,19 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
       status = JSON_DECLINED;
       break;
     }
-    put(0x7d);
+    if ((flags & JF_NO_CLOSE) == 0) put(0x7d);
     comma = true;
   }
   lastColumn = i;
   lastFlags = comma ? flags | JF_COMMA : flags & ~JF_COMMA;
   return status;
+}
+
+/** The comma before a column after the first (and its space, JF_SPACED). */
+function separator(comma: bool, flags: i32): void {
+  if (!comma) return;
+  put(0x2c);
+  if ((flags & JF_SPACED) != 0) put(0x20);
 }
 
 function refuse(result: usize, from: i32, flags: i32): i32 {

@@ -6,14 +6,15 @@
 // binding's area (every address from it checked against memory before
 // use); writes only the output, the line entries, the result words and the
 // area's state.
-import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
+import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, LC_COLUMN_FLAGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
   LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, LF_BOUNDARIES, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
   LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD, LF_UNCHANGED_LEFT_OUT, LF_HOLD, LF_NO_NEWLINE, LINES_HELD, LS_FINAL_HI, LS_FINAL_LO, IF_PRINTED,
   LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_HELD, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
   LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
   LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LF_AHEAD_END, LF_WAL_START_OR_NULL, LT_NEW, LT_OLD, LT_IDENTITY,
-  IF_WAL_START, IF_IDENTITY, IF_PK, LC_KEYS_IF_K, LC_KEYS, LC_WHICH, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX, RT_FLAGS, RTF_KEYS, RTF_PK,
+  IF_WAL_START, IF_IDENTITY, IF_PK, LC_KEYS_IF_K, LC_KEYS, LC_ALL_IF_OLD, LC_WHICH, LC_TABLE_SHIFT, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX,
+  RT_FLAGS, RT_COLUMNS_1, RT_HEAD_1, RT_HEAD_1_LENGTH, RTF_KEYS, RTF_PK,
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
 import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
@@ -408,8 +409,8 @@ function run(p: usize, end: usize, from: i32): bool {
       } else if (!isoTime((head() & 0xff) == TAG_BEGIN ? msg + 9 : msg + 18, true)) return stop();
     } else if (code == OP_HEAD) {
       if (template == 0) return stop();
-      const h = loadI32(template + (RT_HEAD << 2));
-      const n = loadI32(template + (RT_HEAD_LENGTH << 2));
+      const h = loadI32(template + ((a == 0 ? RT_HEAD : RT_HEAD_1) << 2));
+      const n = loadI32(template + ((a == 0 ? RT_HEAD_LENGTH : RT_HEAD_1_LENGTH) << 2));
       if (h < 0 || n < 0 || <u64>h + <u64>n > size) return stop();
       if (<u64>n > <u64>(end - cursor())) return cut();
       putBytesUpTo(<usize>h, n, free);
@@ -466,14 +467,16 @@ function columns(which: i32, keys: i32, end: usize, resuming: bool): bool {
   const tuple: usize = isNew ? newT : oldT;
   const old: usize = which == LT_NEW ? oldT : 0;
   if (tuple == 0) return stop();
-  const table = <usize>loadI32(template + (RT_COLUMNS << 2));
+  const tableIndex = (keys >>> LC_TABLE_SHIFT) & 3;
+  const table = <usize>loadI32(template + ((tableIndex == 0 ? RT_COLUMNS : RT_COLUMNS_1 + tableIndex - 1) << 2));
+  if (table == 0) return stop();
   let from = 0;
-  let flags = columnFlags | (keys & (JF_SKIP_UNCHANGED | JF_NAMES_ONLY));
+  let flags = columnFlags | (keys & LC_COLUMN_FLAGS);
   const only = keys & LC_WHICH;
   if (resuming) {
     from = state(LS_RESUME_COLUMN);
     flags = state(LS_RESUME_FLAGS);
-  } else if (only == LC_KEYS || (only == LC_KEYS_IF_K && (oldT == 0 || oldType == 0x4b))) flags |= JF_KEYS;
+  } else if (only == LC_KEYS || (only == LC_KEYS_IF_K && (oldT == 0 || oldType == 0x4b)) || (only == LC_ALL_IF_OLD && oldT == 0)) flags |= JF_KEYS;
   if (!tupleFits(tuple, old, table, from, size)) return stop();
   if (!resuming) {
     if (<u64>(end - cursor()) < 2) return cut();

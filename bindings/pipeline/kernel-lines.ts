@@ -14,7 +14,7 @@
  * whenever the path changes.
  *
  * A format is a `LineFormat`: JSON Lines (jsonl/kernel-lines.ts), wal2json
- * version 2 (formats/wal2json-lines.ts).
+ * version 2 (formats/wal2json-v2-lines.ts).
  */
 import type { Batch } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
@@ -26,14 +26,14 @@ import type { RecordKind, Records } from "./records.ts";
 import { compareChangePositions } from "./change-id.ts";
 import type { FormatItem } from "./format.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
-import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
+import { jsonArea, type JsonArea, type TemplateParts } from "../kernel/json-area.ts";
 import { decoderInternals, TapeDecoder } from "../kernel/decoder.ts";
 import type { PgoutputDecoder } from "../decoder.ts";
 import { JF_COMMA } from "../jsonl-tape.ts";
 import {
   LE_WORDS, LF_BOUNDARIES, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_HELD, LINES_TEMPLATE, LK_BEGIN_MARK, LK_DELETE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED,
   LS_FINAL_HI, LS_FINAL_LO, LS_HELD,
-  LS_OPEN, LS_ORIGIN, LS_PRINTED, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_NEW,
+  LS_OPEN, LS_ORIGIN, LS_PRINTED, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_NEW, OP_BYTES, OP_IF,
 } from "../line-templates.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
 
@@ -67,13 +67,7 @@ export interface HeldLines {
 }
 
 /** A relation's template (line-templates.ts): `columns` the address of its column table in the area, -1: its rows are push()'s. */
-export interface LineTemplate {
-  readonly head: Uint8Array;
-  readonly wanted: boolean;
-  /** RTF_* */
-  readonly flags: number;
-  readonly columns: number;
-}
+export type LineTemplate = TemplateParts;
 
 /** What a format gives the kernel's lines. */
 export interface LineFormat {
@@ -122,6 +116,41 @@ function mayTakeBack(out: Records): boolean {
 
 /** The records' kinds of the line kinds (LK_*). */
 const LINE_KINDS: readonly RecordKind[] = ["insert", "update", "delete", "begin", "commit"];
+
+/** A program op (line-templates.ts): code, a, b. */
+export type Op = readonly [number, number, number];
+
+/** A part of a program: literal text, an op, or ops written only when a condition holds (OP_IF). */
+export type ProgramPart = string | Op | { readonly if: number; readonly then: readonly ProgramPart[] };
+
+const utf8 = new TextEncoder();
+
+/**
+ * A program's ops from its parts (line-templates.ts): adjacent literal
+ * texts become one OP_BYTES of bytes copied into the area's literals, a
+ * condition an OP_IF that skips its parts' ops.
+ */
+export function program(area: JsonArea, parts: readonly ProgramPart[]): Op[] {
+  const ops: Op[] = [];
+  let text = "";
+  const flush = () => {
+    if (text !== "") ops.push([OP_BYTES, ...area.literal(utf8.encode(text))]);
+    text = "";
+  };
+  for (const part of parts) {
+    if (typeof part === "string") text += part;
+    else if ("if" in part) {
+      flush();
+      const then = program(area, part.then);
+      ops.push([OP_IF, part.if, then.length], ...then);
+    } else {
+      flush();
+      ops.push(part);
+    }
+  }
+  flush();
+  return ops;
+}
 
 /**
  * Has the decoder lay out the kernel's area (kernel/json-area.ts) from its
@@ -186,7 +215,13 @@ export class KernelLines {
       this.#take(area, held ?? out, i, boundary);
       i += area.record;
       if (status === LINES_DONE) break;
-      if (status === LINES_FULL || status === LINES_HELD) continue;
+      if (status === LINES_FULL) continue;
+      if (status === LINES_HELD) {
+        // The format takes the held transaction now: the next calls write into what it holds.
+        this.#fromKernel(area, true);
+        changed = false;
+        continue;
+      }
       if (status === LINES_COLUMN) {
         this.#declined(area, batch, i, (held ?? out).bytes);
         continue;
@@ -231,15 +266,17 @@ export class KernelLines {
     const msg = batch.get(i) as Row;
     const rel = msg.relation;
     if (rel === undefined) return false;
-    // Twice at most: once more after the area started over for want of room.
-    for (let attempt = 0; attempt < 2; attempt++) {
+    // Again after the area started over for want of room (its tables are gone: written again).
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const generation = area.generation;
       const t = this.#format.template(rel, msg, area, batch.values);
-      if (t === undefined || t.columns < 0) return false;
+      if (t === undefined || t.columns < 0 || t.tables?.some((at) => at < 0) === true) return false;
+      if (area.generation !== generation) continue;
       if (this.#state!.generation !== area.generation) {
         this.#relations.length = 0;
         this.#state!.generation = area.generation;
       }
-      if (area.template(rel.relationId, t.columns, t.wanted, t.head, this.#relations.length, t.flags)) {
+      if (area.template(rel.relationId, t, this.#relations.length)) {
         this.#relations.push(rel);
         return true;
       }

@@ -16,15 +16,13 @@ import type { JsonArea } from "../kernel/json-area.ts";
 import { JF_NAMES_ONLY, JF_NUMBERS_AS_STRINGS, JF_SKIP_UNCHANGED } from "../jsonl-tape.ts";
 import {
   IF_IDENTITY, IF_PK, LC_ALL, LC_KEYS, LF_AHEAD_END, LF_BEGIN_AHEAD, LF_EVERY_TRANSACTION, LF_FIRST, LF_PG_TIME, LF_SECOND, LF_TRANSACTIONS,
-  LF_UNCHANGED_LEFT_OUT, LF_WAL_START_OR_NULL, LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE, LT_IDENTITY, LT_NEW, LT_OLD, OP_BYTES, OP_COLUMNS, OP_HEAD, OP_IF, OP_LSN,
+  LF_UNCHANGED_LEFT_OUT, LF_WAL_START_OR_NULL, LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE, LT_IDENTITY, LT_NEW, LT_OLD, OP_COLUMNS, OP_HEAD, OP_LSN,
   OP_TIME, OP_XID, RTF_KEYS, RTF_PK,
 } from "../line-templates.ts";
-import type { HeldLines, LineFormat, LineTemplate, LineTransaction, Row } from "../pipeline/kernel-lines.ts";
+import { program, type HeldLines, type LineFormat, type LineTemplate, type LineTransaction, type Op, type ProgramPart, type Row } from "../pipeline/kernel-lines.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
 import type { Wal2jsonSettings } from "./wal2json-options.ts";
 import { kernelKind, type RelationFacts, type RelationFactsCache } from "./wal2json-values.ts";
-
-type Op = readonly [number, number, number];
 
 const encoder = new TextEncoder();
 
@@ -78,27 +76,24 @@ export class Wal2jsonV2Lines implements LineFormat {
 
   programs(area: JsonArea): void {
     const s = this.#s;
-    const lit = (text: string): Op => [OP_BYTES, ...area.literal(encoder.encode(text))];
-    const fields: Op[] = [
-      ...(s.includeXids ? [lit(',"xid":'), [OP_XID, 0, 0] as Op] : []),
-      ...(s.includeTimestamp ? [lit(',"timestamp":'), [OP_TIME, 0, 0] as Op] : []),
-    ];
-    const lsnPair = (first: number, second: number): Op[] => [lit(',"lsn":"'), [OP_LSN, first, 0], lit('","nextlsn":"'), [OP_LSN, second, 0], lit('"')];
-    area.program(LK_BEGIN, [lit('{"action":"B"'), ...fields, ...(this.#host.holds ? lsnPair(LF_FIRST, LF_AHEAD_END) : []), lit("}")]);
-    area.program(LK_COMMIT, [lit('{"action":"C"'), ...fields, ...(s.includeLsn ? lsnPair(LF_FIRST, LF_SECOND) : []), lit("}")]);
-    const row = (action: string, wanted: boolean, body: Op[]): Op[] => !wanted ? [] : [
-      lit(`{"action":"${action}"`), ...fields, ...(s.includeLsn ? [lit(',"lsn":'), [OP_LSN, LF_WAL_START_OR_NULL, 0] as Op] : []), [OP_HEAD, 0, 0],
+    const fields: ProgramPart[] = [...(s.includeXids ? [',"xid":', [OP_XID, 0, 0] as Op] : []), ...(s.includeTimestamp ? [',"timestamp":', [OP_TIME, 0, 0] as Op] : [])];
+    const lsnPair = (first: number, second: number): ProgramPart[] => [',"lsn":"', [OP_LSN, first, 0], '","nextlsn":"', [OP_LSN, second, 0], '"'];
+    const set = (kind: number, parts: ProgramPart[]) => area.program(kind, program(area, parts));
+    set(LK_BEGIN, ['{"action":"B"', ...fields, ...(this.#host.holds ? lsnPair(LF_FIRST, LF_AHEAD_END) : []), "}"]);
+    set(LK_COMMIT, ['{"action":"C"', ...fields, ...(s.includeLsn ? lsnPair(LF_FIRST, LF_SECOND) : []), "}"]);
+    const row = (action: string, wanted: boolean, body: ProgramPart[]): ProgramPart[] => !wanted ? [] : [
+      `{"action":"${action}"`, ...fields, ...(s.includeLsn ? [',"lsn":', [OP_LSN, LF_WAL_START_OR_NULL, 0] as Op] : []), [OP_HEAD, 0, 0],
       ...body,
       // pk: the key columns' entries, of the old row when sent, else the new.
-      ...(s.includePk ? [[OP_IF, IF_PK, 2] as Op, lit(',"pk":'), [OP_COLUMNS, LT_IDENTITY, LC_KEYS | JF_NAMES_ONLY | JF_SKIP_UNCHANGED] as Op] : []),
-      lit("}"),
+      ...(s.includePk ? [{ if: IF_PK, then: [',"pk":', [OP_COLUMNS, LT_IDENTITY, LC_KEYS | JF_NAMES_ONLY | JF_SKIP_UNCHANGED] as Op] }] : []),
+      "}",
     ];
-    const columns: Op[] = [lit(',"columns":'), [OP_COLUMNS, LT_NEW, LC_ALL | JF_SKIP_UNCHANGED]];
-    const identity = (tuple: number): Op[] => [lit(',"identity":'), [OP_COLUMNS, tuple, LC_KEYS | JF_SKIP_UNCHANGED]];
-    area.program(LK_INSERT, row("I", s.actions.insert, columns));
+    const columns: ProgramPart[] = [',"columns":', [OP_COLUMNS, LT_NEW, LC_ALL | JF_SKIP_UNCHANGED]];
+    const identity = (tuple: number): ProgramPart[] => [',"identity":', [OP_COLUMNS, tuple, LC_KEYS | JF_SKIP_UNCHANGED]];
+    set(LK_INSERT, row("I", s.actions.insert, columns));
     // An update's identity: the old row when sent, else the new row's key columns (none when it has none).
-    area.program(LK_UPDATE, row("U", s.actions.update, [...columns, [OP_IF, IF_IDENTITY, 2], ...identity(LT_IDENTITY)]));
-    area.program(LK_DELETE, row("D", s.actions.delete, identity(LT_OLD)));
+    set(LK_UPDATE, row("U", s.actions.update, [...columns, { if: IF_IDENTITY, then: identity(LT_IDENTITY) }]));
+    set(LK_DELETE, row("D", s.actions.delete, identity(LT_OLD)));
   }
 
   template(rel: Relation, msg: Row, area: JsonArea): LineTemplate {
