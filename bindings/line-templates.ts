@@ -29,8 +29,12 @@
  *   that Commit's end, OP_LSN LF_AHEAD_END; any other transaction is held,
  *   as with LF_HOLD), LF_HOLD (every transaction is held: no B line, its
  *   rows' lines are the binding's to hold, its Commit the binding's:
- *   LINES_HELD), LF_NO_NEWLINE (lines end without a newline: parts of a
- *   record the binding makes of them),
+ *   LINES_HELD), LF_HELD_COMMITS (a held transaction's Commit is the
+ *   kernel's: at it, the B line, its end known now (LF_AHEAD_END names
+ *   this Commit's), and the C line, each an entry if not empty: the
+ *   binding makes the transaction's records of them and what it holds),
+ *   LF_NO_NEWLINE (lines end without a newline: parts of a record the
+ *   binding makes of them),
  *   LF_UNCHANGED_LEFT_OUT (the format's columns leave unchanged TOAST out,
  *   JF_SKIP_UNCHANGED: a row's needs no old value to stand in).
  * - area: byte address of the line area: LS_WORDS state words, the
@@ -54,9 +58,11 @@
  * - LINES_FULL: the output or the line entries are full: the binding takes
  *   what was written and calls again from JR_RECORD (which may be a row
  *   whose line is written in part: LS_RESUME_OP says where it goes on).
- * - LINES_HELD: record JR_RECORD - 1 was a Begin whose transaction is held
- *   (LS_HELD): the lines of the next calls, up to its Commit (which is the
- *   binding's), are the binding's to hold; the lines of this one are not.
+ * - LINES_HELD: record JR_RECORD - 1 changed whether lines are held: a
+ *   Begin whose transaction is held (LS_HELD; the lines of the next calls,
+ *   up to its Commit, are the binding's to hold), or the Commit of one
+ *   (LF_HELD_COMMITS; this call's lines were its last). A call that starts
+ *   in a held transaction writes only lines of it.
  * - LINES_COLUMN: the row of record JR_RECORD is written up to a column
  *   jsonColumns declines (a binary value, a text outside its shapes, one
  *   larger than the whole output): the output ends inside its line. The
@@ -131,6 +137,7 @@ export const LF_BEGIN_AHEAD = 1024;
 export const LF_UNCHANGED_LEFT_OUT = 2048;
 export const LF_HOLD = 4096;
 export const LF_NO_NEWLINE = 8192;
+export const LF_HELD_COMMITS = 16384;
 
 // Result words, beside jsonl-tape.ts' JR_WRITTEN.
 export const JR_RECORD = 1;
@@ -193,6 +200,7 @@ export const LF_FIRST = 1; // Begin's finalLsn, Commit's commitLsn
 export const LF_SECOND = 2; // Commit's endLsn
 export const LF_AHEAD_END = 3; // the endLsn of the Commit a Begin found ahead (LF_BEGIN_AHEAD)
 export const LF_WAL_START_OR_NULL = 4;
+export const LF_FINAL = 5; // the transaction's Begin's finalLsn (LS_FINAL_*)
 
 // OP_IF's conditions.
 export const IF_WAL_START = 0;

@@ -99,6 +99,13 @@ const V2_OPTIONS: FormatOptionValues[] = [
   { "format-version": "2", "include-transaction": false, "include-lsn": true, "numeric-data-types-as-string": true, "include-types": false },
   { "format-version": "2", "include-xids": true, "include-lsn": true, actions: "insert,delete", "include-schemas": false },
 ];
+const V1_OPTIONS: FormatOptionValues[] = [
+  {},
+  { "include-xids": true, "include-timestamp": true, "include-lsn": true, "include-pk": true, "include-type-oids": true },
+  { "pretty-print": true, "include-pk": true, "include-typmod": false, "include-xids": true },
+  { actions: "insert,delete", "numeric-data-types-as-string": true, "include-types": false, "include-schemas": false, "include-pk": true },
+];
+const WAL2JSON_OPTIONS = [...V2_OPTIONS, ...V1_OPTIONS];
 
 /** A relation of every wal2json value class (number, bool, bytea, string), keyed or not. */
 function relationOf(relationId: number, keyed: boolean, replicaIdentity: "d" | "f" | "n"): { relationId: number; namespace: string; relationName: string; replicaIdentity: "d" | "f" | "n"; columns: RelationColumnDesc[] } {
@@ -156,11 +163,11 @@ const TIMES = [
   us("0001-01-01T00:00:00Z") - 1n, us("9999-12-31T23:59:59Z") + 1_000_000n, us("2024-02-29T12:34:56Z") + 789_010n,
 ];
 
-describe("wal2json version 2: whole lines from the kernel = push()'s records", () => {
+describe("wal2json versions 2 and 1: whole lines from the kernel = push()'s records", () => {
   it("every capture from real PostgreSQL (test/fixtures), every option set, both backends and the twin kernel", () => {
     let bytes = 0;
     for (const { file } of fixtures.fixtures) {
-      for (const options of V2_OPTIONS) {
+      for (const options of WAL2JSON_OPTIONS) {
         for (const chunk of [65536, 331]) bytes += same("wal2json", options, { capture: capture(file), chunk }, `${file} ${chunk}`);
       }
     }
@@ -170,7 +177,7 @@ describe("wal2json version 2: whole lines from the kernel = push()'s records", (
   it("every value class with wal2json's tricky texts, unchanged TOAST, old tuples, no key; XLogData positions or none; any batching", () => {
     const before = twinStats.json;
     const lsns = [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n, 0xffff_ffff_ffff_ffffn];
-    for (const options of V2_OPTIONS) {
+    for (const options of WAL2JSON_OPTIONS) {
       for (const per of [1, 7, 1000]) {
         expect(same("wal2json", options, { payloads: stream(W2J_TEXTS, TIMES, (k) => lsns[k % lsns.length]!), per }, `per ${per}`)).toBeGreaterThan(10_000);
       }
@@ -179,7 +186,7 @@ describe("wal2json version 2: whole lines from the kernel = push()'s records", (
   });
 
   it("a binary value ends both paths with the same error, after the same records", () => {
-    for (const options of V2_OPTIONS) {
+    for (const options of WAL2JSON_OPTIONS) {
       const texts: ColumnDesc[] = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20", "21", new Uint8Array([0, 0, 0, 1])];
       expect(same("wal2json", options, { payloads: stream(texts, TIMES.slice(0, 3), (k) => BigInt(k)), per: 1000 }, "binary")).toBeGreaterThan(100);
     }
@@ -187,7 +194,7 @@ describe("wal2json version 2: whole lines from the kernel = push()'s records", (
 
   it("any option set, any texts, times and positions", () => {
     const options = fc.record({
-      "include-transaction": fc.boolean(), "include-xids": fc.boolean(), "include-timestamp": fc.boolean(), "include-lsn": fc.boolean(),
+      "format-version": fc.constantFrom("1", "2"), "pretty-print": fc.boolean(), "include-typmod": fc.boolean(), "include-transaction": fc.boolean(), "include-xids": fc.boolean(), "include-timestamp": fc.boolean(), "include-lsn": fc.boolean(),
       "include-schemas": fc.boolean(), "include-types": fc.boolean(), "include-type-oids": fc.boolean(), "include-pk": fc.boolean(),
       "numeric-data-types-as-string": fc.boolean(), actions: fc.subarray(["insert", "update", "delete", "truncate"], { minLength: 1 }).map((a) => a.join(",")),
     });
@@ -195,14 +202,14 @@ describe("wal2json version 2: whole lines from the kernel = push()'s records", (
       options, fc.array(fc.oneof(fc.constantFrom(...W2J_TEXTS), fc.string({ unit: "binary" }), fc.double().map(String)), { minLength: 1, maxLength: 40 }),
       fc.array(fc.bigInt({ min: -(2n ** 52n), max: 2n ** 52n }), { minLength: 1, maxLength: 4 }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.integer({ min: 1, max: 40 }),
       (o, texts, times, lsn, per) => {
-        same("wal2json", { "format-version": "2", ...o }, { payloads: stream(texts, times, (k) => (k % 3 === 0 ? 0n : (lsn + BigInt(k)) & (2n ** 64n - 1n))), per }, "property");
+        same("wal2json", o, { payloads: stream(texts, times, (k) => (k % 3 === 0 ? 0n : (lsn + BigInt(k)) & (2n ** 64n - 1n))), per }, "property");
       },
     ), { numRuns: 40 });
   });
 
   it("the kernel takes the lines: most records of a capture of plain transactions are written with no push()", () => {
     const definition = formatNamed("wal2json");
-    for (const options of V2_OPTIONS) {
+    for (const options of WAL2JSON_OPTIONS) {
       const d = new WasmDecoder({ values: definition.values() });
       const format = definition.create({ decoder: d }, formatOptions(definition, options));
       const out = new Records();
@@ -216,7 +223,7 @@ describe("wal2json version 2: whole lines from the kernel = push()'s records", (
       }
       // Per batch: the three Relation messages are push()'s.
       expect(pushed, JSON.stringify(options)).toBe(4 * 3);
-      expect(out.length).toBeGreaterThan(20);
+      expect(out.length).toBeGreaterThanOrEqual(4 * 2);
     }
   });
 });

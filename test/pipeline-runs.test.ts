@@ -55,6 +55,8 @@ describe(`pipeline whole-batch path (${backend.name})`, () => {
     ["wal2json", "version 2", { "format-version": "2" }],
     ["wal2json", "version 2, every field", { "format-version": "2", "include-xids": true, "include-timestamp": true, "include-lsn": true, "include-pk": true, "include-type-oids": true }],
     ["wal2json", "version 2, no transactions, numbers as strings", { "format-version": "2", "include-transaction": false, "include-xids": true, "numeric-data-types-as-string": true }],
+    ["wal2json", "version 1", {}],
+    ["wal2json", "version 1, every field, pretty", { "include-xids": true, "include-timestamp": true, "include-lsn": true, "include-pk": true, "pretty-print": true }],
   ];
   for (const name of names) {
     it(`${name}: the same records, ids and acknowledgements as one item at a time`, async () => {

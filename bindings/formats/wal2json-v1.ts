@@ -8,9 +8,15 @@
  * pretty-print indents with wal2json's tabs, byte for byte.
  *
  * The document is built as the transaction's changes come and written as
- * one record at its Commit (which also brings `nextlsn`).
+ * one record at its Commit (which also brings `nextlsn`); pushBatch has
+ * the kernel write the changes into it (wal2json-v1-lines.ts).
  */
+import type { Batch, PgoutputDecoder } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";
+import type { Relation } from "../relation.ts";
+import type { RecordKind } from "../pipeline/records.ts";
+import { KernelLines, linesFor } from "../pipeline/kernel-lines.ts";
+import { Wal2jsonV1Lines, kindLine, type Pretty, type V1Relation, type V1Transaction } from "./wal2json-v1-lines.ts";
 import type { Tuple } from "../tuple.ts";
 import type { TypeInfo } from "../decoder.ts";
 import type { Format, FormatItem } from "../pipeline/format.ts";
@@ -25,22 +31,38 @@ import {
 
 type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 
-/** Per relation: its schema and table lines, its pk object (with and without the comma after it), and name/type arrays made once. */
-interface V1Relation {
-  /** The kind line of each kind, then the schema and table lines, as bytes. */
-  heads: Record<"insert" | "update" | "delete", Uint8Array>;
-  pk: [Uint8Array, Uint8Array];
+/** Per relation: what the kernel's lines take (V1Relation), and name/type arrays made once. */
+interface V1Arrays extends V1Relation {
   /** The arrays of a block when every column it may show is shown (the common case: no unchanged TOAST, no NULL key). */
   complete: Map<string, Uint8Array>;
 }
 
-const NEWLINE = 0x0a;
 const encoder = new TextEncoder();
 
 /** A change list being written: its bytes and how many changes it has (the comma before each after the first). */
 class ChangeList {
   readonly bytes = new ByteSink();
   changes = 0;
+
+  constructor(
+    /** What ends a document after its list (pretty-print's newlines and tabs), and its newline. */
+    readonly tail: string,
+  ) {}
+
+  /** The Commit the kernel took (pipeline/kernel-lines.ts): the document's head is its C line, held after the list. */
+  finish(out: Records, _begin: number, commit: number, end: number): void {
+    const bytes = out.bytes;
+    bytes.bytes(this.bytes.buf, commit, end);
+    bytes.bytes(this.bytes.buf, 0, commit);
+    bytes.str(this.tail);
+    out.end("commit");
+    this.clear();
+  }
+
+  /** A change the kernel wrote (its bytes are in `bytes` up to `end`). */
+  endAt(_end: number, _kind: RecordKind, _relation: Relation | undefined): void {
+    this.changes++;
+  }
 
   clear(): void {
     this.bytes.len = 0;
@@ -52,25 +74,57 @@ export class Wal2jsonV1 implements Format {
   readonly #s: Wal2jsonSettings;
   readonly #facts: RelationFactsCache;
   readonly #col = new ColumnReader();
-  /** wal2json's pretty-print strings: tab, newline, space (all empty without it), 3 and 4 tabs. */
-  readonly #p: { ht: string; nl: string; sp: string; ht3: string; ht4: string };
+  readonly #p: Pretty;
   /** The open transaction (xid and commit time), its changes in `#txn`. */
-  #open: { xid: number; time: bigint } | undefined;
-  readonly #txn = new ChangeList();
+  #open: V1Transaction | undefined;
+  readonly #txn: ChangeList;
   /** A document of one change outside the transaction: a non-transactional message, a snapshot row. */
-  readonly #solo = new ChangeList();
+  readonly #solo: ChangeList;
   /** Which columns of the tuple being written are shown (scratch). */
   readonly #shown: boolean[] = [];
+  /** pushBatch's changes from the kernel (pipeline/kernel-lines.ts). */
+  readonly #lines: KernelLines;
 
-  constructor(settings: Wal2jsonSettings, types: ReadonlyMap<number, TypeInfo> | undefined) {
+  /** `decoder`: the one the messages come from, whose kernel is to write the changes (pushBatch) from its first call. */
+  constructor(settings: Wal2jsonSettings, types: ReadonlyMap<number, TypeInfo> | undefined, decoder?: Pick<PgoutputDecoder, "types">) {
     this.#s = settings;
     this.#facts = new RelationFactsCache(settings, types);
     const ht = settings.pretty ? "\t" : "";
     this.#p = { ht, nl: settings.pretty ? "\n" : "", sp: settings.pretty ? " " : "", ht3: ht.repeat(3), ht4: ht.repeat(4) };
+    const tail = `${this.#p.nl}${ht}]${this.#p.nl}}\n`;
+    this.#txn = new ChangeList(tail);
+    this.#solo = new ChangeList(tail);
+    linesFor(decoder);
+    const self = this;
+    this.#lines = new KernelLines(new Wal2jsonV1Lines(settings, this.#p, {
+      facts: this.#facts,
+      relation: (facts) => this.#relation(facts),
+      get transaction() {
+        return self.#open;
+      },
+      set transaction(t) {
+        self.#open = t;
+      },
+      list: this.#txn,
+      value: (out, facts, tuple, i) => {
+        const col = this.#col.of(tuple);
+        writeValue(out, facts, i, col.read(i), col, settings.numbersAsStrings);
+      },
+    }));
+  }
+
+  /**
+   * The records of `batch`'s messages [from, to) of plain transactions, the
+   * kernel writing the changes as far as it takes them (Format.pushBatch);
+   * the index of the first message it did not take.
+   */
+  pushBatch(batch: Batch, from: number, out: Records, to = batch.length, boundary?: (index: number) => void): number {
+    return this.#lines.push(batch, from, out, Math.min(to, batch.length), boundary);
   }
 
   push(item: FormatItem, out: Records): void {
     const { ht, nl, sp } = this.#p;
+    this.#lines.pushed(item);
     switch (item.kind) {
       case "SnapshotRow":
         // A row committed before the slot's start: an insert in a document of its own, without transaction fields.
@@ -78,7 +132,7 @@ export class Wal2jsonV1 implements Format {
         this.#document(out, this.#solo, "snapshot", `{${nl}${ht}"change":${sp}[`);
         return;
       case "Begin":
-        this.#open = { xid: item.xid, time: item.commitTime };
+        this.#open = { xid: item.xid, time: `"${commitTimeText(item.commitTime)}"` };
         this.#txn.clear();
         return;
       case "Commit": {
@@ -87,7 +141,7 @@ export class Wal2jsonV1 implements Format {
         let head = `{${nl}`;
         if (s.includeXids) head += `${ht}"xid":${sp}${open?.xid ?? "null"},${nl}`;
         if (s.includeLsn) head += `${ht}"nextlsn":${sp}"${formatLsn(item.endLsn)}",${nl}`;
-        if (s.includeTimestamp) head += `${ht}"timestamp":${sp}${open === undefined ? "null" : `"${commitTimeText(open.time)}"`},${nl}`;
+        if (s.includeTimestamp) head += `${ht}"timestamp":${sp}${open?.time ?? "null"},${nl}`;
         this.#document(out, this.#txn, "commit", `${head}${ht}"change":${sp}[`);
         this.#open = undefined;
         return;
@@ -121,16 +175,15 @@ export class Wal2jsonV1 implements Format {
   reset(): void {
     this.#open = undefined;
     this.#txn.clear();
+    this.#lines.reset();
   }
 
   /** Writes `head`, the change list and the document's end as one record. */
   #document(out: Records, list: ChangeList, kind: "commit" | "message" | "snapshot", head: string): void {
-    const { ht, nl } = this.#p;
     const bytes = out.bytes;
     bytes.str(head);
     bytes.bytes(list.bytes.buf, 0, list.bytes.len);
-    bytes.str(`${nl}${ht}]${nl}}`);
-    bytes.byte(NEWLINE);
+    bytes.str(list.tail);
     out.end(kind);
     list.clear();
   }
@@ -165,13 +218,20 @@ export class Wal2jsonV1 implements Format {
     // wal2json 2.5 prints pk in this version for REPLICA IDENTITY DEFAULT tables that have one (pgoutput flags its columns).
     const pk = this.#s.includePk && facts.pkKnown && facts.anyKey;
     const doc = this.#next(list);
-    doc.bytes(r.heads[kind]);
+    doc.str(kindLine(this.#p, kind));
+    doc.bytes(r.table);
     if (kind === "insert") {
       this.#columns(doc, facts, newTuple!, pk);
-      if (pk) doc.bytes(r.pk[0]);
+      if (pk) {
+        doc.bytes(r.pk);
+        doc.str(nl);
+      }
     } else {
       if (kind === "update") this.#columns(doc, facts, newTuple!, true);
-      if (pk) doc.bytes(r.pk[1]);
+      if (pk) {
+        doc.bytes(r.pk);
+        doc.str(`,${nl}`);
+      }
       // An update's old row when sent (every non-null column of it), else the new row's identity; a delete's identity.
       if (kind === "update" && oldTuple !== undefined) this.#oldkeys(doc, facts, oldTuple, false);
       else this.#oldkeys(doc, facts, kind === "update" ? newTuple! : oldTuple!, true);
@@ -265,8 +325,8 @@ export class Wal2jsonV1 implements Format {
     }
   }
 
-  #relation(facts: RelationFacts): V1Relation {
-    if (facts.cache !== undefined) return facts.cache as V1Relation;
+  #relation(facts: RelationFacts): V1Arrays {
+    if (facts.cache !== undefined) return facts.cache as V1Arrays;
     const s = this.#s;
     const { nl, sp, ht3, ht4 } = this.#p;
     let table = s.includeSchemas ? `${ht3}"schema":${sp}${facts.schema},${nl}` : "";
@@ -279,14 +339,8 @@ export class Wal2jsonV1 implements Format {
       pkTypes.push(facts.pkTypes[i]!);
     });
     // pktypes is there even without include-types (empty then), as in wal2json.
-    const pk = (comma: boolean) =>
-      `${ht3}"pk":${sp}{${nl}${ht4}"pknames":${sp}[${pkNames.join(`,${sp}`)}],${nl}${ht4}"pktypes":${sp}[${s.includeTypes ? pkTypes.join(`,${sp}`) : ""}]${nl}${ht3}}${comma ? "," : ""}${nl}`;
-    const head = (kind: string) => encoder.encode(`${ht3}"kind":${sp}"${kind}",${nl}${table}`);
-    const r: V1Relation = {
-      heads: { insert: head("insert"), update: head("update"), delete: head("delete") },
-      pk: [encoder.encode(pk(false)), encoder.encode(pk(true))],
-      complete: new Map(),
-    };
+    const pk = `${ht3}"pk":${sp}{${nl}${ht4}"pknames":${sp}[${pkNames.join(`,${sp}`)}],${nl}${ht4}"pktypes":${sp}[${s.includeTypes ? pkTypes.join(`,${sp}`) : ""}]${nl}${ht3}}`;
+    const r: V1Arrays = { table: encoder.encode(table), pk: encoder.encode(pk), complete: new Map() };
     facts.cache = r;
     return r;
   }

@@ -5,7 +5,7 @@
  * (include-transaction), with the B of include-lsn naming its Commit's end
  * (written at the Begin when its Commit is among the messages the kernel
  * is given, LF_BEGIN_AHEAD; else the transaction's records are held, and
- * B written at the Commit by push()) — and per relation its `,"schema":…,"table":…`
+ * the kernel writes B at the Commit, LF_HELD_COMMITS) — and per relation its `,"schema":…,"table":…`
  * and its columns' `{"name":…,"type":…,"typeoid":…,"value":` with
  * wal2json's value rules (wal2json-values.ts kernelKind).
  */
@@ -15,7 +15,7 @@ import type { TapeColumns } from "../views/tuple.ts";
 import type { JsonArea } from "../kernel/json-area.ts";
 import { JF_NAMES_ONLY, JF_NUMBERS_AS_STRINGS, JF_SKIP_UNCHANGED } from "../jsonl-tape.ts";
 import {
-  IF_IDENTITY, IF_PK, LC_ALL, LC_KEYS, LF_AHEAD_END, LF_BEGIN_AHEAD, LF_EVERY_TRANSACTION, LF_FIRST, LF_PG_TIME, LF_SECOND, LF_TRANSACTIONS,
+  IF_IDENTITY, IF_PK, LC_ALL, LC_KEYS, LF_AHEAD_END, LF_BEGIN_AHEAD, LF_EVERY_TRANSACTION, LF_FINAL, LF_FIRST, LF_HELD_COMMITS, LF_PG_TIME, LF_SECOND, LF_TRANSACTIONS,
   LF_UNCHANGED_LEFT_OUT, LF_WAL_START_OR_NULL, LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE, LT_IDENTITY, LT_NEW, LT_OLD, OP_COLUMNS, OP_HEAD, OP_LSN,
   OP_TIME, OP_XID, RTF_KEYS, RTF_PK,
 } from "../line-templates.ts";
@@ -71,7 +71,7 @@ export class Wal2jsonV2Lines implements LineFormat {
     this.#s = settings;
     this.#host = host;
     this.lineFlags = LF_PG_TIME | LF_UNCHANGED_LEFT_OUT | (settings.numbersAsStrings ? JF_NUMBERS_AS_STRINGS : 0)
-      | (settings.includeTransaction ? LF_TRANSACTIONS | LF_EVERY_TRANSACTION : 0) | (host.holds ? LF_BEGIN_AHEAD : 0);
+      | (settings.includeTransaction ? LF_TRANSACTIONS | LF_EVERY_TRANSACTION : 0) | (host.holds ? LF_BEGIN_AHEAD | LF_HELD_COMMITS : 0);
   }
 
   programs(area: JsonArea): void {
@@ -79,7 +79,7 @@ export class Wal2jsonV2Lines implements LineFormat {
     const fields: ProgramPart[] = [...(s.includeXids ? [',"xid":', [OP_XID, 0, 0] as Op] : []), ...(s.includeTimestamp ? [',"timestamp":', [OP_TIME, 0, 0] as Op] : [])];
     const lsnPair = (first: number, second: number): ProgramPart[] => [',"lsn":"', [OP_LSN, first, 0], '","nextlsn":"', [OP_LSN, second, 0], '"'];
     const set = (kind: number, parts: ProgramPart[]) => area.program(kind, program(area, parts));
-    set(LK_BEGIN, ['{"action":"B"', ...fields, ...(this.#host.holds ? lsnPair(LF_FIRST, LF_AHEAD_END) : []), "}"]);
+    set(LK_BEGIN, ['{"action":"B"', ...fields, ...(this.#host.holds ? lsnPair(LF_FINAL, LF_AHEAD_END) : []), "}"]);
     set(LK_COMMIT, ['{"action":"C"', ...fields, ...(s.includeLsn ? lsnPair(LF_FIRST, LF_SECOND) : []), "}"]);
     const row = (action: string, wanted: boolean, body: ProgramPart[]): ProgramPart[] => !wanted ? [] : [
       `{"action":"${action}"`, ...fields, ...(s.includeLsn ? [',"lsn":', [OP_LSN, LF_WAL_START_OR_NULL, 0] as Op] : []), [OP_HEAD, 0, 0],

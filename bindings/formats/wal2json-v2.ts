@@ -52,13 +52,27 @@ class Held implements RecordTarget {
 
   /** Writes the held records into `out`, in order, and forgets them. */
   moveTo(out: RecordTarget): void {
+    this.#write(out);
+    this.clear();
+  }
+
+  /** The Commit the kernel took (pipeline/kernel-lines.ts): its B line, what was held, its C line (held after them). */
+  finish(out: Records, begin: number, commit: number, end: number): void {
+    out.bytes.bytes(this.bytes.buf, begin, commit);
+    out.end("begin");
+    this.#write(out);
+    out.bytes.bytes(this.bytes.buf, commit, end);
+    out.end("commit");
+    this.clear();
+  }
+
+  #write(out: RecordTarget): void {
     let start = 0;
     for (let i = 0; i < this.#ends.length; i++) {
       out.bytes.bytes(this.bytes.buf, start, this.#ends[i]);
       out.end(this.#kinds[i]!, this.#relations[i]);
       start = this.#ends[i]!;
     }
-    this.clear();
   }
 
   clear(): void {

@@ -28,6 +28,6 @@ export const wal2json: FormatDefinition = {
   values: (types) => (types === undefined ? {} : { types }),
   create: (context, options) => {
     const settings = wal2jsonSettings(options);
-    return settings.version === 1 ? new Wal2jsonV1(settings, context.decoder.types) : new Wal2jsonV2(settings, context.decoder.types, context.decoder);
+    return settings.version === 1 ? new Wal2jsonV1(settings, context.decoder.types, context.decoder) : new Wal2jsonV2(settings, context.decoder.types, context.decoder);
   },
 };

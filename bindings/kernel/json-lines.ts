@@ -9,7 +9,7 @@
 import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, LC_COLUMN_FLAGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
   LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, LF_BOUNDARIES, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
-  LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD, LF_UNCHANGED_LEFT_OUT, LF_HOLD, LF_NO_NEWLINE, LINES_HELD, LS_FINAL_HI, LS_FINAL_LO, IF_PRINTED,
+  LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD, LF_UNCHANGED_LEFT_OUT, LF_HOLD, LF_NO_NEWLINE, LF_HELD_COMMITS, LF_FINAL, LINES_HELD, LS_FINAL_HI, LS_FINAL_LO, IF_PRINTED,
   LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_HELD, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
   LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
   LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LF_AHEAD_END, LF_WAL_START_OR_NULL, LT_NEW, LT_OLD, LT_IDENTITY,
@@ -100,7 +100,7 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
       status = LINES_STOPPED;
       break;
     }
-    if (lineCount + 2 > linesCapacity) { status = LINES_FULL; break; }
+    if (lineCount + 3 > linesCapacity) { status = LINES_FULL; break; }
     const mark = cursor();
     let s = LINES_DONE;
     if (tag == TAG_BEGIN) {
@@ -117,15 +117,31 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
       }
     } else if (tag == TAG_COMMIT) {
       const open = state(LS_OPEN) != 0;
-      // A Commit of a transaction the binding holds, or (every transaction's C line) of none the kernel has open, is the binding's.
-      if (state(LS_HELD) != 0 || (!open && eager(flags))) s = LINES_STOPPED;
-      else s = (flags & LF_TRANSACTIONS) != 0 && open && (state(LS_PRINTED) != 0 || eager(flags)) ? line(LK_COMMIT, end) : LINES_DONE;
+      const held = state(LS_HELD) != 0;
+      // A Commit of a transaction held (unless its B and C lines are the kernel's), or (every transaction's C line) of none the kernel has open, is the binding's.
+      if ((held && ((flags & LF_HELD_COMMITS) == 0 || !open)) || (!open && eager(flags))) s = LINES_STOPPED;
+      else if (held) {
+        // The held transaction's B line, now that its end is known, then its C line.
+        ahead = msg;
+        s = line(LK_BEGIN, end);
+        if (s == LINES_DONE && cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), LK_BEGIN);
+        const c = cursor();
+        if (s == LINES_DONE) s = line(LK_COMMIT, end);
+        if (s == LINES_DONE && cursor() != c) lineCount = entry(lines, lineCount, out, cursor(), LK_COMMIT);
+      } else s = (flags & LF_TRANSACTIONS) != 0 && open && (state(LS_PRINTED) != 0 || eager(flags)) ? line(LK_COMMIT, end) : LINES_DONE;
       if (s == LINES_DONE) {
-        if (cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), LK_COMMIT);
+        if (!held && cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), LK_COMMIT);
         if ((flags & LF_BOUNDARIES) != 0) lineCount = entry(lines, lineCount, out, cursor(), (done << 4) | LK_COMMIT_MARK);
         setState(LS_OPEN, 0);
+        setState(LS_HELD, 0);
         setState(LS_BEGIN_LENGTH, 0);
         setState(LS_CHANGED, 1);
+        // The lines after it are not held: they start with the next call.
+        if (held) {
+          done++;
+          status = LINES_HELD;
+          break;
+        }
       }
     } else if (tag == TAG_INSERT || tag == TAG_UPDATE || tag == TAG_DELETE) {
       const kind = tag == TAG_INSERT ? LK_INSERT : tag == TAG_UPDATE ? LK_UPDATE : LK_DELETE;
@@ -322,10 +338,11 @@ let beginEnd: usize = 0;
 /** Why the last program failed: LINES_FULL or LINES_STOPPED. */
 let failure: i32 = LINES_STOPPED;
 
-/** A line of `kind` at the cursor, with its newline. */
+/** A line of `kind` at the cursor, with its newline (none of a program without ops). */
 function line(kind: i32, end: usize): i32 {
   template = 0;
   resumeOp = 0;
+  if (loadI32(program(kind) + (LP_OPS << 2)) == 0) return LINES_DONE;
   return runLine(kind, end) ? LINES_DONE : failure;
 }
 
@@ -397,6 +414,10 @@ function run(p: usize, end: usize, from: i32): bool {
       } else if (a == LF_AHEAD_END) {
         if (ahead == 0) return stop();
         lsn(ahead + 10);
+      } else if (a == LF_FINAL) {
+        hex(state(LS_FINAL_HI));
+        putByte(0x2f);
+        hex(state(LS_FINAL_LO));
       } else if ((head() & 0xff) == TAG_BEGIN) lsn(msg + 1);
       else lsn(a == LF_FIRST ? msg + 2 : msg + 10);
     } else if (code == OP_IF) {

@@ -31,7 +31,7 @@ import { decoderInternals, TapeDecoder } from "../kernel/decoder.ts";
 import type { PgoutputDecoder } from "../decoder.ts";
 import { JF_COMMA } from "../jsonl-tape.ts";
 import {
-  LE_WORDS, LF_BOUNDARIES, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_HELD, LINES_TEMPLATE, LK_BEGIN_MARK, LK_DELETE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED,
+  LE_WORDS, LF_BOUNDARIES, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_HELD, LINES_TEMPLATE, LK_BEGIN, LK_BEGIN_MARK, LK_COMMIT, LK_DELETE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED,
   LS_FINAL_HI, LS_FINAL_LO, LS_HELD,
   LS_OPEN, LS_ORIGIN, LS_PRINTED, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_NEW, OP_BYTES, OP_IF,
 } from "../line-templates.ts";
@@ -64,6 +64,13 @@ export interface HeldLines {
   readonly bytes: ByteSink;
   /** Ends a record whose bytes end at `end` of `bytes`. */
   endAt(end: number, kind: RecordKind, relation: Relation | undefined): void;
+  /**
+   * The held transaction's Commit, taken by the kernel (LF_HELD_COMMITS):
+   * its B line is `bytes[begin, commit)` (may be empty), its C line
+   * `bytes[commit, end)`, what was held before them; writes the
+   * transaction's records into `out` and forgets what it held.
+   */
+  finish(out: Records, begin: number, commit: number, end: number): void;
 }
 
 /** A relation's template (line-templates.ts): `columns` the address of its column table in the area, -1: its rows are push()'s. */
@@ -212,7 +219,7 @@ export class KernelLines {
       const held = area.i32[w + LS_OPEN] !== 0 && area.i32[w + LS_HELD] !== 0 ? this.#format.held : undefined;
       const status = area.lines(batch.recordAt(i) << 2, to - i, flags);
       changed ||= area.i32[w + LS_CHANGED] !== 0;
-      this.#take(area, held ?? out, i, boundary);
+      this.#take(area, out, held, i, boundary);
       i += area.record;
       if (status === LINES_DONE) break;
       if (status === LINES_FULL) continue;
@@ -314,21 +321,33 @@ export class KernelLines {
     i32[w + LS_RESUME_FLAGS] = written ? flags | JF_COMMA : flags;
   }
 
-  /** The bytes and records of the last jsonLines call (from message `first` on) into `out`, and its boundaries. */
-  #take(area: JsonArea, out: Records | HeldLines, first: number, boundary: ((index: number) => void) | undefined): void {
+  /**
+   * The bytes and records of the last jsonLines call (from message `first`
+   * on) into `out`, or what `held` holds (a call that started in a held
+   * transaction), and its boundaries.
+   */
+  #take(area: JsonArea, out: Records, held: HeldLines | undefined, first: number, boundary: ((index: number) => void) | undefined): void {
     const written = area.written;
     if (written === 0 && boundary === undefined) return;
-    const bytes = out.bytes;
+    const target = held ?? out;
+    const bytes = target.bytes;
     const base = bytes.len;
     bytes.bytes(area.u8, area.out, area.out + written);
     const i32 = area.i32;
     const relations = this.#relations;
     let e = area.entries >> 2;
+    let start = base;
+    let begin = -1;
     for (let k = area.lineCount; k > 0; k--, e += LE_WORDS) {
       const code = i32[e + 1]!;
       const kind = code & 15;
+      const end = base + i32[e]!;
       if (kind >= LK_BEGIN_MARK) boundary!(first + (code >> 4));
-      else out.endAt(base + i32[e]!, LINE_KINDS[kind]!, kind <= LK_DELETE ? relations[code >> 4] : undefined);
+      // A held transaction's B and C lines, written at its Commit (LF_HELD_COMMITS).
+      else if (held !== undefined && kind === LK_BEGIN) begin = start;
+      else if (held !== undefined && kind === LK_COMMIT) held.finish(out, begin < 0 ? start : begin, start, end);
+      else target.endAt(end, LINE_KINDS[kind]!, kind <= LK_DELETE ? relations[code >> 4] : undefined);
+      start = end;
     }
   }
 

@@ -67,6 +67,8 @@ export class Pipeline {
   readonly #feed: MessageFeed;
   #backfillTxn: RecordTransaction | undefined;
   #stopRequested = false;
+  /** The last run #takeRun found: of which batch, up to which message (a format that took part of it goes on inside it). */
+  #run: { batch: unknown; to: number } = { batch: undefined, to: 0 };
   readonly #reads = new SourceReads(() => this.#window.failure !== undefined || this.#stopRequested);
 
   constructor(options: PipelineOptions) {
@@ -202,18 +204,23 @@ export class Pipeline {
     const ready = source.readyBatch();
     if (ready === undefined) return 0;
     const { batch, index: from } = ready;
-    const last = o.limit === undefined ? Math.min(batch.length, from + RUN_MESSAGES) : batch.length;
     let to = from;
-    for (;;) {
-      if (to < last && batch.kind(to) === "Begin") to++;
-      for (; to < last; to++) {
-        const kind = batch.kind(to);
-        if (kind !== "Insert" && kind !== "Update" && kind !== "Delete") break;
+    // Inside the last run found (its format took a part and pushed what it stopped at): the rest of it is a run too.
+    if (o.limit === undefined && this.#run.batch === batch && from < this.#run.to) to = this.#run.to;
+    else {
+      const last = o.limit === undefined ? Math.min(batch.length, from + RUN_MESSAGES) : batch.length;
+      for (;;) {
+        if (to < last && batch.kind(to) === "Begin") to++;
+        for (; to < last; to++) {
+          const kind = batch.kind(to);
+          if (kind !== "Insert" && kind !== "Update" && kind !== "Delete") break;
+        }
+        if (to === last || batch.kind(to) !== "Commit") break;
+        to++;
+        // With a limit, one transaction at a time: the limit is checked after each.
+        if (o.limit !== undefined || to === last || batch.kind(to) !== "Begin") break;
       }
-      if (to === last || batch.kind(to) !== "Commit") break;
-      to++;
-      // With a limit, one transaction at a time: the limit is checked after each.
-      if (o.limit !== undefined || to === last || batch.kind(to) !== "Begin") break;
+      this.#run = { batch, to };
     }
     if (to === from) return 0;
     const feed = this.#feed;
