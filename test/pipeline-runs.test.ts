@@ -1,8 +1,8 @@
 /**
  * The pipeline's whole-batch path (run.ts #takeRun, Format.pushBatch): a
  * capture source offers its decoded batch, and a format that has it (JSON
- * Lines, wal2json version 2) writes a plain transaction's lines from the
- * kernel with no view per message.
+ * Lines, wal2json, CloudEvents of JSON Lines) writes a plain transaction's
+ * lines from the kernel with no view per message.
  * Everything a sink sees — the bytes, each record's id and kind, the
  * transaction ends to acknowledge and where they fall — must be what the
  * same pipeline makes one item at a time, on every fixture capture, in
@@ -56,6 +56,7 @@ describe(`pipeline whole-batch path (${backend.name})`, () => {
     ["wal2json", "version 2, every field", { "format-version": "2", "include-xids": true, "include-timestamp": true, "include-lsn": true, "include-pk": true, "include-type-oids": true }],
     ["wal2json", "version 2, no transactions, numbers as strings", { "format-version": "2", "include-transaction": false, "include-xids": true, "numeric-data-types-as-string": true }],
     ["wal2json", "version 1", {}],
+    ["cloudevents", "structured", { transactions: true }],
     ["wal2json", "version 1, every field, pretty", { "include-xids": true, "include-timestamp": true, "include-lsn": true, "include-pk": true, "pretty-print": true }],
   ];
   for (const name of names) {

@@ -15,13 +15,16 @@
  *   bindings), docs/sinks.md says how a sink uses them.
  *
  * The inner format writes its records as it would alone (ids, keys,
- * skipping after a restart); in structured mode each is then wrapped in its
- * envelope (Records.rewrite).
+ * skipping after a restart), through its pushBatch too (the kernel's whole
+ * lines, pipeline/kernel-lines.ts); in structured mode each is then wrapped
+ * in its envelope (Records.rewrite), whose text is made once per
+ * transaction and relation.
  */
 import { formatLsn } from "../lsn.ts";
 import { timestampToISO } from "../time.ts";
 import type { Format, FormatContext, FormatDefinition, FormatItem, FormatOptionSpec, FormatOptionValues } from "../pipeline/format.ts";
-import type { RecordKind, Records } from "../pipeline/records.ts";
+import type { Batch } from "../decoder.ts";
+import type { RecordKind, RecordTransaction, Records } from "../pipeline/records.ts";
 import type { Relation } from "../relation.ts";
 import { debezium } from "./debezium.ts";
 import { jsonl } from "./jsonl.ts";
@@ -85,6 +88,12 @@ export class CloudEvents implements Format {
   /** `{"specversion":"1.0","id":` is written per event; this is `,"source":…` after it. */
   readonly #sourceJson: string;
   readonly #headers: (records: Records, i: number) => Readonly<Record<string, string>>;
+  readonly #wrap: (from: number, records: Records) => void;
+  /** The envelope's attributes after `subject` of the last transaction wrapped (`time`, `pgoutputlsn`, `pgoutputxid`). */
+  #lastTxn: RecordTransaction | undefined;
+  #txnText = "";
+  /** `,"subject":…` per relation. */
+  readonly #subjects = new WeakMap<Relation, string>();
 
   constructor(options: CloudEventsOptions) {
     this.#inner = options.inner;
@@ -94,16 +103,28 @@ export class CloudEvents implements Format {
     this.#types = Object.fromEntries(Object.entries(TYPES).map(([kind, t]) => [kind, `${prefix}.${t}`]));
     this.#sourceJson = `,"source":${JSON.stringify(this.#source)}`;
     this.#headers = (records, i) => this.#attributeHeaders(records, i);
+    this.#wrap = (from, out) => {
+      if (this.#binary) out.headers = this.#headers;
+      else {
+        out.mediaType = STRUCTURED;
+        if (out.length > from) out.rewrite(from, (i, body) => this.#envelope(out, i, body));
+      }
+    };
   }
 
   push(item: FormatItem, out: Records): void {
     const from = out.length;
     this.#inner.push(item, out);
-    if (this.#binary) out.headers = this.#headers;
-    else {
-      out.mediaType = STRUCTURED;
-      if (out.length > from) out.rewrite(from, (i, body) => this.#envelope(out, i, body));
-    }
+    this.#wrap(from, out);
+  }
+
+  /** The inner format's pushBatch (Format.pushBatch), its records wrapped as push() wraps them. */
+  pushBatch(batch: Batch, from: number, out: Records, to: number, boundary: (index: number) => void): number {
+    if (this.#inner.pushBatch === undefined) return from;
+    const first = out.length;
+    const taken = this.#inner.pushBatch(batch, from, out, to, boundary);
+    this.#wrap(first, out);
+    return taken;
   }
 
   reset(): void {
@@ -116,11 +137,18 @@ export class CloudEvents implements Format {
     const txn = records.txns[i]!;
     const rel = records.relations[i];
     const out = records.bytes;
-    out.str(`{"specversion":"1.0","id":${JSON.stringify(records.id(i))}${this.#sourceJson},"type":"${this.#types[kind]}"`);
-    if (rel !== undefined) out.str(`,"subject":${JSON.stringify(subjectOf(rel))}`);
-    if (txn.time !== undefined) out.str(`,"time":"${timestampToISO(txn.time)}"`);
-    if (txn.lsn > 0n) out.str(`,"pgoutputlsn":"${formatLsn(txn.lsn)}"`);
-    if (txn.xid !== undefined) out.str(`,"pgoutputxid":"${txn.xid}"`);
+    // An id of `X/Y:N` (N a number) needs no escape.
+    out.str(`{"specversion":"1.0","id":"${records.id(i)}"${this.#sourceJson},"type":"${this.#types[kind]}"`);
+    if (rel !== undefined) {
+      let subject = this.#subjects.get(rel);
+      if (subject === undefined) this.#subjects.set(rel, (subject = `,"subject":${JSON.stringify(subjectOf(rel))}`));
+      out.str(subject);
+    }
+    if (txn !== this.#lastTxn) {
+      this.#lastTxn = txn;
+      this.#txnText = `${txn.time !== undefined ? `,"time":"${timestampToISO(txn.time)}"` : ""}${txn.lsn > 0n ? `,"pgoutputlsn":"${formatLsn(txn.lsn)}"` : ""}${txn.xid !== undefined ? `,"pgoutputxid":"${txn.xid}"` : ""}`;
+    }
+    out.str(this.#txnText);
     if (kind !== "tombstone") {
       out.str(`,"datacontenttype":"application/json","data":`);
       const end = body.length > 0 && body[body.length - 1] === 0x0a ? body.length - 1 : body.length;
