@@ -26,7 +26,9 @@
  *   columns are left out, not taken from `old`), JF_NAMES_ONLY (each
  *   column's first JC_NAME_LENGTH prefix bytes and `}`, no value),
  *   JF_NO_CLOSE (no `}` after a column), JF_SKIP_NULL (NULL columns are
- *   left out), JF_SPACED (a space after each comma).
+ *   left out), JF_SPACED (a space after each comma), JF_UNSENT_SKIPPED
+ *   (an unchanged TOAST column that `old` has no value for is left out),
+ *   JF_ONLY_UNSENT (only those columns).
  * - out, outCapacity: the output bytes [out, out + outCapacity).
  * - result: byte address of JR_WORDS result words: JR_WRITTEN (bytes
  *   written at `out`), JR_COLUMN (where it stopped), JR_FLAGS (`flags` with
@@ -100,8 +102,10 @@ export const JF_NAMES_ONLY = 128;
 export const JF_NO_CLOSE = 256;
 export const JF_SKIP_NULL = 512;
 export const JF_SPACED = 1024;
+export const JF_UNSENT_SKIPPED = 2048;
+export const JF_ONLY_UNSENT = 4096;
 /** The column flags a line program's OP_COLUMNS may set (line-templates.ts). */
-export const LC_COLUMN_FLAGS = JF_SKIP_UNCHANGED | JF_NAMES_ONLY | JF_NO_CLOSE | JF_SKIP_NULL | JF_SPACED;
+export const LC_COLUMN_FLAGS = JF_SKIP_UNCHANGED | JF_NAMES_ONLY | JF_NO_CLOSE | JF_SKIP_NULL | JF_SPACED | JF_UNSENT_SKIPPED | JF_ONLY_UNSENT;
 
 // Result words.
 export const JR_WORDS = 4;

@@ -35,8 +35,9 @@
  *   binding makes the transaction's records of them and what it holds),
  *   LF_NO_NEWLINE (lines end without a newline: parts of a record the
  *   binding makes of them),
- *   LF_UNCHANGED_LEFT_OUT (the format's columns leave unchanged TOAST out,
- *   JF_SKIP_UNCHANGED: a row's needs no old value to stand in).
+ *   LF_UNCHANGED_LEFT_OUT (the format's lines take unchanged TOAST that no
+ *   old value stands in for: JF_SKIP_UNCHANGED, JF_UNSENT_SKIPPED; else
+ *   such a row is the binding's).
  * - area: byte address of the line area: LS_WORDS state words, the
  *   programs, the relation map (below), all written by the binding.
  * - out, outCapacity: the output bytes.
@@ -100,7 +101,8 @@
  *   (the message came in an XLogData whose walStart is not 0),
  *   IF_IDENTITY (the row has an old tuple, or its template RTF_KEYS),
  *   IF_PK (its template RTF_PK), IF_PRINTED (a change line of the
- *   transaction was written: LS_PRINTED).
+ *   transaction was written: LS_PRINTED), IF_UNSENT (an Update whose new
+ *   tuple has an unchanged TOAST column its old tuple has no value for).
  * - OP_TIME a: a = 0 the transaction's time text; else the message's
  *   time field, as JSON text (a quoted ISO 8601 string).
  * - OP_HEAD a: the relation template's head bytes (a = 0), or its second
@@ -207,6 +209,7 @@ export const IF_WAL_START = 0;
 export const IF_IDENTITY = 1;
 export const IF_PK = 2;
 export const IF_PRINTED = 3;
+export const IF_UNSENT = 4;
 
 // Tuples.
 export const LT_NEW = 0; // Insert, Update: the new tuple

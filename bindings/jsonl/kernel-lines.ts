@@ -10,9 +10,9 @@ import type { Tuple } from "../tuple.ts";
 import type { TapeColumns } from "../views/tuple.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import type { JsonArea } from "../kernel/json-area.ts";
-import { JF_NUMBERS_AS_STRINGS } from "../jsonl-tape.ts";
+import { JF_NAMES_ONLY, JF_NO_CLOSE, JF_NUMBERS_AS_STRINGS, JF_ONLY_UNSENT, JF_UNSENT_SKIPPED } from "../jsonl-tape.ts";
 import {
-  IF_WAL_START, LC_ALL, LC_KEYS_IF_K, LF_FIRST, LF_SECOND, LF_TRANSACTIONS, LF_WAL_START, LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE,
+  IF_UNSENT, IF_WAL_START, LC_ALL, LC_KEYS_IF_K, LC_TABLE_SHIFT, LF_FIRST, LF_SECOND, LF_TRANSACTIONS, LF_UNCHANGED_LEFT_OUT, LF_WAL_START, LK_BEGIN, LK_COMMIT, LK_DELETE, LK_INSERT, LK_UPDATE,
   LT_IDENTITY, LT_NEW, LT_OLD, OP_COLUMNS, OP_HEAD, OP_LSN, OP_TIME, OP_XID,
 } from "../line-templates.ts";
 import { program, type LineFormat, type LineTemplate, type LineTransaction, type ProgramPart, type Row } from "../pipeline/kernel-lines.ts";
@@ -37,7 +37,7 @@ export class JsonlLineFormat implements LineFormat {
   constructor(formatter: ChangeLines, options: { numbersAsStrings: boolean; transactions: boolean }, host: LinesHost) {
     this.#formatter = formatter;
     this.#host = host;
-    this.lineFlags = (options.numbersAsStrings ? JF_NUMBERS_AS_STRINGS : 0) | (options.transactions ? LF_TRANSACTIONS : 0);
+    this.lineFlags = LF_UNCHANGED_LEFT_OUT | (options.numbersAsStrings ? JF_NUMBERS_AS_STRINGS : 0) | (options.transactions ? LF_TRANSACTIONS : 0);
   }
 
   programs(area: JsonArea): void {
@@ -47,9 +47,13 @@ export class JsonlLineFormat implements LineFormat {
       ',"timestamp":', [OP_TIME, 0, 0], [OP_HEAD, 0, 0],
     ];
     const set = (kind: number, parts: ProgramPart[]) => area.program(kind, program(area, parts));
-    set(LK_INSERT, [...head("I"), ',"columns":', [OP_COLUMNS, LT_NEW, LC_ALL], "}"]);
-    set(LK_UPDATE, [...head("U"), ',"columns":', [OP_COLUMNS, LT_NEW, LC_ALL], ',"identity":', [OP_COLUMNS, LT_IDENTITY, LC_KEYS_IF_K], "}"]);
-    set(LK_DELETE, [...head("D"), ',"identity":', [OP_COLUMNS, LT_OLD, LC_KEYS_IF_K], "}"]);
+    // Unchanged TOAST that no old value stands in for is left out, and named in `unchanged` (the names' table, 1).
+    const columns: ProgramPart[] = [',"columns":', [OP_COLUMNS, LT_NEW, LC_ALL | JF_UNSENT_SKIPPED]];
+    const identity = (tuple: number): ProgramPart[] => [',"identity":', [OP_COLUMNS, tuple, LC_KEYS_IF_K | JF_UNSENT_SKIPPED]];
+    const unchanged: ProgramPart = { if: IF_UNSENT, then: [',"unchanged":', [OP_COLUMNS, LT_NEW, LC_ALL | JF_ONLY_UNSENT | JF_NAMES_ONLY | JF_NO_CLOSE | (1 << LC_TABLE_SHIFT)]] };
+    set(LK_INSERT, [...head("I"), ...columns, "}"]);
+    set(LK_UPDATE, [...head("U"), ...columns, ...identity(LT_IDENTITY), unchanged, "}"]);
+    set(LK_DELETE, [...head("D"), ...identity(LT_OLD), "}"]);
     set(LK_BEGIN, ['{"action":"B","xid":', [OP_XID, 0, 0], ',"lsn":"', [OP_LSN, LF_FIRST, 0], '","timestamp":', [OP_TIME, 0, 0], "}"]);
     set(LK_COMMIT, [
       '{"action":"C","xid":', [OP_XID, 0, 0], ',"lsn":"', [OP_LSN, LF_FIRST, 0], '","nextlsn":"', [OP_LSN, LF_SECOND, 0], '","timestamp":', [OP_TIME, 1, 0], "}",
@@ -59,8 +63,13 @@ export class JsonlLineFormat implements LineFormat {
   template(rel: Relation, msg: Row, area: JsonArea, values: ValueDecoder): LineTemplate {
     const info = this.#formatter.rowInfo(rel);
     const tuple = msg.kind === "Delete" ? msg.oldTuple : msg.newTuple;
-    const columns = info.wanted ? this.#host.tableOf(rel, area, values, this.#host.prefixesOf(rel, tuple.length, info.types)) : 0;
-    return { head: encoder.encode(info.table), wanted: info.wanted, flags: 0, columns };
+    const head = encoder.encode(info.table);
+    if (!info.wanted) return { head, wanted: false, flags: 0, columns: 0 };
+    const columns = this.#host.tableOf(rel, area, values, this.#host.prefixesOf(rel, tuple.length, info.types));
+    // The names `unchanged` lists, as JSON strings (names only: no kinds).
+    const none = rel.columns.map(() => 0);
+    const names = area.table(none, rel.columns.map((c) => encoder.encode(JSON.stringify(c.name))), none);
+    return { head, wanted: true, flags: 0, columns, tables: [names] };
   }
 
   declinedRow(rel: Relation, length: number): Uint8Array[] {

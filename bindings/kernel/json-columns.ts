@@ -6,7 +6,7 @@
 // the binding's column table; writes only [out, out + outCapacity).
 import {
   JSON_DONE, JSON_DECLINED, JSON_FULL, JSON_REFUSED, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_COMMA,
-  JF_AS_PORTABLE, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JF_NO_CLOSE, JF_SKIP_NULL, JF_SPACED, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH,
+  JF_AS_PORTABLE, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JF_NO_CLOSE, JF_SKIP_NULL, JF_SPACED, JF_UNSENT_SKIPPED, JF_ONLY_UNSENT, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH,
   JC_ELEMENT, JC_NAME_LENGTH, JSON_SLACK, JK_W2J_NUMBER, JK_W2J_BYTEA,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
@@ -132,7 +132,19 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     // Offsets come from decode(), which checked them; checked again so that no argument can make this trap.
     if (at < 0 || <u64>at + 5 > size) { status = JSON_DECLINED; break; }
     let kind = u8at(at);
-    if ((kind == 0x75 && (flags & JF_SKIP_UNCHANGED) != 0) || (kind == 0x6e && (flags & JF_SKIP_NULL) != 0)) continue;
+    if (kind == 0x75) {
+      if ((flags & JF_SKIP_UNCHANGED) != 0) continue;
+      // Unchanged TOAST: the old tuple's value, where it has one.
+      if (i < oldN) {
+        const oldAt = loadI32(old + (<usize>(1 + i) << 2));
+        const k = oldAt >= 0 && <u64>oldAt + 5 <= size ? u8at(oldAt) : 0;
+        if (k == 0x74 || k == 0x62) { at = oldAt; kind = k; }
+      }
+    }
+    // Not sent, and no old value stands in (JF_UNSENT_SKIPPED, JF_ONLY_UNSENT).
+    const unsent = kind == 0x75;
+    if ((flags & JF_ONLY_UNSENT) != 0 ? !unsent : unsent && (flags & JF_UNSENT_SKIPPED) != 0) continue;
+    if (kind == 0x6e && (flags & JF_SKIP_NULL) != 0) continue;
     if ((flags & JF_NAMES_ONLY) != 0) {
       const name = loadI32(c + (JC_PREFIX << 2));
       const nameLength = loadI32(c + (JC_NAME_LENGTH << 2));
@@ -143,12 +155,6 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
       if ((flags & JF_NO_CLOSE) == 0) put(0x7d);
       comma = true;
       continue;
-    }
-    // Unchanged TOAST: the old tuple's value, where it has one.
-    if (kind == 0x75 && i < oldN) {
-      const oldAt = loadI32(old + (<usize>(1 + i) << 2));
-      const k = oldAt >= 0 && <u64>oldAt + 5 <= size ? u8at(oldAt) : 0;
-      if (k == 0x74 || k == 0x62) { at = oldAt; kind = k; }
     }
     // Text, NULL, or binary of a kind with a JB_* rule.
     const binary = kind == 0x62 ? (kindKey >> 16) & 0xff : 0;

@@ -13,7 +13,7 @@ import {
   LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_HELD, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
   LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
   LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LF_AHEAD_END, LF_WAL_START_OR_NULL, LT_NEW, LT_OLD, LT_IDENTITY,
-  IF_WAL_START, IF_IDENTITY, IF_PK, LC_KEYS_IF_K, LC_KEYS, LC_ALL_IF_OLD, LC_WHICH, LC_TABLE_SHIFT, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX,
+  IF_WAL_START, IF_IDENTITY, IF_PK, IF_UNSENT, LC_KEYS_IF_K, LC_KEYS, LC_ALL_IF_OLD, LC_WHICH, LC_TABLE_SHIFT, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX,
   RT_FLAGS, RT_COLUMNS_1, RT_HEAD_1, RT_HEAD_1_LENGTH, RTF_KEYS, RTF_PK,
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
@@ -453,10 +453,30 @@ function holds(a: i32): bool {
   const flags = template != 0 ? loadI32(template + (RT_FLAGS << 2)) : 0;
   if (a == IF_PK) return (flags & RTF_PK) != 0;
   if (a == IF_PRINTED) return state(LS_PRINTED) != 0;
+  if (a == IF_UNSENT) return unsent();
   if (a == IF_IDENTITY) {
     // Update: oldTupleType first, 0 when none was sent; Delete: always one.
     const tag = head() & 0xff;
     return (tag != TAG_INSERT && loadWord(rec + (<usize>HEADER_WORDS << 2)) != 0) || (flags & RTF_KEYS) != 0;
+  }
+  return false;
+}
+
+/** Whether the row's new tuple has an unchanged TOAST column that its old tuple has no value for (IF_UNSENT). */
+function unsent(): bool {
+  const tag = head() & 0xff;
+  if (tag != TAG_UPDATE) return false;
+  const body = rec + (<usize>HEADER_WORDS << 2);
+  const oldT: usize = loadWord(body) != 0 ? body + 4 : 0;
+  const newT: usize = oldT != 0 ? oldT + (<usize>(1 + loadWord(oldT)) << 2) : body + 4;
+  const n = loadWord(newT);
+  const oldN = oldT != 0 ? loadWord(oldT) : 0;
+  for (let i = 0; i < n; i++) {
+    const at = loadWord(newT + (<usize>(1 + i) << 2));
+    if (at < 0 || <u64>at + 5 > size || loadU8(<usize>at) != 0x75) continue;
+    const oldAt = i < oldN ? loadWord(oldT + (<usize>(1 + i) << 2)) : -1;
+    const k = oldAt >= 0 && <u64>oldAt + 5 <= size ? loadU8(<usize>oldAt) : 0;
+    if (k != 0x74 && k != 0x62) return true;
   }
   return false;
 }
