@@ -51,6 +51,8 @@ import type { PipelineOptions, PipelineResult, PipelineStats } from "./run-optio
 
 /** At most this many messages in one run (#takeRun): a batch's worth of small transactions, not a socket read's worth. */
 const RUN_MESSAGES = 4096;
+/** The messages a run (#takeRun) is made of. */
+const RUN_KINDS: ReadonlySet<string> = new Set(["Begin", "Insert", "Update", "Delete", "Commit"]);
 /** What #takeRun asks the resequencer: whether a row change now would be held (a streamed block is open). */
 const ROW = { kind: "Insert" };
 
@@ -141,9 +143,11 @@ export class Pipeline {
           break;
         }
         if (r.done) break;
-        this.#stats.items++;
+        // A batch's first message of a plain transaction goes back to it, for the format to take with the rest (#takeRun).
+        const first = RUN_KINDS.has(r.value.kind) && source.putBack?.() === true;
+        if (!first) this.#stats.items++;
         // Then what the source holds already, each item without a promise of its own.
-        if ((await this.#item(r.value)) || (await this.#takeReady())) {
+        if ((!first && (await this.#item(r.value))) || (await this.#takeReady())) {
           reason = "limit";
           break;
         }

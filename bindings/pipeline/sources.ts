@@ -38,6 +38,12 @@ export interface PipelineSource {
    */
   readyBatch?(): { readonly batch: Batch; readonly index: number } | undefined;
   skipReady?(n: number): void;
+  /**
+   * Offers the item `next()` gave last again, as the ready batch's next
+   * one (readyBatch, takeReady), when the source can: so the first message
+   * of each batch can be a format's pushBatch's too. False: it cannot.
+   */
+  putBack?(): boolean;
   /** Counts the source's connections: when it changes, the source started over from what was confirmed. */
   readonly generation?: number;
   /** The snapshot's consistent point, when the source starts with a snapshot. */
@@ -116,6 +122,7 @@ export function captureSource(chunks: AsyncIterable<Uint8Array>, decoder: Pgoutp
         }
         decoder.end();
       } catch (error) {
+        batch = undefined; // what follows is not the batch's
         if (!isPgoutputError(error)) throw error;
         for (const msg of error.decoded) yield msg as SourceItem;
         throw error.withDetails({
@@ -135,5 +142,7 @@ export function captureSource(chunks: AsyncIterable<Uint8Array>, decoder: Pgoutp
     takeReady: () => (batch !== undefined && index < batch.length ? batch.get(index++) : undefined),
     readyBatch: () => (batch !== undefined && index < batch.length ? { batch: batch as Batch, index } : undefined),
     skipReady: (n) => void (index += n),
+    // The generator goes on from `index`, wherever the batch's takers left it.
+    putBack: () => batch !== undefined && index > 0 && index-- > 0,
   };
 }
