@@ -9,7 +9,9 @@
  * and the median and range of its per-round ratios.
  *
  *   npm run build:bench
- *   node build/bench/bench/formats-paired.js [capture] [--rounds 7] [--formats jsonl,wal2json-v2,...]
+ *   node build/bench/bench/formats-paired.js [capture] [--rounds 7] [--formats jsonl,wal2json-v2,...] [--write]
+ *
+ * `--write`: also bench/results/formats.table.json, for the README (readme.ts).
  */
 import { parseArgs } from "node:util";
 import { makeCompetitors, pipelinePass, plrPass, type OutputCount } from "./competitors.ts";
@@ -17,6 +19,7 @@ import { loadInput } from "./input.ts";
 import { WasmDecoder } from "../bindings/index.ts";
 import { formatNamed, type FormatOptionValues } from "../bindings/pipeline/index.ts";
 import { median, pairedRatio, pairedRounds } from "./paired-rounds.ts";
+import { writeTable } from "./report.ts";
 
 /** The formats measured: name, format, options. */
 const FORMATS: [string, string, FormatOptionValues][] = [
@@ -28,7 +31,9 @@ const FORMATS: [string, string, FormatOptionValues][] = [
   ["debezium", "debezium", {}],
 ];
 
-const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: "string", default: "7" }, formats: { type: "string" } } });
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true, options: { rounds: { type: "string", default: "7" }, formats: { type: "string" }, write: { type: "boolean", default: false } },
+});
 const input = loadInput(positionals[0] ?? "bench/corpus/proto1-text-pg15-small.bin");
 const only = args.formats?.split(",");
 const c = makeCompetitors(input);
@@ -51,6 +56,7 @@ const secs = await pairedRounds(entries.map((e) => e.run), rounds);
 const ratio = (i: number, j: number) => pairedRatio(secs, i, j);
 const mb = input.messageBytes / 1e6;
 console.log(`${input.name}: ${mb.toFixed(1)} MB in; ${rounds} paired rounds, medians (ranges of per-round ratios)`);
+const rows: string[][] = [];
 for (let i = 0; i < entries.length; i++) {
   const { name, out } = entries[i]!;
   const s = median(secs[i]!);
@@ -58,4 +64,21 @@ for (let i = 0; i < entries.length; i++) {
   // A kernel entry's JS path is the entry after it.
   const vsJs = name.endsWith(" kernel") ? `; ÷ its js ${ratio(i, i + 1)}` : "";
   console.log(`${name.padEnd(22)} ${(mb / s).toFixed(0).padStart(6)} MB/s in${outText}; ÷ plr parse ${ratio(i, 0)}${vsJs}`);
+  rows.push([name, (mb / s).toFixed(0), out === undefined ? "—" : (out.bytes / 1e6 / s).toFixed(0), ratio(i, 0), name.endsWith(" kernel") ? ratio(i, i + 1) : "—"]);
+}
+if (args.write) {
+  writeTable("formats", {
+    title: `Formats (${input.name})`,
+    about: [
+      "Every output format through the pipeline (`decode --format F -o …` between its read and its write), in one process: the",
+      "kernel's whole lines (`kernel`: the format's pushBatch) against the same format's JS path (`js`: push() per message),",
+      "and pg-logical-replication's parse() of every message. Paired rounds, medians; ratios are medians of per-round ratios (their range).",
+      "Options: wal2json-v2 `format-version=2`, wal2json-v2-all also `include-xids`, `include-timestamp`, `include-lsn`, `include-pk`;",
+      "wal2json-v1 the defaults; cloudevents structured, its data JSON Lines; debezium the defaults (written by its JS path).",
+    ],
+    command: `node build/bench/bench/formats-paired.js bench/corpus/${input.name}.bin --rounds ${rounds} --write`,
+    columns: ["entry", "MB/s in", "MB/s out", "÷ plr parse", "÷ its JS path"],
+    rows,
+    targets: [],
+  });
 }

@@ -5,7 +5,7 @@
  * parse and to the baseline's lines.
  *
  *   npm run build:bench
- *   node build/bench/bench/jsonl-paired.js [capture] [--rounds 9]
+ *   node build/bench/bench/jsonl-paired.js [capture] [--rounds 9] [--write]   (--write: bench/results/pipeline.table.json)
  *
  * Entries: `wasm lines` / `baseline lines` (pushBatch: whole lines from
  * each backend's kernel), `pipeline` (`decode --changes` between its
@@ -23,8 +23,9 @@ import { WasmDecoder } from "../bindings/index.ts";
 import { changeValueOptions } from "../bindings/pipeline/index.ts";
 import { KIND_TEXT } from "../bindings/tape.ts";
 import { median, pairedRatio, pairedRounds } from "./paired-rounds.ts";
+import { OUTPUT_TARGET_MB, writeTable } from "./report.ts";
 
-const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: "string", default: "9" } } });
+const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: "string", default: "9" }, write: { type: "boolean", default: false } } });
 const input = loadInput(positionals[0] ?? "bench/corpus/proto1-text-pg15-small.bin");
 const c = makeCompetitors(input);
 const output: OutputCount = { bytes: 0 };
@@ -99,10 +100,35 @@ const plr = entries.findIndex((e) => e[0] === "plr parse");
 const base = entries.findIndex((e) => e[0] === "baseline lines");
 console.log(`${input.name}: ${mb.toFixed(1)} MB in, ${(outBytes / 1e6).toFixed(1)} MB of JSON Lines out; ${rounds} paired rounds, medians (ranges of per-round ratios)`);
 const ratio = (i: number, j: number) => pairedRatio(secs, i, j);
+const rows: string[][] = [];
 for (let i = 0; i < entries.length; i++) {
   const [name, , writes] = entries[i]!;
   const s = median(secs[i]!);
   const out = writes || name === "memcpy" ? `, ${(outBytes / 1e6 / s).toFixed(0)} MB/s out` : "";
   console.log(`${name.padEnd(22)} ${(mb / s).toFixed(0).padStart(6)} MB/s in${out}; ÷ plr parse ${ratio(i, plr)}; ÷ baseline lines ${ratio(i, base)}`);
+  rows.push([name, (mb / s).toFixed(0), writes || name === "memcpy" ? (outBytes / 1e6 / s).toFixed(0) : "—", ratio(i, plr), ratio(i, base)]);
 }
 if (sink.value === 0.5) console.log(sink.value);
+if (args.write) {
+  const pipeline = entries.findIndex((e) => e[0] === "pipeline");
+  const perRound = (i: number, j: number) => median(secs[i]!.map((s, r) => secs[j]![r]! / s));
+  const pipelineOut = outBytes / 1e6 / median(secs[pipeline]!);
+  writeTable("pipeline", {
+    title: `decode --changes (${input.name})`,
+    about: [
+      "`decode --changes` between its read and its write (`pipeline`: a Pipeline over the capture's 64 KB chunks into a sink that",
+      "counts the bytes), beside its parts and floors, in one process: `wasm lines` / `baseline lines` (the JSON Lines format's",
+      "pushBatch alone: whole lines from each backend's kernel), `wasm columns` (push() per message, the kernel writing the columns),",
+      "`js` (the JS path alone), pg-logical-replication's parse() of every message (what its users pay before writing any JSON),",
+      "`memcpy` of the output's bytes, `js-walk`, and one `TextDecoder` call per text value. Paired rounds, medians; ratios are",
+      `medians of per-round ratios (their range). ${(outBytes / 1e6).toFixed(1)} MB of JSON Lines out.`,
+    ],
+    command: `node build/bench/bench/jsonl-paired.js bench/corpus/${input.name}.bin --rounds ${rounds} --write`,
+    columns: ["entry", "MB/s in", "MB/s out", "÷ plr parse", "÷ baseline lines"],
+    rows,
+    targets: [
+      { name: "decode --changes (pipeline) ÷ pg-logical-replication's parse", target: 4, measured: perRound(pipeline, plr), unit: "×", met: perRound(pipeline, plr) >= 4 },
+      { name: "decode --changes (pipeline): output", target: OUTPUT_TARGET_MB, measured: pipelineOut, unit: "MB/s", met: pipelineOut >= OUTPUT_TARGET_MB },
+    ],
+  });
+}

@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import type { BenchReport } from "./report.ts";
+import type { BenchReport, TableReport } from "./report.ts";
 import { OUTPUT_TARGET_MB, repoRoot } from "./report.ts";
 
 interface MemoryReport {
@@ -99,6 +99,34 @@ function targetTable(r: BenchReport): void {
   }
 }
 
+/** The benches' own tables (report.ts TableReport), in this order, those that were run. */
+const TABLES = ["pipeline", "formats", "sinks", "end-to-end"];
+
+function tableReports(): TableReport[] {
+  const reports = TABLES.map((n) => path.join(dir, `${n}.table.json`)).filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, "utf8")) as TableReport);
+  const dirty = reports.filter((t) => t.git === undefined || t.git.dirty);
+  if (dirty.length > 0) {
+    console.error(`bench/readme: refusing tables measured on uncommitted changes: ${dirty.map((t) => t.title).join(", ")}`);
+    process.exit(1);
+  }
+  return reports;
+}
+
+/** A bench's table: its paragraphs, the table, the commit and command that measured it; its targets go to bench/targets.md. */
+function benchTable(t: TableReport): string[] {
+  const lines = [`### ${t.title}`, "", ...t.about, "", `| ${t.columns.join(" | ")} |`, `|${t.columns.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`];
+  for (const r of t.rows) lines.push(`| ${r.join(" | ")} |`);
+  lines.push("", `Measured at commit ${t.git!.commit} (${t.machine.cpu}, ${t.machine.cores} cores): \`${t.command}\`.`, "");
+  if (t.targets.length > 0) {
+    targets.push("", `## ${t.title} (commit ${t.git!.commit})`, "", "| target | wanted | measured | |", "|---|---:|---:|---|");
+    for (const x of t.targets) {
+      const value = x.unit === "×" ? `${short(x.measured, x.target)}×` : `${short(x.measured, x.target, 1)} ${x.unit}`;
+      targets.push(`| ${x.name} | ${x.atMost ? "≤" : "≥"} ${x.target}${x.unit === "×" ? "×" : ` ${x.unit}`} | ${value} | ${x.met ? "met" : "not met"} |`);
+    }
+  }
+  return lines;
+}
+
 function section(): string {
   const names = corpora();
   const reports = names.map((n) => JSON.parse(readFileSync(path.join(dir, `${n}.json`), "utf8")) as BenchReport);
@@ -135,7 +163,8 @@ function section(): string {
     `jobs ran alongside), so read the ratios, not the absolute rates. Versions: pgoutput-wasm ${p["pgoutput-wasm"]}` +
       ` (commit ${main.git!.commit}), pg-logical-replication ${p["pg-logical-replication"]},`,
     `pg ${p.pg}, benchmark ${p.benchmark}, assemblyscript ${p.assemblyscript}; maxTime ${main.settings.maxTimeSeconds} s per case. Run: \`npm run bench\``,
-    "(all corpora, then memory; `BENCH_MAX_TIME` sets maxTime) or `npm run bench:quick` (small corpus, CI).",
+    "(all corpora, memory, then `decode --changes` and the formats on the text corpus; `BENCH_MAX_TIME` sets maxTime), `npm run bench:e2e`",
+    "(the streaming client and the sinks: a real walsender, real brokers) or `npm run bench:quick` (small corpus, CI).",
     "Results: `bench/results/<corpus>.json`; chart: `node build/bench/bench/chart.js bench/results/<corpus>.json`.",
     "",
   ];
@@ -146,9 +175,10 @@ function section(): string {
     lines.push(...table(r), "");
     for (const u of r.unsupported) lines.push(`${u.competitor} cannot decode this corpus: \`${u.reason}\`.`, "");
     for (const n of r.notes) if (n.startsWith("binary corpus")) lines.push(`Note: ${n.replace(/^binary corpus: /, "")}`, "");
-    if (r === main) lines.push("The targets, judged on the paired ratios of this run, on every corpus: [bench/targets.md](bench/targets.md).", "");
+    if (r === main) lines.push("The targets, judged on the paired ratios of this run, on every corpus and of the benches below: [bench/targets.md](bench/targets.md).", "");
     targetTable(r);
   }
+  for (const t of tableReports()) lines.push(...benchTable(t));
   const memFile = path.join(dir, `${main.corpus.name}.memory.json`);
   if (existsSync(memFile)) {
     const mem = JSON.parse(readFileSync(memFile, "utf8")) as MemoryReport;

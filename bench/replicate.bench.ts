@@ -2,7 +2,7 @@
  * End to end: `replicate()` draining a backlog from a real walsender, no
  * values touched (each message's kind read, as a consumer must at least do).
  *
- *   node build/bench/bench/replicate.bench.js [--rows N] [--rounds R] [--warmup W] [--major 15|18] [--values]
+ *   node build/bench/bench/replicate.bench.js [--rows N] [--rounds R] [--warmup W] [--major 15|18] [--values] [--write]
  *     [--only wasm|wasm-in-place|baseline|pg-logical-replication]
  *
  * (`--only` runs one competitor, for a profile: node --cpu-prof ...). Each
@@ -28,6 +28,7 @@ import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replicatio
 import { clientConfig, withClient } from "../devkit/cluster/client.ts";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { numberArg } from "./args.ts";
+import { writeTable } from "./report.ts";
 
 const rows = numberArg("rows", 300_000);
 const rounds = numberArg("rounds", 6);
@@ -103,6 +104,8 @@ try {
   }
   const ours = median(results.wasm?.mb ?? [NaN]);
   const plrRows = rows / median(results["pg-logical-replication"]?.wall ?? [NaN]);
+  const table: string[][] = [];
+  const perGbOf: Record<string, number> = {};
   for (const [who, r] of Object.entries(results)) {
     const wall = median(r.wall);
     const cpu = median(r.cpu);
@@ -111,6 +114,24 @@ try {
       `${who}: median ${(mb / wall).toFixed(1)} MB/s, ${Math.round(rows / wall)} rows/s (${(rows / wall / plrRows).toFixed(2)}x pg-logical-replication), ` +
         `consumer CPU ${((cpu / mb) * 1000).toFixed(1)} s/GB (${((100 * cpu) / wall).toFixed(0)}% of a core); wall ${Math.min(...r.wall).toFixed(2)}-${Math.max(...r.wall).toFixed(2)} s`,
     );
+    perGbOf[who] = (cpu / mb) * 1000;
+    table.push([who, (mb / wall).toFixed(1), Math.round(rows / wall).toLocaleString("en"), `${((cpu / mb) * 1000).toFixed(1)} s`, `${((100 * cpu) / wall).toFixed(0)}%`]);
+  }
+  if (process.argv.includes("--write") && perGbOf.wasm !== undefined) {
+    writeTable("end-to-end", {
+      title: "End to end",
+      about: [
+        `\`replicate()\` draining a backlog of ${rows.toLocaleString("en")} rows from a real walsender (PostgreSQL ${major}, throwaway cluster, a slot per round;`,
+        `${rounds} rounds rotate the competitors after ${warmup} warm-up each, medians; this machine's 2 cores run the server too, so the stream is`,
+        `server-bound)${values ? ", every value of every row touched (`newTuple.values()`, as pg-logical-replication's plugin does)" : ", each message's kind read"}.`,
+        "`wasm`: the default reader (socket reads copied to a queue, then into the decoder); `wasm-in-place`: `inPlaceReads: true`",
+        "(reads land in the decoder's memory); pg-logical-replication 2.5.0: its service and plugin.",
+      ],
+      command: `node build/bench/bench/replicate.bench.js --rows ${rows} --rounds ${rounds} --major ${major}${values ? " --values" : ""} --write`,
+      columns: ["competitor", "MB/s", "rows/s", "consumer CPU per GB", "of a core"],
+      rows: table,
+      targets: values ? [{ name: "streaming client CPU per GB, every value touched (wasm)", target: 4, measured: perGbOf.wasm, unit: "s/GB", atMost: true, met: perGbOf.wasm <= 4 }] : [],
+    });
   }
   const inPlace = results["wasm-in-place"];
   const copied = results.wasm;

@@ -19,7 +19,7 @@
  * targets use the paired ratios when they were measured.
  */
 import { execSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -249,6 +249,35 @@ export function targets(rows: readonly ResultRow[], paired: PairedTimes | undefi
 
 const fmt = (x: number, digits = 1) => x.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const ratio = (x: number | null) => (x === null ? "—" : `${fmt(x, 2)}×`);
+
+/**
+ * A bench's table for the README's report (readme.ts), beside the suite's:
+ * `bench/results/<name>.table.json`, written by the benches that measure
+ * one thing end to end (the pipeline, the formats, the sinks, the
+ * streaming client), each from its own run.
+ */
+export interface TableReport {
+  title: string;
+  /** Paragraphs before the table: what is measured, how. */
+  about: string[];
+  /** The command that measured it. */
+  command: string;
+  git: { commit: string; dirty: boolean } | undefined;
+  machine: Machine;
+  date: string;
+  columns: string[];
+  rows: string[][];
+  /** Targets judged on this run (a ratio or a rate; `atMost`: lower is better). */
+  targets: { name: string; target: number; measured: number; unit: string; atMost?: boolean; met: boolean }[];
+}
+
+/** Writes a TableReport to bench/results/<name>.table.json (or `file`). */
+export function writeTable(name: string, t: Omit<TableReport, "git" | "machine" | "date">, file?: string): void {
+  const report: TableReport = { ...t, git: gitState(), machine: machine(), date: new Date().toISOString() };
+  const out = file ?? path.join(ROOT, "bench", "results", `${name}.table.json`);
+  writeFileSync(out, JSON.stringify(report, null, 2) + "\n");
+  console.log(`wrote ${out}`);
+}
 
 /** The console table of one corpus. */
 export function printReport(r: BenchReport, log: (line: string) => void = console.log): void {

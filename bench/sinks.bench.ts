@@ -5,7 +5,8 @@
  * written to /dev/null (`tail > /dev/null`) as the bound a sink is measured
  * against.
  *
- *   npm run build:bench && node build/bench/bench/sinks.bench.js [--rows N] [--per-txn R] [--only stdout,nats,redis,http] [--major 15|18]
+ *   npm run build:bench && node build/bench/bench/sinks.bench.js [--rows N] [--per-txn R] [--only stdout,nats,redis,http] [--major 15|18] [--write]
+ *   (--write: bench/results/sinks.table.json, for the README)
  *   node build/bench/bench/sinks.bench.js --only nats --profile .tmp/prof   # then: node build/bench/bench/profile.js top .tmp/prof/nats.cpuprofile
  *
  * The backlog is a bulk insert (not the sink tests' workload, whose values
@@ -44,6 +45,7 @@ import { startRedis } from "../devkit/brokers/redis.ts";
 import { spawn } from "node:child_process";
 import { startCluster, type PgMajor } from "../devkit/cluster/cluster.ts";
 import { arg, numberArg } from "./args.ts";
+import { writeTable } from "./report.ts";
 
 const rows = numberArg("rows", 1_000_000);
 const perTxn = numberArg("per-txn", 1000);
@@ -239,6 +241,7 @@ try {
 
 const bound = results.find((r) => r.name === "stdout");
 console.log("\nsink      changes/s   MB/s   client CPU s/GB   vs stdout");
+const rowsOut: string[][] = [];
 for (const r of results) {
   const rate = r.changes / r.seconds;
   const ratio = bound === undefined ? "" : `${((rate / (bound.changes / bound.seconds)) * 100).toFixed(0)}%`;
@@ -246,4 +249,20 @@ for (const r of results) {
     `${r.name.padEnd(8)}  ${Math.round(rate).toString().padStart(9)}  ${(r.bytes / 1e6 / r.seconds).toFixed(1).padStart(5)}  ${(r.cpu / (r.bytes / 1e9)).toFixed(1).padStart(16)}   ${ratio.padStart(8)}` +
       `   (${r.changes} changes, ${(r.bytes / 1e6).toFixed(0)} MB in ${r.seconds.toFixed(1)} s, CPU ${r.cpu.toFixed(1)} s${r.note ? `; ${r.note}` : ""})`,
   );
+  rowsOut.push([r.name, Math.round(rate).toLocaleString("en"), (r.bytes / 1e6 / r.seconds).toFixed(1), (r.cpu / (r.bytes / 1e9)).toFixed(1), ratio || "—", r.note ?? ""]);
+}
+if (process.argv.includes("--write")) {
+  writeTable("sinks", {
+    title: "Sinks",
+    about: [
+      `A backlog of ${rows.toLocaleString("en")} inserts (a bigint key, a text, an int and a timestamptz) in transactions of ${perTxn.toLocaleString("en")}, from a real`,
+      `walsender (PostgreSQL ${major}) through the same pipeline (JSON Lines) into each sink, each case from a slot of its own; a case's`,
+      "time runs from the stream's start to the acknowledgement of the backlog's last transaction, what the sink confirmed.",
+      "`stdout` writes to /dev/null (`tail > /dev/null`): the bound a sink is measured against. CPU is this process's (the broker's is its own).",
+    ],
+    command: `node build/bench/bench/sinks.bench.js --rows ${rows} --per-txn ${perTxn} --major ${major} --write`,
+    columns: ["sink", "changes/s", "MB/s", "client CPU s/GB", "vs stdout", "note"],
+    rows: rowsOut,
+    targets: [],
+  });
 }
