@@ -83,7 +83,9 @@
  * binding's), LS_HELD (the binding holds the transaction's records until its
  * Commit, which is the binding's; rows are written as ever, and a call that
  * starts with it set writes only lines of that transaction), LS_FINAL_HI and
- * LS_FINAL_LO (its Begin's finalLsn), LS_TIME_LENGTH (the transaction's time as JSON text, in the
+ * LS_FINAL_LO (its Begin's finalLsn), LS_POSITION (the transaction's
+ * records so far: 0 at its Begin, one more per line written, set by the
+ * binding to the records' count when it wrote some), LS_TIME_LENGTH (the transaction's time as JSON text, in the
  * time bytes), LS_BEGIN_LENGTH (the B line due before the first change
  * line, without its newline, in the begin bytes; -1: one the kernel cannot
  * write, so rows are the binding's), LS_CHANGED (set by the kernel when it
@@ -102,7 +104,10 @@
  *   IF_IDENTITY (the row has an old tuple, or its template RTF_KEYS),
  *   IF_PK (its template RTF_PK), IF_PRINTED (a change line of the
  *   transaction was written: LS_PRINTED), IF_UNSENT (an Update whose new
- *   tuple has an unchanged TOAST column its old tuple has no value for).
+ *   tuple has an unchanged TOAST column its old tuple has no value for),
+ *   IF_FINAL (the transaction's finalLsn is not 0).
+ * - OP_POSITION: LS_POSITION in decimal: the line's record's position in
+ *   its transaction (a record id's `N`, pipeline/change-id.ts).
  * - OP_TIME a: a = 0 the transaction's time text; else the message's
  *   time field, as JSON text (a quoted ISO 8601 string).
  * - OP_HEAD a: the relation template's head bytes (a = 0), or its second
@@ -177,9 +182,10 @@ export const LS_RESUME_TUPLE = 10; // LT_NEW (with the old tuple for unchanged T
 export const LS_HELD = 11;
 export const LS_FINAL_HI = 12;
 export const LS_FINAL_LO = 13;
+export const LS_POSITION = 14;
 export const LS_WORDS = 16;
 export const LS_TIME_BYTES = 64;
-export const LS_BEGIN_BYTES = 512;
+export const LS_BEGIN_BYTES = 1024;
 
 // Programs.
 export const LP_HEADER_WORDS = 1;
@@ -195,6 +201,7 @@ export const OP_IF = 4;
 export const OP_TIME = 5;
 export const OP_HEAD = 6;
 export const OP_COLUMNS = 7;
+export const OP_POSITION = 8;
 
 // LSN fields.
 export const LF_WAL_START = 0;
@@ -210,6 +217,7 @@ export const IF_IDENTITY = 1;
 export const IF_PK = 2;
 export const IF_PRINTED = 3;
 export const IF_UNSENT = 4;
+export const IF_FINAL = 5;
 
 // Tuples.
 export const LT_NEW = 0; // Insert, Update: the new tuple

@@ -60,6 +60,7 @@ function records(make: Make, name: string, options: FormatOptionValues, input: {
       const begun = (i: number) => {
         const m = b.get(i);
         if (m.kind === "Begin") out.txn = txn = new RecordTransaction(m.xid, m.finalLsn, m.commitTime);
+        else if (m.kind === "BeginPrepare") out.txn = txn = new RecordTransaction(m.xid, m.prepareLsn, m.prepareTime);
       };
       let kept = Infinity;
       try {
@@ -181,6 +182,16 @@ describe("cloudevents: the inner format's kernel lines wrapped = push()'s events
       }
     }
     expect(bytes).toBeGreaterThan(1_000_000);
+  });
+
+  it("generated transactions with tricky values, an origin now and then, B lines due across batches: ids, envelopes and data", () => {
+    const lsns = [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n];
+    for (const options of [{ transactions: true, source: "/s \"q\"", "type-prefix": "x" }, {}, { "numbers-as-strings": true }] as FormatOptionValues[]) {
+      for (const per of [1, 3, 1000]) {
+        const payloads = stream(W2J_TEXTS.filter((t) => typeof t === "string"), TIMES, (k) => lsns[k % lsns.length]!);
+        expect(same("cloudevents", options, { payloads, per }, `per ${per}`)).toBeGreaterThan(10_000);
+      }
+    }
   });
 });
 

@@ -27,7 +27,9 @@ import type { Batch } from "../decoder.ts";
 import type { RecordKind, RecordTransaction, Records } from "../pipeline/records.ts";
 import type { Relation } from "../relation.ts";
 import { debezium } from "./debezium.ts";
-import { jsonl } from "./jsonl.ts";
+import { jsonl, jsonLinesWriter } from "./jsonl.ts";
+import { CloudEventsLines } from "./cloudevents-lines.ts";
+import { wrappedLines } from "../jsonl/writer.ts";
 
 const INNER: Readonly<Record<string, FormatDefinition>> = { jsonl, debezium };
 
@@ -73,6 +75,12 @@ export function headerValue(text: string): string {
 export interface CloudEventsOptions {
   /** The format of `data` (made by the caller). */
   inner: Format;
+  /**
+   * In structured mode: `inner` is JSON Lines whose kernel lines carry the
+   * envelope already (jsonl/writer.ts `wrappedLines`, cloudevents-lines.ts),
+   * so its pushBatch's records are the events.
+   */
+  enveloped?: boolean;
   binary?: boolean;
   /** The `source` attribute. */
   source: string;
@@ -89,6 +97,7 @@ export class CloudEvents implements Format {
   readonly #sourceJson: string;
   readonly #headers: (records: Records, i: number) => Readonly<Record<string, string>>;
   readonly #wrap: (from: number, records: Records) => void;
+  readonly #enveloped: boolean;
   /** The envelope's attributes after `subject` of the last transaction wrapped (`time`, `pgoutputlsn`, `pgoutputxid`). */
   #lastTxn: RecordTransaction | undefined;
   #txnText = "";
@@ -99,9 +108,9 @@ export class CloudEvents implements Format {
     this.#inner = options.inner;
     this.#binary = options.binary === true;
     this.#source = options.source;
-    const prefix = options.typePrefix ?? "postgresql";
-    this.#types = Object.fromEntries(Object.entries(TYPES).map(([kind, t]) => [kind, `${prefix}.${t}`]));
-    this.#sourceJson = `,"source":${JSON.stringify(this.#source)}`;
+    this.#types = typesOf(options.typePrefix);
+    this.#sourceJson = sourceJson(this.#source);
+    this.#enveloped = options.enveloped === true && !this.#binary;
     this.#headers = (records, i) => this.#attributeHeaders(records, i);
     this.#wrap = (from, out) => {
       if (this.#binary) out.headers = this.#headers;
@@ -123,7 +132,9 @@ export class CloudEvents implements Format {
     if (this.#inner.pushBatch === undefined) return from;
     const first = out.length;
     const taken = this.#inner.pushBatch(batch, from, out, to, boundary);
-    this.#wrap(first, out);
+    // The kernel's lines wrote the events themselves (cloudevents-lines.ts).
+    if (this.#enveloped) out.mediaType = STRUCTURED;
+    else this.#wrap(first, out);
     return taken;
   }
 
@@ -141,7 +152,7 @@ export class CloudEvents implements Format {
     out.str(`{"specversion":"1.0","id":"${records.id(i)}"${this.#sourceJson},"type":"${this.#types[kind]}"`);
     if (rel !== undefined) {
       let subject = this.#subjects.get(rel);
-      if (subject === undefined) this.#subjects.set(rel, (subject = `,"subject":${JSON.stringify(subjectOf(rel))}`));
+      if (subject === undefined) this.#subjects.set(rel, (subject = `,"subject":${subjectJson(rel)}`));
       out.str(subject);
     }
     if (txn !== this.#lastTxn) {
@@ -176,6 +187,12 @@ export class CloudEvents implements Format {
 
 /** `schema.table` (`pg_catalog`, which PostgreSQL sends as "", by its name). */
 const subjectOf = (rel: Relation): string => `${rel.namespace === "" ? "pg_catalog" : rel.namespace}.${rel.name}`;
+const subjectJson = (rel: Relation): string => JSON.stringify(subjectOf(rel));
+const sourceJson = (source: string): string => `,"source":${JSON.stringify(source)}`;
+
+/** The `type` attribute of each kind of record, with its first part. */
+const typesOf = (prefix: string | undefined): Readonly<Record<string, string>> =>
+  Object.fromEntries(Object.entries(TYPES).map(([kind, t]) => [kind, `${prefix ?? "postgresql"}.${t}`]));
 
 /** The default `source`: `/postgresql/DATABASE/SLOT`, the parts known (percent-encoded). */
 function defaultSource(context: FormatContext): string {
@@ -202,11 +219,15 @@ export const cloudevents: FormatDefinition = {
   },
   values: (types, options) => innerOf(options ?? {}).values(types),
   headers: (o) => o.mode === "binary",
-  create: (context, o) =>
-    new CloudEvents({
-      inner: innerOf(o).create(context, innerOptions(o)),
-      binary: o.mode === "binary",
-      source: (o.source as string | undefined) ?? defaultSource(context),
-      typePrefix: o["type-prefix"] as string | undefined,
-    }),
+  create: (context, o) => {
+    const source = (o.source as string | undefined) ?? defaultSource(context);
+    const typePrefix = o["type-prefix"] as string | undefined;
+    const binary = o.mode === "binary";
+    // Structured events of JSON Lines: the kernel's lines write the envelope too.
+    const enveloped = !binary && innerOf(o) === jsonl;
+    const inner = enveloped
+      ? wrappedLines(jsonLinesWriter(context, innerOptions(o)), (lines) => new CloudEventsLines(lines, sourceJson(source), typesOf(typePrefix), subjectJson))
+      : innerOf(o).create(context, innerOptions(o));
+    return new CloudEvents({ inner, enveloped, binary, source, typePrefix });
+  },
 };

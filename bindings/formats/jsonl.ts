@@ -2,9 +2,20 @@
  * `jsonl`: one JSON object per change (docs/cli-output.md), the kernel
  * writing the columns (jsonl/writer.ts).
  */
-import type { FormatDefinition } from "../pipeline/format.ts";
+import type { FormatContext, FormatDefinition, FormatOptionValues } from "../pipeline/format.ts";
 import { changeValueOptions } from "../jsonl/json-text.ts";
 import { JsonLinesWriter } from "../jsonl/writer.ts";
+
+/** The format's writer for these option values. */
+export function jsonLinesWriter(context: FormatContext, o: FormatOptionValues): JsonLinesWriter {
+  return new JsonLinesWriter({
+    transactions: o.transactions === true,
+    tables: (o.tables as readonly string[] | undefined) ?? [],
+    pretty: o.pretty === true,
+    numbersAsStrings: o["numbers-as-strings"] === true,
+    decoder: context.decoder,
+  });
+}
 
 export const jsonl: FormatDefinition = {
   name: "jsonl",
@@ -16,12 +27,5 @@ export const jsonl: FormatDefinition = {
     "numbers-as-strings": { type: "boolean", description: "int8 and numeric as JSON strings" },
   },
   values: (types) => changeValueOptions(types),
-  create: (context, o) =>
-    new JsonLinesWriter({
-      transactions: o.transactions === true,
-      tables: (o.tables as readonly string[] | undefined) ?? [],
-      pretty: o.pretty === true,
-      numbersAsStrings: o["numbers-as-strings"] === true,
-      decoder: context.decoder,
-    }),
+  create: (context, o) => jsonLinesWriter(context, o),
 };

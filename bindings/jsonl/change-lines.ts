@@ -93,7 +93,7 @@ export class ChangeLines {
         return;
       case "Begin":
         this.#open = {
-          xid: msg.xid, time: this.#time(msg.commitTime), origin: undefined, printed: false,
+          xid: msg.xid, time: this.#time(msg.commitTime), origin: undefined, printed: false, finalLsn: msg.finalLsn,
           begin: this.#transactions
             ? this.#text({ action: "B", xid: msg.xid, lsn: formatLsn(msg.finalLsn), timestamp: timestampToISO(msg.commitTime), streamed: streamedMark(msg) })
             : undefined,
@@ -101,7 +101,7 @@ export class ChangeLines {
         return;
       case "BeginPrepare":
         this.#open = {
-          xid: msg.xid, time: this.#time(msg.prepareTime), origin: undefined, printed: false,
+          xid: msg.xid, time: this.#time(msg.prepareTime), origin: undefined, printed: false, finalLsn: msg.prepareLsn,
           begin: this.#transactions
             ? this.#text({ action: "B", xid: msg.xid, lsn: formatLsn(msg.prepareLsn), timestamp: timestampToISO(msg.prepareTime), gid: msg.gid, streamed: streamedMark(msg) })
             : undefined,

@@ -25,6 +25,8 @@ export interface OpenTxn {
   begin: string | undefined;
   /** Whether a change line was printed. */
   printed: boolean;
+  /** The transaction's commit (prepare) LSN, as the Begin (BeginPrepare) named it. */
+  finalLsn: bigint;
 }
 
 /** Per relation: its filter verdict, column type names, and (rowHead) the head's schema/table text. */

@@ -41,23 +41,29 @@ export class JsonlLineFormat implements LineFormat {
   }
 
   programs(area: JsonArea): void {
+    for (const [kind, parts] of this.parts()) area.program(kind, program(area, parts));
+  }
+
+  /** The program of each line kind (LK_*), as parts (pipeline/kernel-lines.ts program()): what a format wrapping these lines builds on. */
+  parts(): [number, ProgramPart[]][] {
     const head = (action: string): ProgramPart[] => [
       `{"action":"${action}","xid":`, [OP_XID, 0, 0],
       { if: IF_WAL_START, then: [',"lsn":"', [OP_LSN, LF_WAL_START, 0], '"'] },
       ',"timestamp":', [OP_TIME, 0, 0], [OP_HEAD, 0, 0],
     ];
-    const set = (kind: number, parts: ProgramPart[]) => area.program(kind, program(area, parts));
     // Unchanged TOAST that no old value stands in for is left out, and named in `unchanged` (the names' table, 1).
     const columns: ProgramPart[] = [',"columns":', [OP_COLUMNS, LT_NEW, LC_ALL | JF_UNSENT_SKIPPED]];
     const identity = (tuple: number): ProgramPart[] => [',"identity":', [OP_COLUMNS, tuple, LC_KEYS_IF_K | JF_UNSENT_SKIPPED]];
     const unchanged: ProgramPart = { if: IF_UNSENT, then: [',"unchanged":', [OP_COLUMNS, LT_NEW, LC_ALL | JF_ONLY_UNSENT | JF_NAMES_ONLY | JF_NO_CLOSE | (1 << LC_TABLE_SHIFT)]] };
-    set(LK_INSERT, [...head("I"), ...columns, "}"]);
-    set(LK_UPDATE, [...head("U"), ...columns, ...identity(LT_IDENTITY), unchanged, "}"]);
-    set(LK_DELETE, [...head("D"), ...identity(LT_OLD), "}"]);
-    set(LK_BEGIN, ['{"action":"B","xid":', [OP_XID, 0, 0], ',"lsn":"', [OP_LSN, LF_FIRST, 0], '","timestamp":', [OP_TIME, 0, 0], "}"]);
-    set(LK_COMMIT, [
-      '{"action":"C","xid":', [OP_XID, 0, 0], ',"lsn":"', [OP_LSN, LF_FIRST, 0], '","nextlsn":"', [OP_LSN, LF_SECOND, 0], '","timestamp":', [OP_TIME, 1, 0], "}",
-    ]);
+    return [
+      [LK_INSERT, [...head("I"), ...columns, "}"]],
+      [LK_UPDATE, [...head("U"), ...columns, ...identity(LT_IDENTITY), unchanged, "}"]],
+      [LK_DELETE, [...head("D"), ...identity(LT_OLD), "}"]],
+      [LK_BEGIN, ['{"action":"B","xid":', [OP_XID, 0, 0], ',"lsn":"', [OP_LSN, LF_FIRST, 0], '","timestamp":', [OP_TIME, 0, 0], "}"]],
+      [LK_COMMIT, [
+        '{"action":"C","xid":', [OP_XID, 0, 0], ',"lsn":"', [OP_LSN, LF_FIRST, 0], '","nextlsn":"', [OP_LSN, LF_SECOND, 0], '","timestamp":', [OP_TIME, 1, 0], "}",
+      ]],
+    ];
   }
 
   template(rel: Relation, msg: Row, area: JsonArea, values: ValueDecoder): LineTemplate {
@@ -82,12 +88,12 @@ export class JsonlLineFormat implements LineFormat {
 
   lineTransaction(): LineTransaction | undefined {
     const t = this.#formatter.transaction;
-    return t === undefined ? undefined : { xid: t.xid, time: t.time, printed: t.printed, begin: t.begin, foreignRows: t.origin !== undefined, held: false, finalLsn: 0n };
+    return t === undefined ? undefined : { xid: t.xid, time: t.time, printed: t.printed, begin: t.begin, foreignRows: t.origin !== undefined, held: false, finalLsn: t.finalLsn };
   }
 
   setLineTransaction(t: LineTransaction | undefined, changed: boolean): void {
     if (changed) {
-      this.#formatter.transaction = t === undefined ? undefined : { xid: t.xid, time: t.time, origin: undefined, printed: t.printed, begin: t.begin };
+      this.#formatter.transaction = t === undefined ? undefined : { xid: t.xid, time: t.time, origin: undefined, printed: t.printed, begin: t.begin, finalLsn: t.finalLsn };
       return;
     }
     const open = this.#formatter.transaction;

@@ -32,7 +32,7 @@ import { unchangedToast, type Tuple } from "../tuple.ts";
 import { ChangeLines, type ChangeLineOptions } from "./change-lines.ts";
 import { jsonText } from "./json-text.ts";
 import { JsonlLineFormat } from "./kernel-lines.ts";
-import { KernelLines, linesFor } from "../pipeline/kernel-lines.ts";
+import { KernelLines, linesFor, type LineFormat } from "../pipeline/kernel-lines.ts";
 import type { Format, FormatItem } from "../pipeline/format.ts";
 import { Records } from "../pipeline/records.ts";
 import type { ByteSink } from "./sink.ts";
@@ -68,6 +68,18 @@ type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 
 const encoder = new TextEncoder();
 
+let wrapLines: (writer: JsonLinesWriter, make: (jsonl: JsonlLineFormat) => LineFormat) => void;
+
+/**
+ * Has `writer`'s pushBatch write the kernel lines of a format that wraps
+ * JSON Lines (CloudEvents' envelope, formats/cloudevents-lines.ts), made of
+ * its line format: its records are then the wrapping format's. Not public API.
+ */
+export function wrappedLines(writer: JsonLinesWriter, make: (jsonl: JsonlLineFormat) => LineFormat): JsonLinesWriter {
+  wrapLines(writer, make);
+  return writer;
+}
+
 export class JsonLinesWriter implements Format {
   readonly #formatter: ChangeLines;
   /** The records' bytes the row being written goes to. */
@@ -79,8 +91,9 @@ export class JsonLinesWriter implements Format {
   readonly #unchanged: string[] = [];
   /** Per relation: its column table in a decoder's JSON area (kernel/json-area.ts), as of that area's generation. */
   readonly #tables = new WeakMap<Relation, { area: JsonArea; generation: number; knowledge: number; at: number }>();
-  /** pushBatch's whole lines (pipeline/kernel-lines.ts). */
-  readonly #lines: KernelLines;
+  /** pushBatch's whole lines (pipeline/kernel-lines.ts), and the line format they are of. */
+  #lines: KernelLines;
+  readonly #lineFormat: JsonlLineFormat;
   #declinedColumns = 0;
 
   constructor(options: JsonLinesOptions = {}) {
@@ -89,7 +102,7 @@ export class JsonLinesWriter implements Format {
     this.#strings = options.numbersAsStrings === true;
     this.#kernel = options.kernel !== false;
     if (this.#kernel) linesFor(decoder);
-    this.#lines = new KernelLines(new JsonlLineFormat(this.#formatter, { numbersAsStrings: this.#strings, transactions: options.transactions === true }, {
+    const format = new JsonlLineFormat(this.#formatter, { numbersAsStrings: this.#strings, transactions: options.transactions === true }, {
       prefixesOf: (rel, length, types) => this.#prefixesOf(rel, length, types),
       tableOf: (rel, area, values, prefixes) => this.#tableOf(rel, area, values, prefixes),
       column: (out, tuple, old, i, here, there, prefix, first) => {
@@ -97,7 +110,15 @@ export class JsonLinesWriter implements Format {
         this.#declinedColumns++;
         return this.#column(tuple, old, i, here, there, prefix, first, undefined);
       },
-    }));
+    });
+    this.#lineFormat = format;
+    this.#lines = new KernelLines(format);
+  }
+
+  static {
+    wrapLines = (writer, make) => {
+      writer.#lines = new KernelLines(make(writer.#lineFormat));
+    };
   }
 
   /** Column values the kernel left to the JS path so far (a figure for benches and tests: the output is the same). */

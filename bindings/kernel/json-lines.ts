@@ -9,7 +9,7 @@
 import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, LC_COLUMN_FLAGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
   LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, LF_BOUNDARIES, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
-  LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD, LF_UNCHANGED_LEFT_OUT, LF_HOLD, LF_NO_NEWLINE, LF_HELD_COMMITS, LF_FINAL, LINES_HELD, LS_FINAL_HI, LS_FINAL_LO, IF_PRINTED,
+  LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD, LF_UNCHANGED_LEFT_OUT, LF_HOLD, LF_NO_NEWLINE, LF_HELD_COMMITS, LF_FINAL, LINES_HELD, LS_FINAL_HI, LS_FINAL_LO, LS_POSITION, IF_PRINTED, IF_FINAL, OP_POSITION,
   LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_HELD, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
   LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
   LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LF_AHEAD_END, LF_WAL_START_OR_NULL, LT_NEW, LT_OLD, LT_IDENTITY,
@@ -102,6 +102,7 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
     }
     if (lineCount + 3 > linesCapacity) { status = LINES_FULL; break; }
     const mark = cursor();
+    const position = state(LS_POSITION);
     let s = LINES_DONE;
     if (tag == TAG_BEGIN) {
       s = begin(flags, count - done);
@@ -155,6 +156,7 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
     resume = 0;
     if (s != LINES_DONE) {
       setCursor(mark);
+      setState(LS_POSITION, position);
       // A line that fits no output at all is the binding's.
       status = s == LINES_FULL && mark == out ? LINES_STOPPED : s;
       break;
@@ -173,6 +175,11 @@ function entry(lines: usize, n: i32, out: usize, at: usize, code: i32): i32 {
   storeI32(e + (LE_END << 2), <i32>(at - out));
   storeI32(e + (LE_CODE << 2), code);
   return n + 1;
+}
+
+/** A line was written whole: it is a record of its transaction, and the next one's position follows. */
+function advance(): void {
+  setState(LS_POSITION, state(LS_POSITION) + 1);
 }
 
 /** The B and C lines of every transaction (wal2json's), not only of those that printed a change line. */
@@ -204,6 +211,7 @@ function begin(flags: i32, left: i32): i32 {
   setState(LS_HELD, held ? 1 : 0);
   setState(LS_FINAL_HI, loadI32BE(msg + 1));
   setState(LS_FINAL_LO, loadI32BE(msg + 5));
+  setState(LS_POSITION, 0);
   setState(LS_CHANGED, 1);
   setState(LS_BEGIN_LENGTH, 0);
   if (held) {
@@ -269,6 +277,7 @@ function row(kind: i32, end: usize, flags: i32, resume: i32, out: usize): i32 {
     putBytes(beginBytes(), pending);
     putByte(0x0a);
     beginEnd = cursor();
+    advance();
   }
   template = t;
   // A column that fits in no output is declined (the binding's) only in a line that has been cut already.
@@ -348,9 +357,11 @@ function line(kind: i32, end: usize): i32 {
 
 function runLine(kind: i32, end: usize): bool {
   if (!run(program(kind), end, resumeOp)) return false;
-  if (!newlines) return true;
-  if (cursor() >= end) return full();
-  putByte(0x0a);
+  if (newlines) {
+    if (cursor() >= end) return full();
+    putByte(0x0a);
+  }
+  advance();
   return true;
 }
 
@@ -422,6 +433,8 @@ function run(p: usize, end: usize, from: i32): bool {
       else lsn(a == LF_FIRST ? msg + 2 : msg + 10);
     } else if (code == OP_IF) {
       if (!holds(a)) i += b;
+    } else if (code == OP_POSITION) {
+      putDecimal(u32AsF64(state(LS_POSITION)));
     } else if (code == OP_TIME) {
       if (a == 0) {
         const n = state(LS_TIME_LENGTH);
@@ -454,6 +467,7 @@ function holds(a: i32): bool {
   if (a == IF_PK) return (flags & RTF_PK) != 0;
   if (a == IF_PRINTED) return state(LS_PRINTED) != 0;
   if (a == IF_UNSENT) return unsent();
+  if (a == IF_FINAL) return (state(LS_FINAL_HI) | state(LS_FINAL_LO)) != 0;
   if (a == IF_IDENTITY) {
     // Update: oldTupleType first, 0 when none was sent; Delete: always one.
     const tag = head() & 0xff;

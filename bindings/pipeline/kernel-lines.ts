@@ -32,7 +32,7 @@ import type { PgoutputDecoder } from "../decoder.ts";
 import { JF_COMMA } from "../jsonl-tape.ts";
 import {
   LE_WORDS, LF_BOUNDARIES, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_HELD, LINES_TEMPLATE, LK_BEGIN, LK_BEGIN_MARK, LK_COMMIT, LK_DELETE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED,
-  LS_FINAL_HI, LS_FINAL_LO, LS_HELD,
+  LS_FINAL_HI, LS_FINAL_LO, LS_HELD, LS_POSITION,
   LS_OPEN, LS_ORIGIN, LS_PRINTED, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_NEW, OP_BYTES, OP_IF,
 } from "../line-templates.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
@@ -208,7 +208,7 @@ export class KernelLines {
     const area = jsonArea(batch.host);
     if (area === undefined) return from;
     this.#prepare(area, batch);
-    if (!this.#inSync) this.#toKernel(area);
+    if (!this.#inSync) this.#toKernel(area, out);
     const flags = this.#format.lineFlags | (boundary ? LF_BOUNDARIES : 0);
     let i = from;
     let changed = false;
@@ -351,11 +351,12 @@ export class KernelLines {
     }
   }
 
-  /** The format's transaction into the kernel's line state. */
-  #toKernel(area: JsonArea): void {
+  /** The format's transaction into the kernel's line state (and how many records `out` ended of it). */
+  #toKernel(area: JsonArea, out: Records): void {
     const i32 = area.i32;
     const w = area.line >> 2;
     const t = this.#format.lineTransaction();
+    i32[w + LS_POSITION] = out.txn.next;
     i32[w + LS_OPEN] = t === undefined ? 0 : 1;
     i32[w + LS_HELD] = t?.held === true ? 1 : 0;
     if (t === undefined) return;
