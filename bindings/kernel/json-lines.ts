@@ -125,9 +125,10 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
         // The held transaction's B line, now that its end is known, then its C line.
         ahead = msg;
         s = line(LK_BEGIN, end);
-        if (s == LINES_DONE && cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), LK_BEGIN);
         const c = cursor();
         if (s == LINES_DONE) s = line(LK_COMMIT, end);
+        // Their entries once both are written (a cut one is written again at the next call).
+        if (s == LINES_DONE && c != mark) lineCount = entry(lines, lineCount, out, c, LK_BEGIN);
         if (s == LINES_DONE && cursor() != c) lineCount = entry(lines, lineCount, out, cursor(), LK_COMMIT);
       } else s = (flags & LF_TRANSACTIONS) != 0 && open && (state(LS_PRINTED) != 0 || eager(flags)) ? line(LK_COMMIT, end) : LINES_DONE;
       if (s == LINES_DONE) {
