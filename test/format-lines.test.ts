@@ -16,11 +16,14 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Batch, PgoutputDecoder } from "../bindings/decoder.ts";
 import { WasmDecoder } from "../bindings/wasm/decoder.ts";
 import { BaselineDecoder } from "../bindings/baseline/decoder.ts";
 import { formatNamed, formatOptions } from "../bindings/formats/index.ts";
+import { DebeziumEvents, debeziumOptions } from "../bindings/formats/debezium.ts";
+import { linesFor } from "../bindings/pipeline/kernel-lines.ts";
+import { JsonArea } from "../bindings/kernel/json-area.ts";
 import type { Format, FormatOptionValues } from "../bindings/pipeline/format.ts";
 import { Records, RecordTransaction } from "../bindings/pipeline/records.ts";
 import { encode, UNCHANGED, type ColumnDesc, type RelationColumnDesc } from "../devkit/encoder/encoder.ts";
@@ -44,7 +47,14 @@ const DECODERS: [string, Make][] = [
 function records(make: Make, name: string, options: FormatOptionValues, input: { payloads: Uint8Array[]; per: number } | { capture: Uint8Array; chunk: number }, batch: boolean): string {
   const definition = formatNamed(name);
   const d = make(definition.values());
-  const format: Format = definition.create({ decoder: d }, formatOptions(definition, options));
+  // Debezium's kernel path is its rows' columns (debezium-rows.ts), through push(): `batch` picks it or the JS path alone.
+  const format: Format = name === "debezium"
+    ? new DebeziumEvents({ ...debeziumOptions({ decoder: d }, formatOptions(definition, options)), kernel: batch })
+    : definition.create({ decoder: d }, formatOptions(definition, options));
+  if (name === "debezium") {
+    linesFor(d);
+    batch = false;
+  }
   const parts: string[] = [];
   const text = new TextDecoder();
   const pieces = "payloads" in input ? Math.ceil(input.payloads.length / input.per) : Math.ceil(input.capture.length / input.chunk);
@@ -192,6 +202,24 @@ describe("cloudevents: the inner format's kernel lines wrapped = push()'s events
         expect(same("cloudevents", options, { payloads, per }, `per ${per}`)).toBeGreaterThan(10_000);
       }
     }
+  });
+});
+
+describe("debezium: the rows' columns from the kernel = the JS path's events", () => {
+  // The events' processing time (`ts_ms`) is the same for both paths.
+  beforeEach(() => void vi.spyOn(Date, "now").mockReturnValue(1_796_000_000_123));
+  afterEach(() => void vi.restoreAllMocks());
+
+  it("every capture from real PostgreSQL, generated rows of tricky values, with and without the old rows' columns", () => {
+    let bytes = 0;
+    const kernel = vi.spyOn(JsonArea.prototype, "columns");
+    const options: FormatOptionValues[] = [{}, { "transaction-metadata": true, tombstones: true, "decimal-handling": "double" }, { "key-columns": "public\\.t16401:t \"q\"" }];
+    for (const o of options) {
+      for (const { file } of fixtures.fixtures) bytes += same("debezium", o, { capture: capture(file), chunk: 65536 }, file);
+      for (const per of [1, 1000]) bytes += same("debezium", o, { payloads: stream(W2J_TEXTS, TIMES, (k) => BigInt(k)), per }, `per ${per}`);
+    }
+    expect(bytes).toBeGreaterThan(1_000_000);
+    expect(kernel.mock.calls.length, "the kernel wrote columns").toBeGreaterThan(1000);
   });
 });
 

@@ -3,10 +3,12 @@
  * column is written (`"name":` and its value rule, debezium-values.ts), the
  * message key's columns and the replica identity's; and a row written as
  * its struct, `{"column":value,…}` — the text values whose JSON is the JSON
- * Lines' straight from the bytes PostgreSQL sent (jsonl/text-values.ts,
- * the same rules, the path the kernel can take), the others from the
- * decoder's JS values; unchanged TOAST from the old row where it has it,
- * else Debezium's placeholder.
+ * Lines' straight from the bytes PostgreSQL sent: written by the decoder's
+ * kernel (`jsonColumns`, bindings/jsonl-tape.ts, from a column table per
+ * relation), or where it declines by the same rules in JS
+ * (jsonl/text-values.ts); the others from the decoder's JS values;
+ * unchanged TOAST from the old row where it has it, else Debezium's
+ * placeholder.
  */
 import type { TypeInfo } from "../decoder.ts";
 import type { Relation } from "../relation.ts";
@@ -14,7 +16,9 @@ import { unchangedToast, type Tuple } from "../tuple.ts";
 import { toBase64 } from "../utf8.ts";
 import { sourceOf } from "../values/toast.ts";
 import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
-import { writeString, writeTextValue } from "../jsonl/text-values.ts";
+import { kernelKind, writeString, writeTextValue } from "../jsonl/text-values.ts";
+import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
+import { JF_COMMA, JF_KEYS, JF_NO_CLOSE, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
 import { tableFilter } from "./tables.ts";
 import { placeholderText, UNAVAILABLE, representedType, valueText, type DecimalHandling, type ValueModes, type ValueText } from "./debezium-values.ts";
@@ -24,6 +28,8 @@ const KIND_T = 0x74;
 /** A column as this format writes it: `"name":` and how its value becomes JSON. */
 interface Column {
   readonly member: Uint8Array;
+  /** How the kernel writes its text value (jsonl-tape.ts JK_*; JK_DECLINE: the JS path's). */
+  readonly kernel: number;
   readonly identity: boolean;
   readonly text: ValueText;
   /** Writes a text value straight from its bytes (false: the JS path must). */
@@ -43,6 +49,8 @@ export interface Plan {
   readonly names: string;
   /** `schema.table`, for the transaction's per-table counts. */
   readonly collection: string;
+  /** Its column table in a decoder's JSON area (kernel/json-area.ts), as of that area's generation. */
+  table?: { area: JsonArea; generation: number; at: number };
 }
 
 /** A row to write as a struct: a tuple, the old tuple its unchanged TOAST comes from, the columns (`undefined`: all). */
@@ -54,6 +62,12 @@ export interface Row {
 
 /** Text values whose JSON is the JSON Lines' (jsonl/text-values.ts): integers, booleans, strings, float8 and their arrays. */
 const SAME_AS_JSONL = new Set([16, 21, 23, 20, 26, 28, 29, 25, 1043, 1042, 19, 18, 2950, 142, 1790, 705, 701, 1005, 1007, 1016, 1009, 1015, 1014, 1003]);
+
+/** The kernel's rule for a text value of this type (jsonl-tape.ts JK_*): fastWriter's, where the kernel has it. */
+function kernelRule(oid: number): number {
+  if (SAME_AS_JSONL.has(oid)) return kernelKind(oid);
+  return oid === 114 || oid === 3802 ? JK_STRING : JK_DECLINE;
+}
 
 function fastWriter(oid: number, decimal: DecimalHandling): Column["fast"] {
   if (SAME_AS_JSONL.has(oid)) return (out, u8, p, n) => writeTextValue(out, oid, u8, p, n, false);
@@ -88,6 +102,8 @@ export interface RowOptions {
   tables?: readonly string[];
   modes: ValueModes;
   types?: ReadonlyMap<number, TypeInfo>;
+  /** The decoder's kernel writes the columns it can (else the JS path writes every value). */
+  kernel: boolean;
 }
 
 export class DebeziumRows {
@@ -96,12 +112,14 @@ export class DebeziumRows {
   readonly #modes: ValueModes;
   readonly #types: ReadonlyMap<number, TypeInfo> | undefined;
   readonly #plans = new WeakMap<Relation, Plan>();
+  readonly #kernel: boolean;
 
   constructor(o: RowOptions) {
     this.#keyColumns = parseKeyColumns(o.keyColumns);
     this.#wanted = tableFilter(o.tables);
     this.#modes = o.modes;
     this.#types = o.types;
+    this.#kernel = o.kernel;
   }
 
   plan(rel: Relation | undefined): Plan {
@@ -113,7 +131,7 @@ export class DebeziumRows {
     const columns = rel.columns.map((c): Column => {
       const oid = representedType(c.typeId, this.#types);
       return {
-        member: encoder.encode(`${JSON.stringify(c.name)}:`), identity: c.isKey, text: valueText(oid, c.typeModifier, this.#modes),
+        member: encoder.encode(`${JSON.stringify(c.name)}:`), kernel: kernelRule(oid), identity: c.isKey, text: valueText(oid, c.typeModifier, this.#modes),
         fast: fastWriter(oid, this.#modes.decimal), placeholder: placeholderText(oid, this.#modes),
       };
     });
@@ -165,18 +183,63 @@ export class DebeziumRows {
     out.byte(0x7b);
     const n = only === undefined ? tuple.length : only.length;
     let first = true;
-    for (let k = 0; k < n; k++) {
+    let k = 0;
+    // The kernel writes what it can of a whole row, or of its replica identity's columns (the key bits of its table).
+    const whole = only === undefined || only === plan.identity;
+    const area = this.#kernel && whole && here?.host !== undefined && tuple.length === plan.columns.length ? jsonArea(here.host) : undefined;
+    if (area !== undefined) {
+      const tupleAt = (here!.first - 1) * 4;
+      const oldAt = there === undefined || there.host !== here!.host ? 0 : (there.first - 1) * 4;
+      const table = this.#tableOf(plan, area);
+      let flags = JF_NO_CLOSE | (only === undefined ? 0 : JF_KEYS);
+      let i = 0;
+      for (;;) {
+        const status = area.columns(tupleAt, oldAt, table, i, flags);
+        if (status === JSON_REFUSED) break;
+        if (area.written > 0) out.bytes(area.u8, area.out, area.out + area.written);
+        i = area.column;
+        flags = area.flags;
+        first = (flags & JF_COMMA) === 0;
+        if (status === JSON_DONE) {
+          out.byte(0x7d);
+          return;
+        }
+        if (status === JSON_DECLINED) {
+          this.#member(out, plan, tuple, old, here, there, i, first);
+          first = false;
+          flags |= JF_COMMA;
+          i++;
+        }
+      }
+      // Refused (the tuple does not fit the table): the JS path writes every column, from the first.
+    }
+    for (; k < n; k++) {
       const i = only === undefined ? k : only[k]!;
       if (i >= tuple.length) continue;
-      const col = plan.columns[i];
-      if (!first) out.byte(0x2c);
+      this.#member(out, plan, tuple, old, here, there, i, first);
       first = false;
-      if (col === undefined) out.str(`${JSON.stringify(String(i))}:`);
-      else out.bytes(col.member);
-      const src = sourceOf(tuple, i, old);
-      this.#value(out, src, i, src === tuple ? here : there, col);
     }
     out.byte(0x7d);
+  }
+
+  /** Column i as `"name":value`, a comma first unless `first`. */
+  #member(out: ByteSink, plan: Plan, tuple: Tuple, old: Tuple | undefined, here: TapeColumns | undefined, there: TapeColumns | undefined, i: number, first: boolean): void {
+    const col = plan.columns[i];
+    if (!first) out.byte(0x2c);
+    if (col === undefined) out.str(`${JSON.stringify(String(i))}:`);
+    else out.bytes(col.member);
+    const src = sourceOf(tuple, i, old);
+    this.#value(out, src, i, src === tuple ? here : there, col);
+  }
+
+  /** The relation's column table in the area (written once per area generation): `"name":` prefixes, the kernel's rules, the key bits. */
+  #tableOf(plan: Plan, area: JsonArea): number {
+    const cached = plan.table;
+    if (cached !== undefined && cached.area === area && cached.generation === area.generation) return cached.at;
+    const kinds = plan.columns.map((c) => c.kernel | (c.identity ? 1 << 8 : 0));
+    const at = area.table(kinds, plan.columns.map((c) => c.member), kinds.map(() => 0));
+    plan.table = { area, generation: area.generation, at };
+    return at;
   }
 
   /** Writes column i's JSON. */

@@ -35,6 +35,7 @@ import type { Format, FormatContext, FormatDefinition, FormatItem, FormatOptionV
 import type { RecordKind, Records } from "../pipeline/records.ts";
 import { DebeziumRows, parseKeyColumns, type Plan, type Row } from "./debezium-rows.ts";
 import { debeziumValueOptions, type BinaryHandling, type DecimalHandling, type IntervalHandling, type TimePrecision } from "./debezium-values.ts";
+import { linesFor } from "../pipeline/kernel-lines.ts";
 
 const NEWLINE = 0x0a;
 
@@ -62,6 +63,12 @@ export interface DebeziumOptions {
   intervalHandling?: IntervalHandling;
   /** Types named by Type messages (the decoder's `types`): a domain is written as its base type. */
   types?: ReadonlyMap<number, TypeInfo>;
+  /**
+   * Whether the decoder's kernel writes the rows' columns it can (default
+   * true). `false`: every value through the JS path alone, the reference
+   * the kernel's bytes are tested against; the events are the same.
+   */
+  kernel?: boolean;
 }
 
 interface OpenTxn {
@@ -75,6 +82,8 @@ interface OpenTxn {
   begun: boolean;
   events: number;
   perTable: Map<string, number>;
+  /** Its events' `source` text before `sequence`, and from `ts_us` to the table (made at its first event). */
+  source: { head: string; times: string } | undefined;
 }
 
 const ms = (us: bigint): bigint => (us >= 0n || us % 1000n === 0n ? us / 1000n : us / 1000n - 1n);
@@ -91,8 +100,9 @@ export class DebeziumEvents implements Format {
   #open: OpenTxn | undefined;
   /** The end of the last transaction seen (Debezium's "last committed LSN", the first of `sequence`). */
   #lastCommit: bigint | undefined;
-  /** The processing time of the item being written (`ts_ms` and its µs, ns forms). */
+  /** The processing time of the item being written (`ts_ms` and its µs, ns forms), and its ms. */
   #now = "";
+  #nowMs = -1;
   /** Scratch for the keys of a change (compared when an update may have changed it). */
   readonly #newKey = new ByteSink();
   readonly #oldKey = new ByteSink();
@@ -103,7 +113,7 @@ export class DebeziumEvents implements Format {
     const skipped = options.skippedOperations ?? ["t"];
     this.#skipped = new Set(skipped.includes("none") ? [] : skipped);
     this.#rows = new DebeziumRows({
-      keyColumns: options.keyColumns, tables: options.tables, types: options.types,
+      keyColumns: options.keyColumns, tables: options.tables, types: options.types, kernel: options.kernel !== false,
       modes: {
         decimal: options.decimalHandling ?? "string", binary: options.binaryHandling ?? "base64",
         time: options.timePrecision ?? "adaptive", interval: options.intervalHandling ?? "string",
@@ -115,8 +125,12 @@ export class DebeziumEvents implements Format {
   }
 
   push(item: FormatItem, out: Records): void {
-    const now = BigInt(Date.now());
-    this.#now = `"ts_ms":${now},"ts_us":${now * 1000n},"ts_ns":${now * 1_000_000n}`;
+    const ms = Date.now();
+    if (ms !== this.#nowMs) {
+      const now = BigInt(ms);
+      this.#nowMs = ms;
+      this.#now = `"ts_ms":${now},"ts_us":${now * 1000n},"ts_ns":${now * 1_000_000n}`;
+    }
     if (item.kind === "SnapshotRow") {
       this.#snapshotRow(item, out);
       return;
@@ -184,6 +198,7 @@ export class DebeziumEvents implements Format {
   #begin(xid: number, lsn: bigint, time: bigint, walStart: bigint | undefined): void {
     this.#open = {
       xid, lsn, beginLsn: walStart !== undefined && walStart > 0n ? walStart : undefined, timeMs: ms(time), timeUs: time, begun: false, events: 0, perTable: new Map(),
+      source: undefined,
     };
   }
 
@@ -282,10 +297,17 @@ export class DebeziumEvents implements Format {
   /** `source` of an event in a transaction (or of a non-transactional message). */
   #sourceText(names: string, lsn: bigint | undefined): string {
     const open = this.#open;
-    const sequence = JSON.stringify([this.#lastCommit === undefined ? null : String(this.#lastCommit), lsn === undefined ? null : String(lsn)]);
-    const time = open === undefined ? BigInt(Date.now()) : open.timeMs;
-    const us = open === undefined ? time * 1000n : open.timeUs;
-    return `${this.#sourceHead}${time},"snapshot":"false"${this.#db},"sequence":${JSON.stringify(sequence)},"ts_us":${us},"ts_ns":${us * 1000n}${names},"txId":${open?.xid ?? "null"},"lsn":${lsn ?? "null"},"xmin":null}`;
+    let parts = open?.source;
+    if (parts === undefined) {
+      const time = open === undefined ? BigInt(Date.now()) : open.timeMs;
+      const us = open === undefined ? time * 1000n : open.timeUs;
+      parts = { head: `${this.#sourceHead}${time},"snapshot":"false"${this.#db},"sequence":`, times: `,"ts_us":${us},"ts_ns":${us * 1000n}` };
+      if (open !== undefined) open.source = parts;
+    }
+    // `sequence` is a JSON array of two decimal strings (or nulls), as a string: quoted, its quotes escaped.
+    const last = this.#lastCommit === undefined ? "null" : `\\"${this.#lastCommit}\\"`;
+    const at = lsn === undefined ? "null" : `\\"${lsn}\\"`;
+    return `${parts.head}"[${last},${at}]"${parts.times}${names},"txId":${open?.xid ?? "null"},"lsn":${lsn ?? "null"},"xmin":null}`;
   }
 
   /** `op` `m`: `{source, op, ts_ms…, message: {prefix, content}}`, keyed by its prefix (Debezium's message events). */
@@ -336,7 +358,11 @@ export const debezium: FormatDefinition = {
     if (typeof o["key-columns"] === "string") parseKeyColumns(o["key-columns"]);
   },
   values: (types) => debeziumValueOptions(types),
-  create: (context: FormatContext, o: FormatOptionValues) => new DebeziumEvents(debeziumOptions(context, o)),
+  create: (context: FormatContext, o: FormatOptionValues) => {
+    // The rows' columns are written by the decoder's kernel where it can (debezium-rows.ts): its area from the first call.
+    linesFor(context.decoder);
+    return new DebeziumEvents(debeziumOptions(context, o));
+  },
 };
 
 /** The DebeziumOptions of the format's option values. */

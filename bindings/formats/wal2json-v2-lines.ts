@@ -54,9 +54,7 @@ export interface V2Host {
   readonly facts: RelationFactsCache;
   columns(facts: RelationFacts): V2Columns;
   transaction: V2Transaction | undefined;
-  /** Whether records of a transaction not yet begun are held until its Commit (include-lsn with include-transaction). */
-  readonly holds: boolean;
-  /** Where they are held. */
+  /** Where the records of a transaction not yet begun are held until its Commit (include-lsn with include-transaction); undefined: none are. */
   readonly held: HeldLines | undefined;
   /** Column i's value (`{"name"…` written) as push() writes it; false: left out (unchanged TOAST). */
   value(out: ByteSink, facts: RelationFacts, tuple: Tuple, i: number): boolean;
@@ -71,7 +69,7 @@ export class Wal2jsonV2Lines implements LineFormat {
     this.#s = settings;
     this.#host = host;
     this.lineFlags = LF_PG_TIME | LF_UNCHANGED_LEFT_OUT | (settings.numbersAsStrings ? JF_NUMBERS_AS_STRINGS : 0)
-      | (settings.includeTransaction ? LF_TRANSACTIONS | LF_EVERY_TRANSACTION : 0) | (host.holds ? LF_BEGIN_AHEAD | LF_HELD_COMMITS : 0);
+      | (settings.includeTransaction ? LF_TRANSACTIONS | LF_EVERY_TRANSACTION : 0) | (host.held !== undefined ? LF_BEGIN_AHEAD | LF_HELD_COMMITS : 0);
   }
 
   programs(area: JsonArea): void {
@@ -79,7 +77,7 @@ export class Wal2jsonV2Lines implements LineFormat {
     const fields: ProgramPart[] = [...(s.includeXids ? [',"xid":', [OP_XID, 0, 0] as Op] : []), ...(s.includeTimestamp ? [',"timestamp":', [OP_TIME, 0, 0] as Op] : [])];
     const lsnPair = (first: number, second: number): ProgramPart[] => [',"lsn":"', [OP_LSN, first, 0], '","nextlsn":"', [OP_LSN, second, 0], '"'];
     const set = (kind: number, parts: ProgramPart[]) => area.program(kind, program(area, parts));
-    set(LK_BEGIN, ['{"action":"B"', ...fields, ...(this.#host.holds ? lsnPair(LF_FINAL, LF_AHEAD_END) : []), "}"]);
+    set(LK_BEGIN, ['{"action":"B"', ...fields, ...(this.#host.held !== undefined ? lsnPair(LF_FINAL, LF_AHEAD_END) : []), "}"]);
     set(LK_COMMIT, ['{"action":"C"', ...fields, ...(s.includeLsn ? lsnPair(LF_FIRST, LF_SECOND) : []), "}"]);
     const row = (action: string, wanted: boolean, body: ProgramPart[]): ProgramPart[] => !wanted ? [] : [
       `{"action":"${action}"`, ...fields, ...(s.includeLsn ? [',"lsn":', [OP_LSN, LF_WAL_START_OR_NULL, 0] as Op] : []), [OP_HEAD, 0, 0],
@@ -135,7 +133,7 @@ export class Wal2jsonV2Lines implements LineFormat {
   lineTransaction(): LineTransaction | undefined {
     const t = this.#host.transaction;
     if (t === undefined) return undefined;
-    return { xid: t.xid, time: t.time, printed: false, begin: undefined, foreignRows: false, held: this.#host.holds && !t.begun, finalLsn: t.finalLsn };
+    return { xid: t.xid, time: t.time, printed: false, begin: undefined, foreignRows: false, held: this.#host.held !== undefined && !t.begun, finalLsn: t.finalLsn };
   }
 
   setLineTransaction(t: LineTransaction | undefined, changed: boolean): void {

@@ -113,7 +113,6 @@ export class Wal2jsonV2 implements Format {
       set transaction(t) {
         self.#open = t;
       },
-      holds: this.#held !== undefined,
       held: this.#held,
       value: (out, facts, tuple, i) => {
         const col = this.#col.of(tuple);
