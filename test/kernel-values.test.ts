@@ -13,6 +13,7 @@ import { TapeDecoder } from "../bindings/kernel/decoder.ts";
 import { printTimestamp } from "../devkit/encoder/values-print.ts";
 import { backends } from "./support/backends.ts";
 import { encode } from "../devkit/encoder/encoder.ts";
+import { civilDay, civilMonth, civilOfDays, civilOfDaysInt, civilYear } from "../bindings/kernel/civil.ts";
 
 const NOT_PARSED = -(2n ** 63n) + 1n;
 const kernels: [string, () => KernelExports][] = [["wasm", () => instantiate(kernelModule())], ["ts", createKernel]];
@@ -157,5 +158,19 @@ describe("the decoder hands text timestamps to its kernel", () => {
     const bytes = new TextEncoder().encode("2024-02-29 04:05:06.789+00");
     expect(d.values.text(Oid.timestamptz, bytes, 0, bytes.length)).toBe(1709179506789000n);
     expect(calls).toBe(2);
+  });
+});
+
+describe("kernel/civil.ts: the i32 civil date the kernel takes for dates and timestamps", () => {
+  it("is civil_from_days' date for every day from 0000-03-01 to past the year 9999", () => {
+    let checked = 0;
+    for (let days = -719468; days < 2_932_897 + 1000; days++) {
+      civilOfDays(days);
+      const [y, m, d] = [civilYear, civilMonth, civilDay];
+      civilOfDaysInt(days);
+      if (civilYear !== y || civilMonth !== m || civilDay !== d) expect.fail(`day ${days}: ${civilYear}-${civilMonth}-${civilDay}, not ${y}-${m}-${d}`);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(3_600_000);
   });
 });

@@ -15,7 +15,7 @@ import {
 } from "../jsonl-tape.ts";
 import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
-import { civilOfDays, civilYear, civilMonth, civilDay } from "./civil.ts";
+import { civilOfDays, civilOfDaysInt, civilYear, civilMonth, civilDay } from "./civil.ts";
 
 const QUOTE: i32 = 0x22;
 const BACKSLASH: i32 = 0x5c;
@@ -651,7 +651,7 @@ function put4(d: i32, take: i32): void {
  */
 function isoDate(d: i32): bool {
   if (d == -2147483648 || d == 2147483647) return false;
-  civilOfDays(<f64>d + 10957.0);
+  civilOf(<f64>d + 10957.0);
   if (civilYear < 1 || civilYear > 9999) return false;
   put(QUOTE);
   putYmd(<i32>civilYear, <i32>civilMonth, <i32>civilDay);
@@ -812,30 +812,40 @@ function digitRun(first: i32, last: i32, from: i32, to: i32): void {
   }
 }
 
-function putDigit(d: f64): void {
-  put(0x30 + <i32>d);
-}
-
-/** v (an integer, 0 <= v < 2^53) in decimal. */
+/**
+ * v (an integer, 0 <= v < 2^53) in decimal: below 10^9 in i32 arithmetic
+ * (whose divisions by 10 are multiplies, not a double's division), above
+ * as its part above 10^9 and its last nine digits.
+ */
 export function putDecimal(v: f64): void {
-  let n = 1;
-  let t = v;
-  while (t >= 10) { t = Math.floor(t / 10); n++; }
-  putFixed(v, n);
+  if (v < 1000000000.0) {
+    putSmall(<i32>v);
+    return;
+  }
+  const high = Math.floor(v / 1000000000.0);
+  putSmall(<i32>high);
+  putDigits(<i32>(v - high * 1000000000.0), 9);
 }
 
-/** The last n decimal digits of v (an integer, 0 <= v < 2^53), zero-padded. */
-function putFixed(v: f64, n: i32): void {
-  const start = o;
-  let x = v;
-  for (let i = n - 1; i >= 0; i--) {
-    const q = Math.floor(x / 10);
-    o = start + <usize>i;
-    putDigit(x - q * 10);
-    x = q;
-  }
-  o = start + <usize>n;
+/** 0 <= x < 10^9 in decimal. */
+function putSmall(x: i32): void {
+  let n = 1;
+  for (let t = x; t >= 10; t = divI32(t, 10)) n++;
+  putDigits(x, n);
 }
+
+/** The last n decimal digits of 0 <= x < 10^9, zero-padded. */
+function putDigits(x: i32, n: i32): void {
+  o += <usize>n;
+  let at = o;
+  let y = x;
+  for (let i = 0; i < n; i++) {
+    const q = divI32(y, 10);
+    storeU8(--at, 0x30 + y - q * 10);
+    y = q;
+  }
+}
+
 
 /**
  * interval text in IntervalStyle postgres, as PostgreSQL prints it
@@ -1008,7 +1018,7 @@ function timeAt(p: usize): bool {
   timeSeconds = <i32>secs;
   // Consecutive transactions are mostly of one day: its date is worked out once.
   if (days != timeDays) {
-    civilOfDays(days);
+    civilOf(days);
     if (civilYear < 1 || civilYear > 9999) return false;
     timeDays = days;
     timeYear = <i32>civilYear;
@@ -1046,6 +1056,12 @@ let timeDays: f64 = NaN;
 let timeYear = 0;
 let timeMonth = 0;
 let timeDay = 0;
+
+/** The civil date of `days` after 1970-01-01 (civil.ts), in i32 arithmetic where it fits. */
+function civilOf(days: f64): void {
+  if (days >= -719468.0 && days < 2000000000.0) civilOfDaysInt(<i32>days);
+  else civilOfDays(days);
+}
 
 /** 0 <= v < 100 as two digits. */
 function put2(v: i32): void {
