@@ -143,6 +143,10 @@ export function captureSource(chunks: AsyncIterable<Uint8Array>, decoder: Pgoutp
     readyBatch: () => (batch !== undefined && index < batch.length ? { batch: batch as Batch, index } : undefined),
     skipReady: (n) => void (index += n),
     // The generator goes on from `index`, wherever the batch's takers left it.
-    putBack: () => batch !== undefined && index > 0 && index-- > 0,
+    putBack: () => {
+      if (batch === undefined || index === 0) return false;
+      index--;
+      return true;
+    },
   };
 }
