@@ -186,6 +186,8 @@ export class Records {
    */
   endAt(end: number, kind: RecordKind, relation?: Relation, derived = kind === "relationChanged"): void {
     const txn = this.txn;
+    // Its key and headers, as end() takes them (the kernel's lines write none: an empty key is none).
+    this.#extras?.ended(this.ends.length);
     this.ends.push(end);
     this.kinds.push(kind);
     this.relations.push(relation);
