@@ -28,7 +28,8 @@
  *   JF_NO_CLOSE (no `}` after a column), JF_SKIP_NULL (NULL columns are
  *   left out), JF_SPACED (a space after each comma), JF_UNSENT_SKIPPED
  *   (an unchanged TOAST column that `old` has no value for is left out),
- *   JF_ONLY_UNSENT (only those columns).
+ *   JF_ONLY_UNSENT (only those columns); and for a line program's
+ *   OP_COLUMNS, JF_BRACES (the columns in `{` `}`, an object, not `[` `]`).
  * - out, outCapacity: the output bytes [out, out + outCapacity).
  * - result: byte address of JR_WORDS result words: JR_WRITTEN (bytes
  *   written at `out`), JR_COLUMN (where it stopped), JR_FLAGS (`flags` with
@@ -104,8 +105,9 @@ export const JF_SKIP_NULL = 512;
 export const JF_SPACED = 1024;
 export const JF_UNSENT_SKIPPED = 2048;
 export const JF_ONLY_UNSENT = 4096;
+export const JF_BRACES = 8192;
 /** The column flags a line program's OP_COLUMNS may set (line-templates.ts). */
-export const LC_COLUMN_FLAGS = JF_SKIP_UNCHANGED | JF_NAMES_ONLY | JF_NO_CLOSE | JF_SKIP_NULL | JF_SPACED | JF_UNSENT_SKIPPED | JF_ONLY_UNSENT;
+export const LC_COLUMN_FLAGS = JF_SKIP_UNCHANGED | JF_NAMES_ONLY | JF_NO_CLOSE | JF_SKIP_NULL | JF_SPACED | JF_UNSENT_SKIPPED | JF_ONLY_UNSENT | JF_BRACES;
 
 // Result words.
 export const JR_WORDS = 4;

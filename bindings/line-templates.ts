@@ -42,7 +42,8 @@
  *   programs, the relation map (below), all written by the binding.
  * - out, outCapacity: the output bytes.
  * - lines, linesCapacity: LE_WORDS words per line written: LE_END (its end,
- *   in bytes from `out`), LE_CODE (LK_* | template index << 4).
+ *   in bytes from `out`), LE_CODE (LK_*; a row's also | its template's
+ *   index << 4 | its record's number in the call << 13).
  * - result: JR_WORDS result words (jsonl-tape.ts): JR_WRITTEN (bytes),
  *   JR_RECORD (records done), JR_LINES (lines written).
  *
@@ -183,9 +184,18 @@ export const LS_HELD = 11;
 export const LS_FINAL_HI = 12;
 export const LS_FINAL_LO = 13;
 export const LS_POSITION = 14;
-export const LS_WORDS = 16;
+export const LS_TIME_HI = 15;
+export const LS_TIME_LO = 16;
+export const LS_LAST_HI = 17;
+export const LS_LAST_LO = 18;
+export const LS_LAST_KNOWN = 19;
+export const LS_CALL_LENGTH = 20;
+export const LS_WORDS = 24;
 export const LS_TIME_BYTES = 64;
 export const LS_BEGIN_BYTES = 1024;
+export const LS_CALL_BYTES = 128;
+/** The line state's bytes: its words, the time text, the B line due, the call's text; the programs follow. */
+export const LS_STATE_BYTES = LS_WORDS * 4 + LS_TIME_BYTES + LS_BEGIN_BYTES + LS_CALL_BYTES;
 
 // Programs.
 export const LP_HEADER_WORDS = 1;
@@ -202,6 +212,8 @@ export const OP_TIME = 5;
 export const OP_HEAD = 6;
 export const OP_COLUMNS = 7;
 export const OP_POSITION = 8;
+export const OP_STOP = 9;
+export const OP_CALL_TEXT = 10;
 
 // LSN fields.
 export const LF_WAL_START = 0;
@@ -210,6 +222,8 @@ export const LF_SECOND = 2; // Commit's endLsn
 export const LF_AHEAD_END = 3; // the endLsn of the Commit a Begin found ahead (LF_BEGIN_AHEAD)
 export const LF_WAL_START_OR_NULL = 4;
 export const LF_FINAL = 5; // the transaction's Begin's finalLsn (LS_FINAL_*)
+export const LF_WAL_START_DECIMAL = 6;
+export const LF_LAST_END_DECIMAL = 7;
 
 // OP_IF's conditions.
 export const IF_WAL_START = 0;
@@ -218,6 +232,17 @@ export const IF_PK = 2;
 export const IF_PRINTED = 3;
 export const IF_UNSENT = 4;
 export const IF_FINAL = 5;
+export const IF_OLD = 6;
+export const IF_LAST_END = 7;
+/** Or'd into a condition: it holds when the condition does not. */
+export const IF_NOT = 0x100;
+
+// OP_TIME's a.
+export const TIME_TEXT = 0;
+export const TIME_MESSAGE = 1;
+export const TIME_MS = 2;
+export const TIME_US = 3;
+export const TIME_NS = 4;
 
 // Tuples.
 export const LT_NEW = 0; // Insert, Update: the new tuple

@@ -25,7 +25,7 @@ import { StreamResequencer } from "../bindings/pipeline/resequence.ts";
 import { createKernel } from "../bindings/baseline/kernel.ts";
 import { instantiate, kernelModule } from "../bindings/wasm/module.ts";
 import { JSON_REFUSED, JSON_DECLINED } from "../bindings/jsonl-tape.ts";
-import { LF_TRANSACTIONS, LINES_DONE, LS_BEGIN_LENGTH, LK_BEGIN, LP_PROGRAM_WORDS, LS_BEGIN_BYTES, LS_TIME_BYTES, LS_WORDS, OP_BYTES } from "../bindings/line-templates.ts";
+import { LF_TRANSACTIONS, LINES_DONE, LS_BEGIN_LENGTH, LK_BEGIN, LP_PROGRAM_WORDS, LS_STATE_BYTES, OP_BYTES } from "../bindings/line-templates.ts";
 import { decoderInternals, type TapeDecoder } from "../bindings/kernel/decoder.ts";
 import { JsonArea } from "../bindings/kernel/json-area.ts";
 import { encode, frame, type ColumnDesc, type RelationColumnDesc } from "../devkit/encoder/encoder.ts";
@@ -590,7 +590,7 @@ describe("jsonLines: hostile arguments and templates stop it, never a trap", () 
       for (const args of cases) expect(k.jsonLines(...args), `${name} ${args.join(",")}`).toBeGreaterThanOrEqual(0);
       // A B line program whose literal is outside memory, and one longer than LP_MAX_OPS: the B line is one the
       // kernel cannot write (LS_BEGIN_LENGTH -1: the transaction's rows are the binding's), nothing written.
-      const programs = (area >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4;
+      const programs = (area + LS_STATE_BYTES) >> 2;
       for (const program of [[1, OP_BYTES, size - 2, 100], [1000]]) {
         i32.set(program, programs + LK_BEGIN * LP_PROGRAM_WORDS);
         expect(k.jsonLines(records + 16, 1, LF_TRANSACTIONS, area, out, 100, lines, 10, result)).toBe(LINES_DONE);

@@ -20,7 +20,7 @@
  */
 import { JC_HEADER_WORDS, JC_WORDS, JR_COLUMN, JR_FLAGS, JR_WORDS, JR_WRITTEN } from "../jsonl-tape.ts";
 import {
-  JR_LINES, JR_RECORD, LE_WORDS, LP_HEADER_WORDS, LP_KINDS, LP_MAX_OPS, LP_OP_WORDS, LP_OPS, LP_PROGRAM_WORDS, LS_BEGIN_BYTES, LS_TIME_BYTES, LS_WORDS,
+  JR_LINES, JR_RECORD, LE_WORDS, LP_HEADER_WORDS, LP_KINDS, LP_MAX_OPS, LP_OP_WORDS, LP_OPS, LP_PROGRAM_WORDS, LS_STATE_BYTES,
   RT_COLUMNS, RT_COLUMNS_1, RT_FLAGS, RT_HEAD, RT_HEAD_1, RT_HEAD_1_LENGTH, RT_HEAD_LENGTH, RT_INDEX, RT_WANTED, RT_WORDS,
 } from "../line-templates.ts";
 import { TABLE_HASH } from "../tape.ts";
@@ -31,7 +31,7 @@ const TABLES = 256 * 1024;
 const OUTPUT = 448 * 1024;
 /** Relation map entries (a power of 2); half full, the tables start over. */
 const MAP = 1024;
-const LINE_AREA = LS_WORDS * 4 + LS_TIME_BYTES + LS_BEGIN_BYTES + LP_KINDS * LP_PROGRAM_WORDS * 4 + 4 + MAP * 8;
+const LINE_AREA = LS_STATE_BYTES + LP_KINDS * LP_PROGRAM_WORDS * 4 + 4 + MAP * 8;
 const LITERALS = 4096;
 /** Line entries per call. */
 const LINES = 8192;
@@ -128,7 +128,7 @@ export class JsonArea implements MemoryRegion {
   /** Writes the program of line kind `kind`: ops as [code, a, b] triples (literals from literal()). */
   program(kind: number, ops: readonly (readonly [number, number, number])[]): void {
     if (ops.length > LP_MAX_OPS) throw new RangeError(`a line program has at most ${LP_MAX_OPS} ops`);
-    const w = (this.line >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4 + kind * LP_PROGRAM_WORDS;
+    const w = (this.line + LS_STATE_BYTES >> 2) + kind * LP_PROGRAM_WORDS;
     const i32 = this.#i32;
     i32[w + LP_OPS] = ops.length;
     ops.forEach((op, i) => i32.set(op, w + LP_HEADER_WORDS + i * LP_OP_WORDS));
@@ -181,7 +181,7 @@ export class JsonArea implements MemoryRegion {
     i32[w + RT_HEAD_1_LENGTH] = head1.length;
     this.u8.set(head, at + RT_WORDS * 4);
     this.u8.set(head1, at + RT_WORDS * 4 + head.length);
-    const map = (this.line >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4 + LP_KINDS * LP_PROGRAM_WORDS;
+    const map = (this.line + LS_STATE_BYTES >> 2) + LP_KINDS * LP_PROGRAM_WORDS;
     let slot = (Math.imul(oid, TABLE_HASH) >>> 16) & (MAP - 1);
     // An entry for the same OID (a relation defined again) is replaced.
     while (i32[map + 2 + slot * 2] !== 0 && i32[map + 1 + slot * 2] !== oid) slot = (slot + 1) & (MAP - 1);
@@ -197,7 +197,7 @@ export class JsonArea implements MemoryRegion {
   }
 
   #emptyMap(): void {
-    const map = (this.line >> 2) + LS_WORDS + (LS_TIME_BYTES + LS_BEGIN_BYTES) / 4 + LP_KINDS * LP_PROGRAM_WORDS;
+    const map = (this.line + LS_STATE_BYTES >> 2) + LP_KINDS * LP_PROGRAM_WORDS;
     this.#i32.fill(0, map, map + 1 + MAP * 2);
     this.#i32[map] = MAP;
     this.#templates = 0;

@@ -691,7 +691,7 @@ function putInt64(p: usize, strings: bool): bool {
 }
 
 /** An integer v (|v| < 2^53) in decimal. */
-function putSigned(v: f64): void {
+export function putSigned(v: f64): void {
   if (v < 0) put(0x2d);
   putDecimal(v < 0 ? -v : v);
 }

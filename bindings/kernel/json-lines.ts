@@ -6,19 +6,20 @@
 // binding's area (every address from it checked against memory before
 // use); writes only the output, the line entries, the result words and the
 // area's state.
-import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, LC_COLUMN_FLAGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
+import { JF_AS_PORTABLE, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_BRACES, LC_COLUMN_FLAGS, JR_WRITTEN, JSON_DONE, JSON_FULL } from "../jsonl-tape.ts";
 import {
   LINES_DONE, LINES_STOPPED, LINES_TEMPLATE, LINES_FULL, LINES_COLUMN, LS_RESUME_OP, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LF_TRANSACTIONS, LF_BOUNDARIES, JR_RECORD, JR_LINES, LE_WORDS, LE_END, LE_CODE,
   LF_EVERY_TRANSACTION, LF_PG_TIME, LF_BEGIN_AHEAD, LF_UNCHANGED_LEFT_OUT, LF_HOLD, LF_NO_NEWLINE, LF_HELD_COMMITS, LF_FINAL, LINES_HELD, LS_FINAL_HI, LS_FINAL_LO, LS_POSITION, IF_PRINTED, IF_FINAL, OP_POSITION,
   LK_INSERT, LK_UPDATE, LK_DELETE, LK_BEGIN, LK_COMMIT, LK_BEGIN_MARK, LK_COMMIT_MARK, LS_OPEN, LS_XID, LS_PRINTED, LS_ORIGIN, LS_HELD, LS_TIME_LENGTH, LS_BEGIN_LENGTH,
-  LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
+  LS_CHANGED, LS_WORDS, LS_TIME_BYTES, LS_BEGIN_BYTES, LS_CALL_BYTES, LS_STATE_BYTES, LS_TIME_HI, LS_TIME_LO, LS_LAST_HI, LS_LAST_LO, LS_LAST_KNOWN, LS_CALL_LENGTH,
+  OP_STOP, OP_CALL_TEXT, LF_WAL_START_DECIMAL, LF_LAST_END_DECIMAL, IF_OLD, IF_LAST_END, IF_NOT, TIME_TEXT, TIME_MS, TIME_US, TIME_NS, LP_HEADER_WORDS, LP_OPS, LP_OP_WORDS, LP_MAX_OPS, LP_PROGRAM_WORDS,
   LP_KINDS, OP_BYTES, OP_XID, OP_LSN, OP_IF, OP_TIME, OP_HEAD, OP_COLUMNS, LF_WAL_START, LF_FIRST, LF_AHEAD_END, LF_WAL_START_OR_NULL, LT_NEW, LT_OLD, LT_IDENTITY,
   IF_WAL_START, IF_IDENTITY, IF_PK, IF_UNSENT, LC_KEYS_IF_K, LC_KEYS, LC_ALL_IF_OLD, LC_WHICH, LC_TABLE_SHIFT, RT_WORDS, RT_COLUMNS, RT_WANTED, RT_HEAD, RT_HEAD_LENGTH, RT_INDEX,
   RT_FLAGS, RT_COLUMNS_1, RT_HEAD_1, RT_HEAD_1_LENGTH, RTF_KEYS, RTF_PK,
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
 import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
-import { columnsAt, cursor, setCursor, putByte, putBytes, putBytesUpTo, tupleFits, stopColumn, stopFlags, putDecimal, isoTime, pgTime } from "./json-columns.ts";
+import { columnsAt, cursor, setCursor, putByte, putBytes, putBytesUpTo, tupleFits, stopColumn, stopFlags, putDecimal, putSigned, isoTime, pgTime } from "./json-columns.ts";
 
 const TAG_BEGIN = 0x42; // 'B'
 const TAG_COMMIT = 0x43; // 'C'
@@ -55,8 +56,12 @@ function beginBytes(): usize {
   return timeBytes() + <usize>LS_TIME_BYTES;
 }
 
+function callBytes(): usize {
+  return beginBytes() + <usize>LS_BEGIN_BYTES;
+}
+
 function program(kind: i32): usize {
-  return beginBytes() + <usize>LS_BEGIN_BYTES + (<usize>(LP_PROGRAM_WORDS * kind) << 2);
+  return area + <usize>LS_STATE_BYTES + (<usize>(LP_PROGRAM_WORDS * kind) << 2);
 }
 
 function relationMap(): usize {
@@ -138,6 +143,9 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
         setState(LS_HELD, 0);
         setState(LS_BEGIN_LENGTH, 0);
         setState(LS_CHANGED, 1);
+        setState(LS_LAST_HI, loadI32BE(msg + 10));
+        setState(LS_LAST_LO, loadI32BE(msg + 14));
+        setState(LS_LAST_KNOWN, 1);
         // The lines after it are not held: they start with the next call.
         if (held) {
           done++;
@@ -150,7 +158,8 @@ export function jsonLines(records: usize, count: i32, flags: i32, lineArea: usiz
       s = row(kind, end, flags, resume, out);
       // The B line it printed first is an entry of its own.
       if ((s == LINES_DONE || s == LINES_COLUMN) && beginEnd != 0) lineCount = entry(lines, lineCount, out, beginEnd, LK_BEGIN);
-      if (s == LINES_DONE && cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), (loadI32(template + (RT_INDEX << 2)) << 4) | kind);
+      // A row's entry names its template and its record in the call (line-templates.ts LE_CODE).
+      if (s == LINES_DONE && cursor() != mark) lineCount = entry(lines, lineCount, out, cursor(), (done << 13) | (loadI32(template + (RT_INDEX << 2)) << 4) | kind);
       // Written in part: the output ends inside its line, which goes on at the next call.
       if (s == LINES_COLUMN || (s == LINES_FULL && state(LS_RESUME_OP) != 0)) { status = s; break; }
     } else s = LINES_STOPPED;
@@ -212,6 +221,8 @@ function begin(flags: i32, left: i32): i32 {
   setState(LS_HELD, held ? 1 : 0);
   setState(LS_FINAL_HI, loadI32BE(msg + 1));
   setState(LS_FINAL_LO, loadI32BE(msg + 5));
+  setState(LS_TIME_HI, loadI32BE(msg + 9));
+  setState(LS_TIME_LO, loadI32BE(msg + 13));
   setState(LS_POSITION, 0);
   setState(LS_CHANGED, 1);
   setState(LS_BEGIN_LENGTH, 0);
@@ -408,7 +419,7 @@ function run(p: usize, end: usize, from: i32): bool {
     const a = loadI32(at + 4);
     const b = loadI32(at + 8);
     // Every field but the columns (which check their own room) takes at most FIELD_ROOM bytes.
-    if (code != OP_BYTES && code != OP_COLUMNS && code != OP_HEAD && <u64>(end - cursor()) < <u64>FIELD_ROOM) return cut();
+    if (code != OP_BYTES && code != OP_COLUMNS && code != OP_HEAD && code != OP_CALL_TEXT && <u64>(end - cursor()) < <u64>FIELD_ROOM) return cut();
     if (code == OP_BYTES) {
       if (a < 0 || b < 0 || <u64>a + <u64>b > size) return stop();
       if (<u64>b > <u64>(end - cursor())) return cut();
@@ -430,14 +441,28 @@ function run(p: usize, end: usize, from: i32): bool {
         hex(state(LS_FINAL_HI));
         putByte(0x2f);
         hex(state(LS_FINAL_LO));
+      } else if (a == LF_WAL_START_DECIMAL) {
+        if (!decimal64(loadI32BE(msg - 24), loadI32BE(msg - 20))) return stop();
+      } else if (a == LF_LAST_END_DECIMAL) {
+        if (!decimal64(state(LS_LAST_HI), state(LS_LAST_LO))) return stop();
       } else if ((head() & 0xff) == TAG_BEGIN) lsn(msg + 1);
       else lsn(a == LF_FIRST ? msg + 2 : msg + 10);
     } else if (code == OP_IF) {
-      if (!holds(a)) i += b;
+      const yes = holds(a & 0xff);
+      if ((a & IF_NOT) != 0 ? yes : !yes) i += b;
+    } else if (code == OP_STOP) {
+      return stop();
+    } else if (code == OP_CALL_TEXT) {
+      const n = state(LS_CALL_LENGTH);
+      if (n < 0 || n > LS_CALL_BYTES) return stop();
+      if (<u64>n > <u64>(end - cursor())) return cut();
+      putBytesUpTo(callBytes(), n, free);
     } else if (code == OP_POSITION) {
       putDecimal(u32AsF64(state(LS_POSITION)));
     } else if (code == OP_TIME) {
-      if (a == 0) {
+      if (a == TIME_MS || a == TIME_US || a == TIME_NS) {
+        if (!timeNumber(a)) return stop();
+      } else if (a == TIME_TEXT) {
         const n = state(LS_TIME_LENGTH);
         if (n < 0 || n > LS_TIME_BYTES) return stop();
         putBytesUpTo(timeBytes(), n, free);
@@ -469,6 +494,9 @@ function holds(a: i32): bool {
   if (a == IF_PRINTED) return state(LS_PRINTED) != 0;
   if (a == IF_UNSENT) return unsent();
   if (a == IF_FINAL) return (state(LS_FINAL_HI) | state(LS_FINAL_LO)) != 0;
+  if (a == IF_LAST_END) return state(LS_LAST_KNOWN) != 0;
+  // Update: oldTupleType first, 0 when none was sent; Delete: always one.
+  if (a == IF_OLD) return (head() & 0xff) != TAG_INSERT && loadWord(rec + (<usize>HEADER_WORDS << 2)) != 0;
   if (a == IF_IDENTITY) {
     // Update: oldTupleType first, 0 when none was sent; Delete: always one.
     const tag = head() & 0xff;
@@ -494,6 +522,31 @@ function unsent(): bool {
     if (k != 0x74 && k != 0x62) return true;
   }
   return false;
+}
+
+/** The unsigned 64-bit (hi, lo) in decimal, below 2^53 (else false, nothing written: the TS build's exact range). */
+function decimal64(hi: i32, lo: i32): bool {
+  if (hi < 0 || hi >= 1 << 21) return false;
+  putDecimal(<f64>hi * 4294967296.0 + u32AsF64(lo));
+  return true;
+}
+
+/**
+ * The transaction's commit time (LS_TIME_*, µs since 2000-01-01) as a
+ * number since the Unix epoch: milliseconds (floored), microseconds, or
+ * nanoseconds (the µs and three zeros, `0` for 0), as Debezium's source
+ * block has it; false beyond ±2^52 µs.
+ */
+function timeNumber(a: i32): bool {
+  const hi = state(LS_TIME_HI);
+  if (hi < -(1 << 20) || hi >= 1 << 20) return false;
+  const us = <f64>hi * 4294967296.0 + u32AsF64(state(LS_TIME_LO)) + 946684800000000.0;
+  if (a == TIME_MS) putSigned(Math.floor(us / 1000.0));
+  else {
+    putSigned(us);
+    if (a == TIME_NS && us != 0) { putByte(0x30); putByte(0x30); putByte(0x30); }
+  }
+  return true;
 }
 
 function hasWalStart(): bool {
@@ -536,7 +589,7 @@ function columns(which: i32, keys: i32, end: usize, resuming: bool): bool {
   if (!tupleFits(tuple, old, table, from, size)) return stop();
   if (!resuming) {
     if (<u64>(end - cursor()) < 2) return cut();
-    putByte(0x5b);
+    putByte((flags & JF_BRACES) != 0 ? 0x7b : 0x5b);
   }
   const s = columnsAt(tuple, old, table, from, flags, start, end - 1, size);
   if (s != JSON_DONE) {
@@ -553,7 +606,7 @@ function columns(which: i32, keys: i32, end: usize, resuming: bool): bool {
     failure = LINES_COLUMN;
     return false;
   }
-  putByte(0x5d);
+  putByte((flags & JF_BRACES) != 0 ? 0x7d : 0x5d);
   return true;
 }
 

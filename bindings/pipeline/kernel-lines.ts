@@ -32,7 +32,7 @@ import type { PgoutputDecoder } from "../decoder.ts";
 import { JF_COMMA } from "../jsonl-tape.ts";
 import {
   LE_WORDS, LF_BOUNDARIES, LINES_COLUMN, LINES_DONE, LINES_FULL, LINES_HELD, LINES_TEMPLATE, LK_BEGIN, LK_BEGIN_MARK, LK_COMMIT, LK_DELETE, LS_BEGIN_BYTES, LS_BEGIN_LENGTH, LS_CHANGED,
-  LS_FINAL_HI, LS_FINAL_LO, LS_HELD, LS_POSITION,
+  LS_FINAL_HI, LS_FINAL_LO, LS_HELD, LS_POSITION, LS_TIME_HI, LS_TIME_LO, LS_LAST_HI, LS_LAST_LO, LS_LAST_KNOWN, LS_CALL_LENGTH, LS_CALL_BYTES,
   LS_OPEN, LS_ORIGIN, LS_PRINTED, LS_RESUME_COLUMN, LS_RESUME_FLAGS, LS_RESUME_TUPLE, LS_TIME_BYTES, LS_TIME_LENGTH, LS_WORDS, LS_XID, LT_NEW, OP_BYTES, OP_IF,
 } from "../line-templates.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
@@ -41,6 +41,8 @@ export type Row = PgoutputMessage & { kind: "Insert" | "Update" | "Delete" };
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+/** 2000-01-01 (PostgreSQL's epoch) in µs since the Unix epoch. */
+const PG_EPOCH_US = 946_684_800_000_000n;
 
 /** A format's open transaction as the kernel's line state holds it (line-templates.ts, LS_*). */
 export interface LineTransaction {
@@ -57,6 +59,8 @@ export interface LineTransaction {
   held: boolean;
   /** Its Begin's finalLsn. */
   finalLsn: bigint;
+  /** Its commit time, µs since the Unix epoch (OP_TIME's numbers), for a format that writes it. */
+  commitTime?: bigint;
 }
 
 /** Where the lines of a held transaction go (LineFormat.held). */
@@ -97,6 +101,13 @@ export interface LineFormat {
   readonly held?: HeldLines;
   /** Its open transaction, for the kernel's line state. */
   lineTransaction(): LineTransaction | undefined;
+  /** The end of the last transaction it saw (IF_LAST_END, LF_LAST_END_DECIMAL), for a format that writes it; and taking it back. */
+  lastEnd?(): bigint | undefined;
+  setLastEnd?(lsn: bigint): void;
+  /** The text of OP_CALL_TEXT for this push (a processing time), at most LS_CALL_BYTES bytes of UTF-8. */
+  callText?(): string;
+  /** Record i of `batch`'s key, written into `out.keys` before the row's line is ended, for a format whose records have keys. */
+  key?(out: Records, batch: TapeBatch, i: number): void;
   /**
    * The kernel's line state after a run: `changed`, a transaction began or
    * ended in it (`t` is the one open now); else `t` stands for the same
@@ -214,12 +225,17 @@ export class KernelLines {
     let changed = false;
     let templated = -1;
     const w = area.line >> 2;
+    const call = this.#format.callText?.();
+    if (call !== undefined) {
+      const at = area.line + LS_WORDS * 4 + LS_TIME_BYTES + LS_BEGIN_BYTES;
+      area.i32[w + LS_CALL_LENGTH] = encoder.encodeInto(call, area.u8.subarray(at, at + LS_CALL_BYTES)).written;
+    }
     while (i < to) {
       // A call that starts in a held transaction writes only its lines (line-templates.ts LS_HELD).
       const held = area.i32[w + LS_OPEN] !== 0 && area.i32[w + LS_HELD] !== 0 ? this.#format.held : undefined;
       const status = area.lines(batch.recordAt(i) << 2, to - i, flags);
       changed ||= area.i32[w + LS_CHANGED] !== 0;
-      this.#take(area, out, held, i, boundary);
+      this.#take(area, out, held, batch, i, boundary);
       i += area.record;
       if (status === LINES_DONE) break;
       if (status === LINES_FULL) continue;
@@ -326,7 +342,7 @@ export class KernelLines {
    * on) into `out`, or what `held` holds (a call that started in a held
    * transaction), and its boundaries.
    */
-  #take(area: JsonArea, out: Records, held: HeldLines | undefined, first: number, boundary: ((index: number) => void) | undefined): void {
+  #take(area: JsonArea, out: Records, held: HeldLines | undefined, batch: TapeBatch, first: number, boundary: ((index: number) => void) | undefined): void {
     const written = area.written;
     if (written === 0 && boundary === undefined) return;
     const target = held ?? out;
@@ -338,6 +354,7 @@ export class KernelLines {
     let e = area.entries >> 2;
     let start = base;
     let begin = -1;
+    const key = held === undefined ? this.#format.key : undefined;
     for (let k = area.lineCount; k > 0; k--, e += LE_WORDS) {
       const code = i32[e + 1]!;
       const kind = code & 15;
@@ -346,7 +363,10 @@ export class KernelLines {
       // A held transaction's B and C lines, written at its Commit (LF_HELD_COMMITS).
       else if (held !== undefined && kind === LK_BEGIN) begin = start;
       else if (held !== undefined && kind === LK_COMMIT) held.finish(out, begin < 0 ? start : begin, start, end);
-      else target.endAt(end, LINE_KINDS[kind]!, kind <= LK_DELETE ? relations[code >> 4] : undefined);
+      else if (kind <= LK_DELETE) {
+        key?.call(this.#format, out, batch, first + (code >>> 13));
+        target.endAt(end, LINE_KINDS[kind]!, relations[(code >> 4) & 511]);
+      } else target.endAt(end, LINE_KINDS[kind]!, undefined);
       start = end;
     }
   }
@@ -359,6 +379,12 @@ export class KernelLines {
     i32[w + LS_POSITION] = out.txn.next;
     i32[w + LS_OPEN] = t === undefined ? 0 : 1;
     i32[w + LS_HELD] = t?.held === true ? 1 : 0;
+    const last = this.#format.lastEnd?.();
+    i32[w + LS_LAST_KNOWN] = last === undefined ? 0 : 1;
+    if (last !== undefined) {
+      i32[w + LS_LAST_HI] = Number(last >> 32n);
+      i32[w + LS_LAST_LO] = Number(last & 0xffff_ffffn);
+    }
     if (t === undefined) return;
     const timeAt = area.line + LS_WORDS * 4;
     const time = encoder.encodeInto(t.time, area.u8.subarray(timeAt, timeAt + LS_TIME_BYTES));
@@ -368,6 +394,9 @@ export class KernelLines {
     i32[w + LS_ORIGIN] = t.foreignRows || time.read < t.time.length ? 1 : 0;
     i32[w + LS_FINAL_HI] = Number(t.finalLsn >> 32n);
     i32[w + LS_FINAL_LO] = Number(t.finalLsn & 0xffff_ffffn);
+    const wire = BigInt.asUintN(64, (t.commitTime ?? PG_EPOCH_US) - PG_EPOCH_US);
+    i32[w + LS_TIME_HI] = Number(wire >> 32n);
+    i32[w + LS_TIME_LO] = Number(wire & 0xffff_ffffn);
     i32[w + LS_TIME_LENGTH] = time.written;
     let begin = 0;
     if (t.begin !== undefined) {
@@ -394,9 +423,11 @@ export class KernelLines {
         begin: !changed ? (begin !== 0 ? "" : undefined) : begin > 0 ? decoder.decode(area.u8.subarray(beginAt, beginAt + begin)) : undefined,
         foreignRows: i32[w + LS_ORIGIN] !== 0, held: i32[w + LS_HELD] !== 0,
         finalLsn: (BigInt(i32[w + LS_FINAL_HI]! >>> 0) << 32n) | BigInt(i32[w + LS_FINAL_LO]! >>> 0),
+        commitTime: BigInt.asIntN(64, (BigInt(i32[w + LS_TIME_HI]! >>> 0) << 32n) | BigInt(i32[w + LS_TIME_LO]! >>> 0)) + PG_EPOCH_US,
       };
     }
     this.#format.setLineTransaction(t, changed);
+    if (i32[w + LS_LAST_KNOWN] !== 0) this.#format.setLastEnd?.((BigInt(i32[w + LS_LAST_HI]! >>> 0) << 32n) | BigInt(i32[w + LS_LAST_LO]! >>> 0));
     this.#inSync = true;
   }
 }

@@ -27,7 +27,7 @@ import { createKernel } from "../../bindings/baseline/kernel.ts";
 import { kernelModule } from "../../bindings/wasm/module.ts";
 import { RESULT_WORDS, TABLE_CAPACITY, TABLE_HEADER_WORDS } from "../../bindings/tape.ts";
 import { JF_AS_PORTABLE, JR_WORDS, JR_WRITTEN } from "../../bindings/jsonl-tape.ts";
-import { JR_LINES, LE_WORDS, LS_BEGIN_BYTES, LS_TIME_BYTES, LS_WORDS } from "../../bindings/line-templates.ts";
+import { JR_LINES, LE_WORDS, LS_STATE_BYTES } from "../../bindings/line-templates.ts";
 
 const Instance = WebAssembly.Instance;
 let scratch: KernelExports | undefined;
@@ -142,7 +142,7 @@ export function twinKernel(makeTs: () => KernelExports = createKernel): KernelEx
       const regions: [string, number, number][] = [
         ["output byte", out, rt[JR_WRITTEN]!],
         ["line entry byte", lines, rt[JR_LINES]! * LE_WORDS * 4],
-        ["line state byte", area, LS_WORDS * 4 + LS_TIME_BYTES + LS_BEGIN_BYTES],
+        ["line state byte", area, LS_STATE_BYTES],
       ];
       for (const [name, at, n] of regions) {
         const bw = new Uint8Array(wasm.memory.buffer, at, n);
