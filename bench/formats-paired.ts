@@ -74,7 +74,7 @@ if (args.write) {
       "kernel's whole lines (`kernel`: the format's pushBatch) against the same format's JS path (`js`: push() per message),",
       "and pg-logical-replication's parse() of every message. Paired rounds, medians; ratios are medians of per-round ratios (their range).",
       "Options: wal2json-v2 `format-version=2`, wal2json-v2-all also `include-xids`, `include-timestamp`, `include-lsn`, `include-pk`;",
-      "wal2json-v1 the defaults; cloudevents structured, its data JSON Lines; debezium the defaults (written by its JS path).",
+      "wal2json-v1 the defaults; cloudevents structured, its data JSON Lines; debezium the defaults.",
     ],
     command: `node build/bench/bench/formats-paired.js bench/corpus/${input.name}.bin --rounds ${rounds} --write`,
     columns: ["entry", "MB/s in", "MB/s out", "÷ plr parse", "÷ its JS path"],

@@ -201,7 +201,7 @@ export const LS_STATE_BYTES = LS_WORDS * 4 + LS_TIME_BYTES + LS_BEGIN_BYTES + LS
 export const LP_HEADER_WORDS = 1;
 export const LP_OPS = 0;
 export const LP_OP_WORDS = 3;
-export const LP_MAX_OPS = 32;
+export const LP_MAX_OPS = 64;
 export const LP_PROGRAM_WORDS = LP_HEADER_WORDS + LP_OP_WORDS * LP_MAX_OPS;
 
 export const OP_BYTES = 1;

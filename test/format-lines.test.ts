@@ -47,13 +47,14 @@ const DECODERS: [string, Make][] = [
 function records(make: Make, name: string, options: FormatOptionValues, input: { payloads: Uint8Array[]; per: number } | { capture: Uint8Array; chunk: number }, batch: boolean): string {
   const definition = formatNamed(name);
   const d = make(definition.values());
-  // Debezium's kernel path is its rows' columns (debezium-rows.ts), through push(): `batch` picks it or the JS path alone.
+  // Debezium's kernel path is its whole lines (debezium-lines.ts) where it has them, else its rows' columns (debezium-rows.ts)
+  // through push(): `batch` picks it or the JS path alone.
   const format: Format = name === "debezium"
     ? new DebeziumEvents({ ...debeziumOptions({ decoder: d }, formatOptions(definition, options)), kernel: batch })
     : definition.create({ decoder: d }, formatOptions(definition, options));
   if (name === "debezium") {
     linesFor(d);
-    batch = false;
+    batch &&= format.pushBatch !== undefined;
   }
   const parts: string[] = [];
   const text = new TextDecoder();
@@ -108,6 +109,17 @@ function same(name: string, options: FormatOptionValues, input: Parameters<typeo
     length = js.length;
   }
   return length;
+}
+
+/** `format`'s kernel records equal push()'s, with any of `options`, texts, commit times, positions (0 now and then: none) and batching. */
+function anyStream(format: string, options: fc.Arbitrary<FormatOptionValues>): void {
+  fc.assert(fc.property(
+    options, fc.array(fc.oneof(fc.constantFrom(...W2J_TEXTS), fc.string({ unit: "binary" }), fc.double().map(String)), { minLength: 1, maxLength: 40 }),
+    fc.array(fc.bigInt({ min: -(2n ** 52n), max: 2n ** 52n }), { minLength: 1, maxLength: 4 }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.integer({ min: 1, max: 40 }),
+    (o, texts, times, lsn, per) => {
+      same(format, o, { payloads: stream(texts, times, (k) => (k % 3 === 0 ? 0n : (lsn + BigInt(k)) & (2n ** 64n - 1n))), per }, "property");
+    },
+  ), { numRuns: 40 });
 }
 
 const fixtures = JSON.parse(readFileSync(fileURLToPath(new URL("./fixtures/index.json", import.meta.url)), "utf8")) as { fixtures: { file: string }[] };
@@ -205,21 +217,39 @@ describe("cloudevents: the inner format's kernel lines wrapped = push()'s events
   });
 });
 
-describe("debezium: the rows' columns from the kernel = the JS path's events", () => {
+describe("debezium: whole lines and rows' columns from the kernel = the JS path's events", () => {
   // The events' processing time (`ts_ms`) is the same for both paths.
   beforeEach(() => void vi.spyOn(Date, "now").mockReturnValue(1_796_000_000_123));
   afterEach(() => void vi.restoreAllMocks());
 
   it("every capture from real PostgreSQL, generated rows of tricky values, with and without the old rows' columns", () => {
     let bytes = 0;
-    const kernel = vi.spyOn(JsonArea.prototype, "columns");
-    const options: FormatOptionValues[] = [{}, { "transaction-metadata": true, tombstones: true, "decimal-handling": "double" }, { "key-columns": "public\\.t16401:t \"q\"" }];
+    const columns = vi.spyOn(JsonArea.prototype, "columns");
+    const lines = vi.spyOn(JsonArea.prototype, "lines");
+    const options: FormatOptionValues[] = [
+      {}, { "skipped-operations": ["u"], "decimal-handling": "precise", "binary-handling": "hex", "time-precision": "microseconds", "interval-handling": "numeric" },
+      { "transaction-metadata": true, tombstones: true, "decimal-handling": "double" }, { "key-columns": "public\\.t16401:t \"q\"" },
+    ];
+    const lsns = [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n, 0xffff_ffff_ffff_ffffn];
     for (const o of options) {
-      for (const { file } of fixtures.fixtures) bytes += same("debezium", o, { capture: capture(file), chunk: 65536 }, file);
-      for (const per of [1, 1000]) bytes += same("debezium", o, { payloads: stream(W2J_TEXTS, TIMES, (k) => BigInt(k)), per }, `per ${per}`);
+      for (const { file } of fixtures.fixtures) {
+        for (const chunk of [65536, 331]) bytes += same("debezium", o, { capture: capture(file), chunk }, `${file} ${chunk}`);
+      }
+      for (const per of [1, 3, 1000]) bytes += same("debezium", o, { payloads: stream(W2J_TEXTS, TIMES, (k) => lsns[k % lsns.length]!), per }, `per ${per}`);
     }
     expect(bytes).toBeGreaterThan(1_000_000);
-    expect(kernel.mock.calls.length, "the kernel wrote columns").toBeGreaterThan(1000);
+    expect(columns.mock.calls.length, "the kernel wrote rows' columns").toBeGreaterThan(1000);
+    expect(lines.mock.calls.length, "the kernel wrote whole lines").toBeGreaterThan(1000);
+  });
+
+  it("any option set, any texts, times and positions", () => {
+    const options = fc.record({
+      "skipped-operations": fc.subarray(["c", "u", "d", "t"]).map((a) => (a.length === 0 ? ["none"] : a)),
+      "decimal-handling": fc.constantFrom("string", "double", "precise"), "binary-handling": fc.constantFrom("base64", "base64-url-safe", "hex"),
+      "time-precision": fc.constantFrom("adaptive", "adaptive_time_microseconds", "microseconds"), "interval-handling": fc.constantFrom("string", "numeric"),
+      "server-name": fc.string(),
+    });
+    anyStream("debezium", options);
   });
 });
 
@@ -258,13 +288,7 @@ describe("wal2json versions 2 and 1: whole lines from the kernel = push()'s reco
       "include-schemas": fc.boolean(), "include-types": fc.boolean(), "include-type-oids": fc.boolean(), "include-pk": fc.boolean(),
       "numeric-data-types-as-string": fc.boolean(), actions: fc.subarray(["insert", "update", "delete", "truncate"], { minLength: 1 }).map((a) => a.join(",")),
     });
-    fc.assert(fc.property(
-      options, fc.array(fc.oneof(fc.constantFrom(...W2J_TEXTS), fc.string({ unit: "binary" }), fc.double().map(String)), { minLength: 1, maxLength: 40 }),
-      fc.array(fc.bigInt({ min: -(2n ** 52n), max: 2n ** 52n }), { minLength: 1, maxLength: 4 }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.integer({ min: 1, max: 40 }),
-      (o, texts, times, lsn, per) => {
-        same("wal2json", o, { payloads: stream(texts, times, (k) => (k % 3 === 0 ? 0n : (lsn + BigInt(k)) & (2n ** 64n - 1n))), per }, "property");
-      },
-    ), { numRuns: 40 });
+    anyStream("wal2json", options);
   });
 
   it("the kernel takes the lines: most records of a capture of plain transactions are written with no push()", () => {

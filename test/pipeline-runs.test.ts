@@ -1,7 +1,7 @@
 /**
  * The pipeline's whole-batch path (run.ts #takeRun, Format.pushBatch): a
  * capture source offers its decoded batch, and a format that has it (JSON
- * Lines, wal2json, CloudEvents of JSON Lines) writes a plain transaction's
+ * Lines, wal2json, CloudEvents of JSON Lines, Debezium) writes a plain transaction's
  * lines from the kernel with no view per message.
  * Everything a sink sees — the bytes, each record's id and kind, the
  * transaction ends to acknowledge and where they fall — must be what the
@@ -11,7 +11,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { formatNamed } from "../bindings/formats/index.ts";
 import { Pipeline } from "../bindings/pipeline/run.ts";
 import { captureSource, type PipelineSource } from "../bindings/pipeline/sources.ts";
@@ -50,6 +50,9 @@ async function run(capture: Uint8Array, chunk: number, options: FormatOptionValu
 }
 
 describe(`pipeline whole-batch path (${backend.name})`, () => {
+  // Debezium's events carry the processing time (`ts_ms`): the same for both paths.
+  beforeEach(() => void vi.spyOn(Date, "now").mockReturnValue(1_796_000_000_123));
+  afterEach(() => void vi.restoreAllMocks());
   const variants: [string, string, FormatOptionValues][] = [
     ["jsonl", "default", {}], ["jsonl", "transactions", { transactions: true }], ["jsonl", "numbers-as-strings", { "numbers-as-strings": true }],
     ["wal2json", "version 2", { "format-version": "2" }],
@@ -58,6 +61,7 @@ describe(`pipeline whole-batch path (${backend.name})`, () => {
     ["wal2json", "version 1", {}],
     ["cloudevents", "structured", { transactions: true }],
     ["wal2json", "version 1, every field, pretty", { "include-xids": true, "include-timestamp": true, "include-lsn": true, "include-pk": true, "pretty-print": true }],
+    ["debezium", "default", {}],
   ];
   for (const name of names) {
     it(`${name}: the same records, ids and acknowledgements as one item at a time`, async () => {

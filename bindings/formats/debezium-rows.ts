@@ -190,7 +190,7 @@ export class DebeziumRows {
     if (area !== undefined) {
       const tupleAt = (here!.first - 1) * 4;
       const oldAt = there === undefined || there.host !== here!.host ? 0 : (there.first - 1) * 4;
-      const table = this.#tableOf(plan, area);
+      const table = this.tableOf(plan, area);
       let flags = JF_NO_CLOSE | (only === undefined ? 0 : JF_KEYS);
       let i = 0;
       for (;;) {
@@ -205,7 +205,7 @@ export class DebeziumRows {
           return;
         }
         if (status === JSON_DECLINED) {
-          this.#member(out, plan, tuple, old, here, there, i, first);
+          this.member(out, plan, tuple, old, here, there, i, first);
           first = false;
           flags |= JF_COMMA;
           i++;
@@ -216,14 +216,14 @@ export class DebeziumRows {
     for (; k < n; k++) {
       const i = only === undefined ? k : only[k]!;
       if (i >= tuple.length) continue;
-      this.#member(out, plan, tuple, old, here, there, i, first);
+      this.member(out, plan, tuple, old, here, there, i, first);
       first = false;
     }
     out.byte(0x7d);
   }
 
   /** Column i as `"name":value`, a comma first unless `first`. */
-  #member(out: ByteSink, plan: Plan, tuple: Tuple, old: Tuple | undefined, here: TapeColumns | undefined, there: TapeColumns | undefined, i: number, first: boolean): void {
+  member(out: ByteSink, plan: Plan, tuple: Tuple, old: Tuple | undefined, here: TapeColumns | undefined, there: TapeColumns | undefined, i: number, first: boolean): void {
     const col = plan.columns[i];
     if (!first) out.byte(0x2c);
     if (col === undefined) out.str(`${JSON.stringify(String(i))}:`);
@@ -233,7 +233,7 @@ export class DebeziumRows {
   }
 
   /** The relation's column table in the area (written once per area generation): `"name":` prefixes, the kernel's rules, the key bits. */
-  #tableOf(plan: Plan, area: JsonArea): number {
+  tableOf(plan: Plan, area: JsonArea): number {
     const cached = plan.table;
     if (cached !== undefined && cached.area === area && cached.generation === area.generation) return cached.at;
     const kinds = plan.columns.map((c) => c.kernel | (c.identity ? 1 << 8 : 0));

@@ -23,6 +23,11 @@
  * sent where Debezium's JSON is the JSON Lines' (jsonl/text-values.ts:
  * integers, booleans, strings, float8, their arrays), else from the JS
  * values of a decoder made with `debeziumValueOptions()`.
+ *
+ * Whole events from the decoder's kernel (debezium-lines.ts, pushBatch)
+ * for plain transactions' inserts, deletes and updates that carry no old
+ * row, when the events have no transaction metadata, tombstones or
+ * key-columns; the same bytes as push() writes (test/format-lines.test.ts).
  */
 import type { TypeInfo } from "../decoder.ts";
 import type { Message, PgoutputMessage } from "../messages.ts";
@@ -35,7 +40,9 @@ import type { Format, FormatContext, FormatDefinition, FormatItem, FormatOptionV
 import type { RecordKind, Records } from "../pipeline/records.ts";
 import { DebeziumRows, parseKeyColumns, type Plan, type Row } from "./debezium-rows.ts";
 import { debeziumValueOptions, type BinaryHandling, type DecimalHandling, type IntervalHandling, type TimePrecision } from "./debezium-values.ts";
-import { linesFor } from "../pipeline/kernel-lines.ts";
+import { KernelLines, linesFor } from "../pipeline/kernel-lines.ts";
+import { DebeziumLines } from "./debezium-lines.ts";
+import type { Batch } from "../decoder.ts";
 
 const NEWLINE = 0x0a;
 
@@ -64,7 +71,7 @@ export interface DebeziumOptions {
   /** Types named by Type messages (the decoder's `types`): a domain is written as its base type. */
   types?: ReadonlyMap<number, TypeInfo>;
   /**
-   * Whether the decoder's kernel writes the rows' columns it can (default
+   * Whether the decoder's kernel writes the events and columns it can (default
    * true). `false`: every value through the JS path alone, the reference
    * the kernel's bytes are tested against; the events are the same.
    */
@@ -106,6 +113,14 @@ export class DebeziumEvents implements Format {
   /** Scratch for the keys of a change (compared when an update may have changed it). */
   readonly #newKey = new ByteSink();
   readonly #oldKey = new ByteSink();
+  /** The kernel's whole lines (debezium-lines.ts), when its events are theirs to write. */
+  readonly #lines: KernelLines | undefined;
+  /**
+   * Format.pushBatch, when the kernel writes the events: not with
+   * transaction metadata (its BEGIN events and counts), tombstones or
+   * key-columns (a key not the replica identity's may change in any update).
+   */
+  readonly pushBatch?: (batch: Batch, from: number, out: Records, to: number, boundary: (index: number) => void) => number;
 
   constructor(options: DebeziumOptions = {}) {
     this.#txMetadata = options.transactionMetadata === true;
@@ -122,15 +137,39 @@ export class DebeziumEvents implements Format {
     const name = options.serverName ?? options.database ?? "postgres";
     this.#sourceHead = `{"version":"pgoutput-wasm","connector":"postgresql","name":${JSON.stringify(name)},"ts_ms":`;
     this.#db = `,"db":${JSON.stringify(options.database ?? "")}`;
+    if (options.kernel === false || this.#txMetadata || this.#tombstones || options.keyColumns !== undefined) return;
+    const events = this;
+    const lines = new KernelLines(new DebeziumLines({
+      rows: this.#rows, sourceHead: this.#sourceHead, db: this.#db, keys: this.#newKey,
+      writes: (op) => !this.#skipped.has(op),
+      now: () => this.#stamp(),
+      transaction: () => this.#open,
+      open: (t) => {
+        this.#open = t === undefined ? undefined : {
+          xid: t.xid, lsn: t.lsn, beginLsn: undefined, timeMs: ms(t.timeUs), timeUs: t.timeUs, begun: false, events: 0, perTable: new Map(), source: undefined,
+        };
+      },
+      get lastCommit() { return events.#lastCommit; },
+      set lastCommit(lsn) { events.#lastCommit = lsn; },
+    }));
+    this.#lines = lines;
+    this.pushBatch = (batch, from, out, to, boundary) => lines.push(batch, from, out, Math.min(to, batch.length), boundary);
   }
 
-  push(item: FormatItem, out: Records): void {
+  /** The processing time's fields, `"ts_ms":…,"ts_us":…,"ts_ns":…`, made again when the ms changed. */
+  #stamp(): string {
     const ms = Date.now();
     if (ms !== this.#nowMs) {
       const now = BigInt(ms);
       this.#nowMs = ms;
       this.#now = `"ts_ms":${now},"ts_us":${now * 1000n},"ts_ns":${now * 1_000_000n}`;
     }
+    return this.#now;
+  }
+
+  push(item: FormatItem, out: Records): void {
+    this.#stamp();
+    this.#lines?.pushed(item);
     if (item.kind === "SnapshotRow") {
       this.#snapshotRow(item, out);
       return;
@@ -143,6 +182,7 @@ export class DebeziumEvents implements Format {
   reset(): void {
     this.#open = undefined;
     this.#lastCommit = undefined;
+    this.#lines?.reset();
   }
 
   #message(msg: PgoutputMessage, out: Records): void {

@@ -1006,7 +1006,7 @@ let timeSeconds = 0;
 let timeMicros = 0;
 
 /** Reads the wire timestamp at p into the time globals; years outside 1..9999: false. In doubles, exact below 2^53 µs. */
-function timeAt(p: usize): bool {
+export function timeAt(p: usize): bool {
   const hi = loadI32BE(p);
   if (hi < -(1 << 20) || hi >= 1 << 20) return false;
   const n = <f64>hi * 4294967296.0 + u32AsF64(loadI32BE(p + 4)) + 946684800000000.0;

@@ -19,7 +19,7 @@ import {
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
 import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
-import { columnsAt, cursor, setCursor, putByte, putBytes, putBytesUpTo, tupleFits, stopColumn, stopFlags, putDecimal, putSigned, isoTime, pgTime } from "./json-columns.ts";
+import { columnsAt, cursor, setCursor, putByte, putBytes, putBytesUpTo, tupleFits, stopColumn, stopFlags, putDecimal, putSigned, isoTime, pgTime, timeAt } from "./json-columns.ts";
 
 const TAG_BEGIN = 0x42; // 'B'
 const TAG_COMMIT = 0x43; // 'C'
@@ -282,6 +282,8 @@ function row(kind: i32, end: usize, flags: i32, resume: i32, out: usize): i32 {
   // The format wants nothing of the table, or of this action.
   if (loadI32(t + (RT_WANTED << 2)) == 0 || loadI32(program(kind) + (LP_OPS << 2)) == 0) return LINES_DONE;
   if (!fits(t, (flags & LF_UNCHANGED_LEFT_OUT) != 0)) return LINES_STOPPED;
+  template = t;
+  if (!runs(program(kind))) return LINES_STOPPED;
   const pending = (flags & LF_TRANSACTIONS) != 0 ? state(LS_BEGIN_LENGTH) : 0;
   if (pending < 0 || pending > LS_BEGIN_BYTES) return LINES_STOPPED;
   if (pending > 0) {
@@ -291,7 +293,6 @@ function row(kind: i32, end: usize, flags: i32, resume: i32, out: usize): i32 {
     beginEnd = cursor();
     advance();
   }
-  template = t;
   // A column that fits in no output is declined (the binding's) only in a line that has been cut already.
   start = 0;
   return finish(kind, end);
@@ -305,6 +306,56 @@ function finish(kind: i32, end: usize): i32 {
   }
   printed();
   return LINES_DONE;
+}
+
+/**
+ * Whether program p runs to its end for this row but for want of room: its
+ * ops that stop (OP_STOP, a number beyond the exact range, a time no ISO
+ * text has, an area out of bounds) are checked before any of the line is
+ * written, for a line a declined column cut is never taken back.
+ */
+function runs(p: usize): bool {
+  if (<u64>p + (<u64>LP_PROGRAM_WORDS << 2) > size) return false;
+  const ops = loadI32(p + (LP_OPS << 2));
+  if (ops < 0 || ops > LP_MAX_OPS) return false;
+  for (let i = 0; i < ops; i++) {
+    const at = p + (<usize>(LP_HEADER_WORDS + LP_OP_WORDS * i) << 2);
+    const code = loadI32(at);
+    const a = loadI32(at + 4);
+    const b = loadI32(at + 8);
+    if (code == OP_IF) {
+      const yes = holds(a & 0xff);
+      if ((a & IF_NOT) != 0 ? yes : !yes) i += b;
+    } else if (code == OP_STOP) return false;
+    else if (code == OP_BYTES) {
+      if (a < 0 || b < 0 || <u64>a + <u64>b > size) return false;
+    } else if (code == OP_CALL_TEXT) {
+      const n = state(LS_CALL_LENGTH);
+      if (n < 0 || n > LS_CALL_BYTES) return false;
+    } else if (code == OP_LSN) {
+      if (a == LF_AHEAD_END && ahead == 0) return false;
+      if (a == LF_WAL_START_DECIMAL && !exact(loadI32BE(msg - 24))) return false;
+      if (a == LF_LAST_END_DECIMAL && !exact(state(LS_LAST_HI))) return false;
+    } else if (code == OP_TIME) {
+      if (a == TIME_MS || a == TIME_US || a == TIME_NS) {
+        const hi = state(LS_TIME_HI);
+        if (hi < -(1 << 20) || hi >= 1 << 20) return false;
+      } else if (a == TIME_TEXT) {
+        const n = state(LS_TIME_LENGTH);
+        if (n < 0 || n > LS_TIME_BYTES) return false;
+      } else if (!timeAt((head() & 0xff) == TAG_BEGIN ? msg + 9 : msg + 18)) return false;
+    } else if (code == OP_HEAD) {
+      const h = loadI32(template + ((a == 0 ? RT_HEAD : RT_HEAD_1) << 2));
+      const n = loadI32(template + ((a == 0 ? RT_HEAD_LENGTH : RT_HEAD_1_LENGTH) << 2));
+      if (h < 0 || n < 0 || <u64>h + <u64>n > size) return false;
+    } else if (code != OP_XID && code != OP_POSITION && code != OP_COLUMNS) return false;
+  }
+  return true;
+}
+
+/** Whether an unsigned 64-bit number whose high word is `hi` is below 2^53 (decimal64 writes it). */
+function exact(hi: i32): bool {
+  return hi >= 0 && hi < 1 << 21;
 }
 
 function printed(): void {
@@ -526,7 +577,7 @@ function unsent(): bool {
 
 /** The unsigned 64-bit (hi, lo) in decimal, below 2^53 (else false, nothing written: the TS build's exact range). */
 function decimal64(hi: i32, lo: i32): bool {
-  if (hi < 0 || hi >= 1 << 21) return false;
+  if (!exact(hi)) return false;
   putDecimal(<f64>hi * 4294967296.0 + u32AsF64(lo));
   return true;
 }

@@ -14,7 +14,9 @@
  * whenever the path changes.
  *
  * A format is a `LineFormat`: JSON Lines (jsonl/kernel-lines.ts), wal2json
- * version 2 (formats/wal2json-v2-lines.ts).
+ * versions 2 and 1 (formats/wal2json-v2-lines.ts, wal2json-v1-lines.ts),
+ * CloudEvents (formats/cloudevents-lines.ts), Debezium
+ * (formats/debezium-lines.ts).
  */
 import type { Batch } from "../decoder.ts";
 import type { PgoutputMessage } from "../messages.ts";

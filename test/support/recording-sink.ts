@@ -1,7 +1,7 @@
 /**
  * A format wrapper and a sink that record what a pipeline hands over, for
  * comparing the whole-batch path (Format.pushBatch) with one message at a
- * time: the bytes, each record's id, kind and position, the transaction
+ * time: the bytes, each record's id, kind, key and position, the transaction
  * ends to acknowledge (by the records before them: where a write ends
  * depends on the source's reads), and how many messages came from batches.
  */
@@ -42,11 +42,14 @@ export function recording(inner: Format, delivered?: ChangePosition): { seen: Re
   };
   const sink: Sink = {
     name: "test",
+    // Handed the batches of transaction ends alone too: every acknowledgement is seen, however the writes fell.
+    transactionEnds: true,
     write: async (records: Records) => {
       const before = seen.records.length;
       seen.lines += text.decode(records.bytes.buf.subarray(0, records.bytes.len));
       for (let i = 0; i < records.length; i++) {
-        seen.records.push(`${records.id(i)} ${records.kinds[i]}`);
+        const key = records.keyOf(i);
+        seen.records.push(`${records.id(i)} ${records.kinds[i]}${key === undefined ? "" : ` ${text.decode(key)}`}`);
         seen.positions.push({ lsn: records.txns[i]!.lsn, index: records.positions[i]!, sub: records.subs[i] });
       }
       for (const a of records.acks) seen.acks.push(`${before + a.after}@${a.lsn}`);
