@@ -151,6 +151,26 @@ export const JK_FLOAT4 = 16;
 // bytes (`\x`) as a string.
 export const JK_W2J_NUMBER = 17;
 export const JK_W2J_BYTEA = 18;
+// Debezium's forms (formats/debezium-values.ts, kernel/json-debezium.ts) of texts PostgreSQL prints:
+// date (`YYYY-MM-DD`, years 1-9999) as days since 1970-01-01; timestamp as µs or ms (floored) since
+// then (µs below 2^53); time (`HH:MM:SS[.f]`, hours to 23) as µs or ms since midnight; timestamptz
+// (`+00`) as ISO 8601 with six fraction digits and `Z`; numeric whose text starts with a digit (or `-`
+// and one) as that text, a string; bytea (`\x` and lowercase hex) as base64, base64 URL-safe or hex; an
+// interval (JK_INTERVAL's texts) as `P…Y…M…DT…H…M…S`; float4 as the JS number of its text when its digits
+// are the ones Float.toString gives (json-columns.ts writeFloat4Digits). Any other text, an invalid date
+// or time among them: declined.
+export const JK_DBZ_DATE = 19;
+export const JK_DBZ_TIMESTAMP_US = 20;
+export const JK_DBZ_TIMESTAMP_MS = 21;
+export const JK_DBZ_TIME_US = 22;
+export const JK_DBZ_TIME_MS = 23;
+export const JK_DBZ_TIMESTAMPTZ = 24;
+export const JK_DBZ_DECIMAL = 25;
+export const JK_DBZ_BASE64 = 26;
+export const JK_DBZ_BASE64_URL = 27;
+export const JK_DBZ_HEX = 28;
+export const JK_DBZ_INTERVAL = 29;
+export const JK_DBZ_FLOAT4 = 30;
 
 /**
  * Binary-format column kinds (a column's JB_* beside its JK_*): JB_BOOL one

@@ -111,13 +111,15 @@ function same(name: string, options: FormatOptionValues, input: Parameters<typeo
   return length;
 }
 
-/** `format`'s kernel records equal push()'s, with any of `options`, texts, commit times, positions (0 now and then: none) and batching. */
-function anyStream(format: string, options: fc.Arbitrary<FormatOptionValues>): void {
+/** `format`'s kernel records equal push()'s, with any of `options`, texts, commit times, positions (0 now and then: none), batching, and column sets `of`. */
+function anyStream(format: string, options: fc.Arbitrary<FormatOptionValues>, of: readonly (typeof W2J_COLUMNS)[] = [W2J_COLUMNS]): void {
+  const float4 = fc.tuple(fc.float({ noDefaultInfinity: true, noNaN: true }), fc.integer({ min: 1, max: 9 })).map(([f, p]) => f.toPrecision(p));
   fc.assert(fc.property(
-    options, fc.array(fc.oneof(fc.constantFrom(...W2J_TEXTS), fc.string({ unit: "binary" }), fc.double().map(String)), { minLength: 1, maxLength: 40 }),
+    options, fc.array(fc.oneof(fc.constantFrom(...DEBEZIUM_TEXTS), fc.string({ unit: "binary" }), fc.double().map(String), float4), { minLength: 1, maxLength: 40 }),
     fc.array(fc.bigInt({ min: -(2n ** 52n), max: 2n ** 52n }), { minLength: 1, maxLength: 4 }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.integer({ min: 1, max: 40 }),
-    (o, texts, times, lsn, per) => {
-      same(format, o, { payloads: stream(texts, times, (k) => (k % 3 === 0 ? 0n : (lsn + BigInt(k)) & (2n ** 64n - 1n))), per }, "property");
+    fc.constantFrom(...of),
+    (o, texts, times, lsn, per, columns) => {
+      same(format, o, { payloads: stream(texts, times, (k) => (k % 3 === 0 ? 0n : (lsn + BigInt(k)) & (2n ** 64n - 1n)), columns), per }, "property");
     },
   ), { numRuns: 40 });
 }
@@ -140,26 +142,41 @@ const V1_OPTIONS: FormatOptionValues[] = [
 const WAL2JSON_OPTIONS = [...V2_OPTIONS, ...V1_OPTIONS];
 
 /** A relation of every wal2json value class (number, bool, bytea, string), keyed or not. */
-function relationOf(relationId: number, keyed: boolean, replicaIdentity: "d" | "f" | "n"): { relationId: number; namespace: string; relationName: string; replicaIdentity: "d" | "f" | "n"; columns: RelationColumnDesc[] } {
-  const columns: RelationColumnDesc[] = [
-    { name: "id", typeId: 23, isKey: keyed || replicaIdentity === "f" }, { name: "n", typeId: 1700, typeModifier: ((10 << 16) | 2) + 4, isKey: replicaIdentity === "f" },
-    { name: "f", typeId: 701, isKey: replicaIdentity === "f" }, { name: "i8", typeId: 20, isKey: replicaIdentity === "f" },
-    { name: "b", typeId: 16, isKey: replicaIdentity === "f" }, { name: "by", typeId: 17, isKey: replicaIdentity === "f" },
-    { name: "t \"q\"", typeId: 25, isKey: replicaIdentity === "f" }, { name: "ts", typeId: 1184, isKey: replicaIdentity === "f" },
-    { name: "a", typeId: 1007, isKey: replicaIdentity === "f" }, { name: "j", typeId: 3802, isKey: replicaIdentity === "f" },
-  ];
+/** Ten columns of every wal2json value class (number, bool, bytea, string): their names and types (OID, type modifier). */
+const W2J_COLUMNS: readonly [string, number, number][] = [
+  ["id", 23, -1], ["n", 1700, ((10 << 16) | 2) + 4], ["f", 701, -1], ["i8", 20, -1], ["b", 16, -1], ["by", 17, -1], ["t \"q\"", 25, -1], ["ts", 1184, -1], ["a", 1007, -1], ["j", 3802, -1],
+];
+/** Ten columns of Debezium's own value forms (debezium-values.ts): precisions that change them, an enum (a type the decoder knows nothing of). */
+const DEBEZIUM_COLUMNS: readonly [string, number, number][] = [
+  ["id", 23, -1], ["d", 1082, -1], ["ts", 1114, -1], ["ts3", 1114, 3], ["t", 1083, -1], ["t3", 1083, 3], ["tz", 1184, -1], ["tz3", 1184, 3], ["iv", 1186, -1], ["e", 16500, -1],
+];
+/** The same, for values of no particular form: float4, bytea, numeric without a scale. */
+const DEBEZIUM_COLUMNS_2: readonly [string, number, number][] = [
+  ["id", 23, -1], ["f4", 700, -1], ["by", 17, -1], ["n", 1700, -1], ["tz6", 1184, 6], ["t6", 1083, 6], ["ts6", 1114, 6], ["d", 1082, -1], ["e", 16500, -1], ["j", 114, -1],
+];
+
+/** A relation of these columns, keyed or not. */
+function relationOf(relationId: number, keyed: boolean, replicaIdentity: "d" | "f" | "n", of = W2J_COLUMNS): { relationId: number; namespace: string; relationName: string; replicaIdentity: "d" | "f" | "n"; columns: RelationColumnDesc[] } {
+  const columns = of.map(([name, typeId, typeModifier], i): RelationColumnDesc => ({ name, typeId, typeModifier, isKey: replicaIdentity === "f" || (i === 0 && keyed) }));
   return { relationId, namespace: relationId % 2 === 0 ? "app" : "", relationName: `t${relationId}`, replicaIdentity, columns };
 }
 
-/** A stream of transactions over three relations (keyed, REPLICA IDENTITY FULL, no key), rows from `texts`, as XLogData payloads. */
-function stream(texts: readonly ColumnDesc[], times: readonly bigint[], lsn: (k: number) => bigint): Uint8Array[] {
-  const rels = [relationOf(16401, true, "d"), relationOf(16402, false, "f"), relationOf(16403, false, "n")];
+/**
+ * A stream of transactions over three relations (keyed, REPLICA IDENTITY
+ * FULL, no key), rows from `texts`, as XLogData payloads; `each`: every
+ * column of a row has the same text (each text in every column's type).
+ */
+function stream(texts: readonly ColumnDesc[], times: readonly bigint[], lsn: (k: number) => bigint, of = W2J_COLUMNS, each = false): Uint8Array[] {
+  const rels = [relationOf(16401, true, "d", of), relationOf(16402, false, "f", of), relationOf(16403, false, "n", of)];
   const payloads: Uint8Array[] = [];
   let k = 0;
   const add = (m: Parameters<typeof wal.xlogData>[0]) => payloads.push(wal.xlogData(m, { walStart: lsn(k++), walEnd: 0n, sendTime: 0n }).bytes);
   for (const r of rels) add(encode.relation(r));
   let t = 0;
-  const row = (): ColumnDesc[] => Array.from({ length: 10 }, () => texts[t++ % texts.length]!);
+  const row = (): ColumnDesc[] => {
+    const text = each ? texts[t++ % texts.length]! : undefined;
+    return Array.from({ length: 10 }, () => text ?? texts[t++ % texts.length]!);
+  };
   times.forEach((commitTime, x) => {
     add(encode.begin({ finalLsn: 0x1_0000_0000n + BigInt(x), commitTime, xid: (x * 2654435761) >>> 0 }));
     if (x % 5 === 4) add(encode.origin({ originLsn: 5n, name: "upstream" }));
@@ -187,6 +204,29 @@ function rawText(bytes: number[]): ColumnDesc {
 const W2J_TEXTS: readonly ColumnDesc[] = [
   ...TRICKY_TEXTS, "nan", "NAN", "NaNx", "infinity", "-INFINITY", "-Inf", "\rInfinity", "Infinityx", "+5", "1e5", "1-2", "..", "e", "x", "\\x", "\\",
   "", "t", "f", "tt", "true", "é", null, rawText([0xff, 0xfe]), rawText([0x5c, 0x78, 0xc3, 0x28]), rawText([0x31, 0x80]),
+];
+
+/** float4 texts: random floats' digits at 6 to 9 places (PostgreSQL prints the shortest; the others stand for a client's or a hostile server's), seeded. */
+const FLOAT4_TEXTS: readonly string[] = (() => {
+  let seed = 0x2545f491;
+  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const texts: string[] = [];
+  for (let i = 0; i < 150; i++) {
+    const v = Math.fround((random() - 0.5) * 10 ** Math.floor(random() * 50 - 25));
+    for (const p of [6, 7, 8, 9]) texts.push(v.toPrecision(p));
+  }
+  return texts;
+})();
+
+/** Texts for Debezium's forms: real and unreal dates, times at and past their ends, precisions, float4 of every length, bytea base64 needs `+/` for. */
+const DEBEZIUM_TEXTS: readonly ColumnDesc[] = [
+  ...W2J_TEXTS, "2024-02-29", "2023-02-29", "2024-02-30", "2024-04-31", "0001-01-01", "9999-12-31", "0000-01-01", "2024-1-01", "2024-01-01 BC", "1970-01-01",
+  "1969-12-31", "12:00:00", "23:59:59.999999", "24:00:00", "12:00:00.", "12:00:00.1234567", "00:00:00.000001", "12:60:00", "1970-01-01 00:00:00",
+  "1969-12-31 23:59:59.999", "1969-12-31 23:59:59.9995", "2262-04-11 23:47:16.854775", "2255-06-05 23:47:34.740991", "2255-06-05 23:47:34.740992",
+  "1684-07-28 00:12:25.259009", "1684-07-28 00:12:25.259008", "9999-12-31 23:59:59.999999+00", "0001-01-01 00:00:00+00", "2023-02-29 00:00:00+00",
+  "2024-02-29 12:34:56.7+00", "1.1", "3.4028235e+38", "1e-45", "1.1754944e-38", "123456", "1234567", "0.000123456", "1e+21", "1.5e+20", "-2.5e-07",
+  "100000", "9.99999e+29", "1e+30", "1e+31", "-0", "9.749151e-22", "9.836112e-22", "16777217", "0.124568895", "1016936.44", "1.2985281e-3", "6.6583736e-1", "9.8881007e+0", "\\xfbff", "\\xfbef00", "\\x00ff10ab", "\\xFBFF", "\\x0g", "-1 days -00:00:00.5", "-00:00:59.000001",
+  "1 year -1 mons", "-1 years -11 mons", "-13 mons", "4 days 999999:59:59.999999", "-999999:59:59.999999", "happy", "", ...FLOAT4_TEXTS,
 ];
 
 const us = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
@@ -228,6 +268,7 @@ describe("debezium: whole lines and rows' columns from the kernel = the JS path'
     const lines = vi.spyOn(JsonArea.prototype, "lines");
     const options: FormatOptionValues[] = [
       {}, { "skipped-operations": ["u"], "decimal-handling": "precise", "binary-handling": "hex", "time-precision": "microseconds", "interval-handling": "numeric" },
+      { "binary-handling": "base64-url-safe", "time-precision": "adaptive_time_microseconds" },
       { "transaction-metadata": true, tombstones: true, "decimal-handling": "double" }, { "key-columns": "public\\.t16401:t \"q\"" },
     ];
     const lsns = [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n, 0xffff_ffff_ffff_ffffn];
@@ -235,11 +276,27 @@ describe("debezium: whole lines and rows' columns from the kernel = the JS path'
       for (const { file } of fixtures.fixtures) {
         for (const chunk of [65536, 331]) bytes += same("debezium", o, { capture: capture(file), chunk }, `${file} ${chunk}`);
       }
-      for (const per of [1, 3, 1000]) bytes += same("debezium", o, { payloads: stream(W2J_TEXTS, TIMES, (k) => lsns[k % lsns.length]!), per }, `per ${per}`);
+      for (const of of [W2J_COLUMNS, DEBEZIUM_COLUMNS, DEBEZIUM_COLUMNS_2]) {
+        for (const per of [1, 3, 1000]) bytes += same("debezium", o, { payloads: stream(DEBEZIUM_TEXTS, TIMES, (k) => lsns[k % lsns.length]!, of), per }, `${of[1]![0]} per ${per}`);
+      }
     }
     expect(bytes).toBeGreaterThan(1_000_000);
     expect(columns.mock.calls.length, "the kernel wrote rows' columns").toBeGreaterThan(1000);
     expect(lines.mock.calls.length, "the kernel wrote whole lines").toBeGreaterThan(1000);
+  });
+
+  it("each text in every column's type, in each value mode", () => {
+    // As many transactions as take every text (15 rows each).
+    const times = Array.from({ length: Math.ceil(DEBEZIUM_TEXTS.length / 15) }, (_, i) => TIMES[i % TIMES.length]!);
+    const modes: FormatOptionValues[] = [
+      {}, { "decimal-handling": "precise", "binary-handling": "hex", "time-precision": "microseconds", "interval-handling": "numeric" },
+      { "binary-handling": "base64-url-safe", "time-precision": "adaptive_time_microseconds" },
+    ];
+    for (const o of modes) {
+      for (const of of [DEBEZIUM_COLUMNS, DEBEZIUM_COLUMNS_2]) {
+        expect(same("debezium", o, { payloads: stream(DEBEZIUM_TEXTS, times, (k) => BigInt(k), of, true), per: 1000 }, `${of[1]![0]} each text`)).toBeGreaterThan(100_000);
+      }
+    }
   });
 
   it("any option set, any texts, times and positions", () => {
@@ -249,7 +306,7 @@ describe("debezium: whole lines and rows' columns from the kernel = the JS path'
       "time-precision": fc.constantFrom("adaptive", "adaptive_time_microseconds", "microseconds"), "interval-handling": fc.constantFrom("string", "numeric"),
       "server-name": fc.string(),
     });
-    anyStream("debezium", options);
+    anyStream("debezium", options, [W2J_COLUMNS, DEBEZIUM_COLUMNS, DEBEZIUM_COLUMNS_2]);
   });
 });
 

@@ -19,6 +19,7 @@ import type { TapeColumns } from "../views/tuple.ts";
 import type { TapeBatch } from "../views/batch.ts";
 import type { JsonArea } from "../kernel/json-area.ts";
 import type { Records } from "../pipeline/records.ts";
+import type { ValueDecoder } from "../values/decoder.ts";
 import { JF_BRACES, JF_NO_CLOSE } from "../jsonl-tape.ts";
 import {
   IF_LAST_END, IF_NOT, IF_OLD, IF_WAL_START, LC_ALL, LC_KEYS_IF_K, LF_LAST_END_DECIMAL, LF_UNCHANGED_LEFT_OUT, LF_WAL_START_DECIMAL, LK_BEGIN, LK_COMMIT,
@@ -91,11 +92,11 @@ export class DebeziumLines implements LineFormat {
     set(LK_COMMIT, []);
   }
 
-  template(rel: Relation, msg: Row, area: JsonArea): LineTemplate {
+  template(rel: Relation, msg: Row, area: JsonArea, values: ValueDecoder): LineTemplate {
     const plan = this.#h.rows.plan(rel);
     const head = encoder.encode(plan.names);
     if (!plan.wanted) return { head, wanted: false, flags: 0, columns: 0 };
-    return { head, wanted: true, flags: 0, columns: this.#h.rows.tableOf(plan, area) };
+    return { head, wanted: true, flags: 0, columns: this.#h.rows.tableOf(plan, area, values) };
   }
 
   declinedRow(rel: Relation): Plan {

@@ -2,13 +2,13 @@
  * The rows of Debezium's events (debezium.ts): per relation, how each
  * column is written (`"name":` and its value rule, debezium-values.ts), the
  * message key's columns and the replica identity's; and a row written as
- * its struct, `{"column":value,…}` — the text values whose JSON is the JSON
- * Lines' straight from the bytes PostgreSQL sent: written by the decoder's
- * kernel (`jsonColumns`, bindings/jsonl-tape.ts, from a column table per
- * relation), or where it declines by the same rules in JS
- * (jsonl/text-values.ts); the others from the decoder's JS values;
- * unchanged TOAST from the old row where it has it, else Debezium's
- * placeholder.
+ * its struct, `{"column":value,…}` — text values straight from the bytes
+ * PostgreSQL sent by the decoder's kernel (`jsonColumns`,
+ * bindings/jsonl-tape.ts, from a column table per relation: the JSON
+ * Lines' rules where Debezium's JSON is theirs, its own JK_DBZ_* forms),
+ * or where it declines by the JSON Lines' rules in JS (jsonl/text-values.ts)
+ * or from the decoder's JS values; unchanged TOAST from the old row where
+ * it has it, else Debezium's placeholder.
  */
 import type { TypeInfo } from "../decoder.ts";
 import type { Relation } from "../relation.ts";
@@ -18,8 +18,13 @@ import { sourceOf } from "../values/toast.ts";
 import { tapeColumns, type TapeColumns } from "../views/tuple.ts";
 import { kernelKind, writeString, writeTextValue } from "../jsonl/text-values.ts";
 import { jsonArea, type JsonArea } from "../kernel/json-area.ts";
-import { JF_COMMA, JF_KEYS, JF_NO_CLOSE, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED } from "../jsonl-tape.ts";
+import {
+  JF_COMMA, JF_KEYS, JF_NO_CLOSE, JK_DECLINE, JK_STRING, JSON_DECLINED, JSON_DONE, JSON_REFUSED, JK_DBZ_DECIMAL, JK_DBZ_FLOAT4, JK_DBZ_DATE, JK_DBZ_TIME_MS,
+  JK_DBZ_TIME_US, JK_DBZ_TIMESTAMP_MS, JK_DBZ_TIMESTAMP_US, JK_DBZ_TIMESTAMPTZ, JK_DBZ_HEX, JK_DBZ_BASE64_URL, JK_DBZ_BASE64, JK_DBZ_INTERVAL,
+} from "../jsonl-tape.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
+import type { ValueDecoder } from "../values/decoder.ts";
+import { FIRST_NORMAL_OID } from "../values/oids.ts";
 import { tableFilter } from "./tables.ts";
 import { placeholderText, UNAVAILABLE, representedType, valueText, type DecimalHandling, type ValueModes, type ValueText } from "./debezium-values.ts";
 
@@ -30,6 +35,8 @@ interface Column {
   readonly member: Uint8Array;
   /** How the kernel writes its text value (jsonl-tape.ts JK_*; JK_DECLINE: the JS path's). */
   readonly kernel: number;
+  /** The type it is written as (a domain's base type). */
+  readonly type: number;
   readonly identity: boolean;
   readonly text: ValueText;
   /** Writes a text value straight from its bytes (false: the JS path must). */
@@ -50,7 +57,7 @@ export interface Plan {
   /** `schema.table`, for the transaction's per-table counts. */
   readonly collection: string;
   /** Its column table in a decoder's JSON area (kernel/json-area.ts), as of that area's generation. */
-  table?: { area: JsonArea; generation: number; at: number };
+  table?: { area: JsonArea; generation: number; knowledge: number; at: number };
 }
 
 /** A row to write as a struct: a tuple, the old tuple its unchanged TOAST comes from, the columns (`undefined`: all). */
@@ -63,10 +70,39 @@ export interface Row {
 /** Text values whose JSON is the JSON Lines' (jsonl/text-values.ts): integers, booleans, strings, float8 and their arrays. */
 const SAME_AS_JSONL = new Set([16, 21, 23, 20, 26, 28, 29, 25, 1043, 1042, 19, 18, 2950, 142, 1790, 705, 701, 1005, 1007, 1016, 1009, 1015, 1014, 1003]);
 
-/** The kernel's rule for a text value of this type (jsonl-tape.ts JK_*): fastWriter's, where the kernel has it. */
-function kernelRule(oid: number): number {
+/**
+ * The kernel's rule for a text value of this type (jsonl-tape.ts JK_*): the
+ * JSON Lines' where Debezium's JSON is theirs, else Debezium's own forms
+ * as debezium-values.ts valueText() picks them for the type modifier and
+ * modes (JK_DBZ_*).
+ */
+function kernelRule(oid: number, typmod: number, modes: ValueModes): number {
   if (SAME_AS_JSONL.has(oid)) return kernelKind(oid);
-  return oid === 114 || oid === 3802 ? JK_STRING : JK_DECLINE;
+  const upTo3 = typmod >= 0 && typmod <= 3;
+  switch (oid) {
+    case 114:
+    case 3802:
+      return JK_STRING;
+    case 1700:
+      return modes.decimal === "string" ? JK_DBZ_DECIMAL : JK_DECLINE;
+    case 700:
+      return JK_DBZ_FLOAT4;
+    case 1082:
+      return JK_DBZ_DATE;
+    case 1083:
+      return modes.time === "adaptive" && upTo3 ? JK_DBZ_TIME_MS : JK_DBZ_TIME_US;
+    case 1114:
+      return modes.time !== "microseconds" && upTo3 ? JK_DBZ_TIMESTAMP_MS : JK_DBZ_TIMESTAMP_US;
+    case 1184:
+      // Six fraction digits: a precision of 6 or none.
+      return typmod < 0 || typmod >= 6 ? JK_DBZ_TIMESTAMPTZ : JK_DECLINE;
+    case 17:
+      return modes.binary === "hex" ? JK_DBZ_HEX : modes.binary === "base64-url-safe" ? JK_DBZ_BASE64_URL : JK_DBZ_BASE64;
+    case 1186:
+      return modes.interval === "string" ? JK_DBZ_INTERVAL : JK_DECLINE;
+    default:
+      return JK_DECLINE;
+  }
 }
 
 function fastWriter(oid: number, decimal: DecimalHandling): Column["fast"] {
@@ -131,7 +167,7 @@ export class DebeziumRows {
     const columns = rel.columns.map((c): Column => {
       const oid = representedType(c.typeId, this.#types);
       return {
-        member: encoder.encode(`${JSON.stringify(c.name)}:`), kernel: kernelRule(oid), identity: c.isKey, text: valueText(oid, c.typeModifier, this.#modes),
+        member: encoder.encode(`${JSON.stringify(c.name)}:`), kernel: kernelRule(oid, c.typeModifier, this.#modes), type: oid, identity: c.isKey, text: valueText(oid, c.typeModifier, this.#modes),
         fast: fastWriter(oid, this.#modes.decimal), placeholder: placeholderText(oid, this.#modes),
       };
     });
@@ -190,7 +226,7 @@ export class DebeziumRows {
     if (area !== undefined) {
       const tupleAt = (here!.first - 1) * 4;
       const oldAt = there === undefined || there.host !== here!.host ? 0 : (there.first - 1) * 4;
-      const table = this.tableOf(plan, area);
+      const table = this.tableOf(plan, area, here!.values);
       let flags = JF_NO_CLOSE | (only === undefined ? 0 : JF_KEYS);
       let i = 0;
       for (;;) {
@@ -232,13 +268,22 @@ export class DebeziumRows {
     this.#value(out, src, i, src === tuple ? here : there, col);
   }
 
-  /** The relation's column table in the area (written once per area generation): `"name":` prefixes, the kernel's rules, the key bits. */
-  tableOf(plan: Plan, area: JsonArea): number {
+  /**
+   * The relation's column table in the area (written again per area
+   * generation and state of the decoder's type knowledge): `"name":`
+   * prefixes, the kernel's rules, the key bits. A type outside the
+   * built-ins whose text the decoder hands over as a string (an enum, a
+   * type nothing is known of) is written as one, as the JS path does.
+   */
+  tableOf(plan: Plan, area: JsonArea, values: ValueDecoder): number {
     const cached = plan.table;
-    if (cached !== undefined && cached.area === area && cached.generation === area.generation) return cached.at;
-    const kinds = plan.columns.map((c) => c.kernel | (c.identity ? 1 << 8 : 0));
+    if (cached !== undefined && cached.area === area && cached.generation === area.generation && cached.knowledge === values.knowledge) return cached.at;
+    const kinds = plan.columns.map((c) => {
+      const kind = c.kernel === JK_DECLINE && c.type >= FIRST_NORMAL_OID && values.textIsString(c.type) ? JK_STRING : c.kernel;
+      return kind | (c.identity ? 1 << 8 : 0);
+    });
     const at = area.table(kinds, plan.columns.map((c) => c.member), kinds.map(() => 0));
-    plan.table = { area, generation: area.generation, at };
+    plan.table = { area, generation: area.generation, knowledge: values.knowledge, at };
     return at;
   }
 

@@ -19,10 +19,9 @@
  * BEGIN and END events frame each transaction's events, which carry
  * `transaction: {id, total_order, data_collection_order}`.
  *
- * Values: debezium-values.ts, written straight from the bytes PostgreSQL
- * sent where Debezium's JSON is the JSON Lines' (jsonl/text-values.ts:
- * integers, booleans, strings, float8, their arrays), else from the JS
- * values of a decoder made with `debeziumValueOptions()`.
+ * Values: debezium-values.ts, from the JS values of a decoder made with
+ * `debeziumValueOptions()`, or written straight from the bytes PostgreSQL
+ * sent by the decoder's kernel where it has the form (debezium-rows.ts).
  *
  * Whole events from the decoder's kernel (debezium-lines.ts, pushBatch)
  * for plain transactions' inserts, deletes and updates that carry no old

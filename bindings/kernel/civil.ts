@@ -1,5 +1,5 @@
 // The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's
-// civil_from_days) in exact integer doubles: one source for the kernel's
+// civil_from_days) and back (days_from_civil) in exact integer doubles: one source for the kernel's
 // timestamps (json-lines.ts, built by asc and by tsc as decode.ts is) and
 // for the JS value writers (values/calendar.ts's civilFromDays).
 // `number` is f64 to asc.
@@ -26,6 +26,16 @@ export function civilOfDaysInt(days: i32): void {
   civilDay = <f64>(doy - divI32(153 * mp + 2, 5) + 1);
   civilMonth = <f64>month;
   civilYear = <f64>(yoe + era * 400 + (month <= 2 ? 1 : 0));
+}
+
+/** Days since 1970-01-01 of a civil date (any year, month 1-12, day 1-31; a day past its month's end runs into the next). */
+export function daysOfCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400; // [0, 399]
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1; // March-based day of year
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy; // [0, 146096]
+  return era * 146097 + doe - 719468;
 }
 
 export function civilOfDays(days: number): void {

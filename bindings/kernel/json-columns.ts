@@ -7,14 +7,15 @@
 import {
   JSON_DONE, JSON_DECLINED, JSON_FULL, JSON_REFUSED, JF_KEYS, JF_NUMBERS_AS_STRINGS, JF_COMMA,
   JF_AS_PORTABLE, JF_SKIP_UNCHANGED, JF_NAMES_ONLY, JF_NO_CLOSE, JF_SKIP_NULL, JF_SPACED, JF_UNSENT_SKIPPED, JF_ONLY_UNSENT, JR_WRITTEN, JR_COLUMN, JR_FLAGS, JC_HEADER_WORDS, JC_WORDS, JC_KIND, JC_PREFIX, JC_PREFIX_LENGTH,
-  JC_ELEMENT, JC_NAME_LENGTH, JSON_SLACK, JK_W2J_NUMBER, JK_W2J_BYTEA,
+  JC_ELEMENT, JC_NAME_LENGTH, JSON_SLACK, JK_W2J_NUMBER, JK_W2J_BYTEA, JK_DBZ_DATE, JK_DBZ_FLOAT4, JK_DBZ_INTERVAL,
   JK_BOOL, JK_INT, JK_UINT, JK_INT8, JK_NUMERIC, JK_STRING, JK_JSON, JK_TIMESTAMP, JK_TIMESTAMPTZ, JK_FLOAT, JK_BYTEA,
   JK_INT_ARRAY, JK_INT8_ARRAY, JK_STRING_ARRAY, JK_INTERVAL, JK_FLOAT4,
   JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA, JB_INTERVAL,
   JB_ARRAY,
 } from "../jsonl-tape.ts";
-import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes } from "./portable.ts";
+import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes, fround } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
+import { debeziumValue } from "./json-debezium.ts";
 import { civilOfDays, civilOfDaysInt, civilYear, civilMonth, civilDay } from "./civil.ts";
 
 const QUOTE: i32 = 0x22;
@@ -36,7 +37,8 @@ function put(c: i32): void {
   storeU8(o++, c);
 }
 
-function copy(p: i32, n: i32): void {
+/** The n bytes at p at the cursor. */
+export function copy(p: i32, n: i32): void {
   copyShort(o, <usize>p, <usize>n, writable, readable);
   o += <usize>n;
 }
@@ -222,7 +224,7 @@ function refuse(result: usize, from: i32, flags: i32): i32 {
  */
 function room(kind: i32, p: i32, n: i32): i32 {
   // An interval's object: its three names and numbers, from as few as 8 bytes of text.
-  if (kind == JK_INTERVAL) return n + 64;
+  if (kind == JK_INTERVAL || kind == JK_DBZ_INTERVAL) return n + 64;
   if (kind != JK_STRING && kind != JK_NUMERIC && kind != JK_STRING_ARRAY && kind != JK_W2J_NUMBER && kind != JK_W2J_BYTEA) return n + 2;
   let extra = 2;
   for (let i = p; i < p + n; i++) {
@@ -284,7 +286,7 @@ function value(kind: i32, p: i32, n: i32, strings: bool): bool {
       // wal2json drops the first two bytes, whatever they are (`\x` from byteaout).
       return n < 2 ? writeString(p + n, 0) : writeString(p + 2, n - 2);
     default:
-      return false;
+      return kind >= JK_DBZ_DATE && kind <= JK_DBZ_FLOAT4 && debeziumValue(kind, p, n);
   }
 }
 
@@ -386,7 +388,7 @@ function quotedIf(p: i32, n: i32, quoted: bool): void {
   if (quoted) put(QUOTE);
 }
 
-function isDigit(c: i32): bool {
+export function isDigit(c: i32): bool {
   return !gtU32(c - 0x30, 9);
 }
 
@@ -456,6 +458,41 @@ function writeFloat4(p: i32, n: i32): bool {
   const exponent = fPoint - fDigits;
   if (exponent < -22 || exponent > 22) return false;
   return writeShortest(<f64><f32>scaledDecimal(fDigitsValue(), exponent), fNeg);
+}
+
+/**
+ * float4 text → Debezium's number (formats/debezium-values.ts float32Text:
+ * the first of 1 to 8 digits whose rounding of the float reads back as it,
+ * what Java's Float.toString gives), when that is the text's own digits.
+ * At most six always are: two such decimals lie at least eight float ulps
+ * apart. Seven or eight are when neither decimal of one digit fewer beside
+ * the text reads as the same float, and the float lies strictly between
+ * the midpoints to the text's neighbours of as many digits (else one of
+ * those is nearer): compared in doubles, each decimal read exactly with
+ * powers of ten within ±22 (Clinger), so the float's place against it is
+ * exact. Else false, nothing written.
+ */
+export function writeFloat4Digits(p: i32, n: i32): bool {
+  if (!floatText(p, n) || fDigits > 8 || fPoint > 30 || fPoint < -30) return false;
+  if (fDigits > 6) {
+    let m: f64 = 0;
+    for (let i = fFirst; i <= fLast; i++) if (u8at(i) != 0x2e) m = m * 10 + <f64>(u8at(i) - 0x30);
+    const k = fPoint - fDigits;
+    if (k - 1 < -22 || k + 1 > 22) return false;
+    const v = fround(decimalOf(m, k));
+    const shorter = Math.floor(m / 10);
+    if (fround(decimalOf(shorter, k + 1)) == v || fround(decimalOf(shorter + 1, k + 1)) == v) return false;
+    if (!(decimalOf(m * 10 - 5, k - 1) < v && v < decimalOf(m * 10 + 5, k - 1))) return false;
+  }
+  layoutFloat(fFirst, fLast, fDigits, fPoint, fNeg);
+  return true;
+}
+
+/** m × 10^k for an integer m < 2^53 and |k| <= 22: one rounding, the double nearest (Clinger). */
+function decimalOf(m: f64, k: i32): f64 {
+  let scale = 1.0;
+  for (let i = k < 0 ? -k : k; i > 0; i--) scale *= 10;
+  return k < 0 ? m / scale : m * scale;
 }
 
 /** v > 0 finite with the sign `neg`, as Number::toString prints it, from Grisu3's digits (u64Values only); else false. */
@@ -857,6 +894,18 @@ function putDigits(x: i32, n: i32): void {
  * so is PostgreSQL 17's infinity.
  */
 function writeInterval(p: i32, n: i32, strings: bool): bool {
+  if (!readInterval(p, n)) return false;
+  putInterval(intervalMonths, intervalDays, intervalMicros, strings);
+  return true;
+}
+
+// What readInterval() read: PostgreSQL's three fields.
+export let intervalMonths: i32 = 0;
+export let intervalDays: i32 = 0;
+export let intervalMicros: f64 = 0;
+
+/** An interval text as writeInterval takes it into the interval* globals; else false. */
+export function readInterval(p: i32, n: i32): bool {
   const end = p + n;
   let i = p;
   let months = 0;
@@ -912,7 +961,9 @@ function writeInterval(p: i32, n: i32, strings: bool): bool {
     else days = signed;
   }
   if (unit == 0) return false;
-  putInterval(months, days, micros, strings);
+  intervalMonths = months;
+  intervalDays = days;
+  intervalMicros = micros;
   return true;
 }
 
@@ -976,20 +1027,7 @@ export function pgTime(p: usize): bool {
   if (!timeAt(p)) return false;
   put(QUOTE);
   dateAndTime(0x20);
-  let us = timeMicros;
-  if (us != 0) {
-    put(0x2e);
-    let digits = 6;
-    while (us - divI32(us, 10) * 10 == 0) {
-      us = divI32(us, 10);
-      digits--;
-    }
-    for (let scale = pow10(digits - 1); scale > 0; scale = divI32(scale, 10)) {
-      const d = divI32(us, scale);
-      put(0x30 + d);
-      us -= d * scale;
-    }
-  }
+  putFraction(timeMicros);
   put(0x2b); put(0x30); put(0x30);
   put(QUOTE);
   return true;
@@ -1004,6 +1042,22 @@ function pow10(k: i32): i32 {
 // The time timeAt() read: its second of the day and its microseconds (the date: timeYear, timeMonth, timeDay).
 let timeSeconds = 0;
 let timeMicros = 0;
+
+/** µs of a second (0 to 999999) as `.f…` without trailing zeros; nothing for 0. */
+export function putFraction(us: i32): void {
+  if (us == 0) return;
+  put(0x2e);
+  let digits = 6;
+  while (us - divI32(us, 10) * 10 == 0) {
+    us = divI32(us, 10);
+    digits--;
+  }
+  for (let scale = pow10(digits - 1); scale > 0; scale = divI32(scale, 10)) {
+    const d = divI32(us, scale);
+    put(0x30 + d);
+    us -= d * scale;
+  }
+}
 
 /** Reads the wire timestamp at p into the time globals; years outside 1..9999: false. In doubles, exact below 2^53 µs. */
 export function timeAt(p: usize): bool {
@@ -1126,7 +1180,7 @@ function afterDigits(i: i32, end: i32): i32 {
  * UTF-8: false. `unescape`: a backslash stands for the byte after it (a
  * quoted array element's escapes, as values/arrays.ts unescapes them).
  */
-function writeString(p: i32, n: i32, unescape: bool = false): bool {
+export function writeString(p: i32, n: i32, unescape: bool = false): bool {
   const end = p + n;
   put(QUOTE);
   let i = p;

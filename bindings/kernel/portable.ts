@@ -205,6 +205,12 @@ export function floatScratch(): usize {
   return 0;
 }
 
+/** v rounded to the nearest float32, as a double (Math.fround). */
+export function fround(v: f64): f64 {
+  if (<i32>0.5 == 0) return <f64><f32>v;
+  return Math.fround(v);
+}
+
 /** a * b modulo 2^32. */
 export function imul(a: i32, b: i32): i32 {
   if (<i32>0.5 == 0) return a * b;

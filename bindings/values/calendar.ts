@@ -14,15 +14,7 @@ export const PG_EPOCH_US = Number(POSTGRES_EPOCH_US);
 /** Days from 1970-01-01 to 2000-01-01. */
 export const PG_EPOCH_DAYS = PG_EPOCH_US / US_PER_DAY;
 
-/** Days since 1970-01-01 of a civil date (any year, month 1-12, day 1-31). */
-export function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400; // [0, 399]
-  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1; // March-based day of year
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy; // [0, 146096]
-  return era * 146_097 + doe - 719_468;
-}
+export { daysOfCivil as daysFromCivil } from "../kernel/civil.ts";
 
 /** Scratch result of `civilFromDays` (year, month, day), reused to avoid an allocation per value. */
 export const civil = { year: 0, month: 0, day: 0 };
