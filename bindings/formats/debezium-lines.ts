@@ -2,8 +2,9 @@
  * Debezium's change events as the kernel's lines (pipeline/kernel-lines.ts):
  * `{"before":…,"after":…,"source":{…},"op":…,"ts_ms":…,"ts_us":…,"ts_ns":…,"transaction":null}`
  * field for field as DebeziumEvents.push() writes it (debezium.ts), for
- * inserts, deletes and updates that carry no old row (an update that does
- * may have changed its key: push() splits it into a delete and a create).
+ * inserts, deletes, and updates but those with an old row of a table with
+ * a key (which may have changed it: push() splits it into a delete and a
+ * create).
  * The rows are their structs (`{"column":value,…}`, debezium-rows.ts'
  * column table: the values whose JSON is the JSON Lines' by the kernel, the
  * others by the JS path); `source` has the commit time as numbers, the
@@ -22,7 +23,7 @@ import type { Records } from "../pipeline/records.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import { JF_BRACES, JF_NO_CLOSE } from "../jsonl-tape.ts";
 import {
-  IF_LAST_END, IF_NOT, IF_OLD, IF_WAL_START, LC_ALL, LC_KEYS_IF_K, LF_LAST_END_DECIMAL, LF_UNCHANGED_LEFT_OUT, LF_WAL_START_DECIMAL, LK_BEGIN, LK_COMMIT,
+  IF_LAST_END, IF_NOT, IF_OLD, IF_PK, IF_WAL_START, RTF_PK, LC_ALL, LC_KEYS_IF_K, LF_LAST_END_DECIMAL, LF_UNCHANGED_LEFT_OUT, LF_WAL_START_DECIMAL, LK_BEGIN, LK_COMMIT,
   LK_DELETE, LK_INSERT, LK_UPDATE, LT_NEW, LT_OLD, OP_CALL_TEXT, OP_COLUMNS, OP_HEAD, OP_LSN, OP_STOP, OP_TIME, OP_XID, TIME_MS, TIME_NS, TIME_US,
 } from "../line-templates.ts";
 import { program, type LineFormat, type LineTemplate, type LineTransaction, type Op, type ProgramPart, type Row } from "../pipeline/kernel-lines.ts";
@@ -84,8 +85,11 @@ export class DebeziumLines implements LineFormat {
     const row = (tuple: number, which: number): ProgramPart[] => [[OP_COLUMNS, tuple, which | BRACED]];
     const set = (kind: number, parts: ProgramPart[]) => area.program(kind, program(area, parts));
     set(LK_INSERT, event("c", ["null"], row(LT_NEW, LC_ALL)));
-    // An update with its old row (its key may have changed) is push()'s.
-    set(LK_UPDATE, event("u", [{ if: IF_OLD, then: [[OP_STOP, 0, 0] as Op] }, "null"], row(LT_NEW, LC_ALL)));
+    // An update with its old row: that row as `before` (as a delete's) when the record has no key (REPLICA IDENTITY
+    // FULL); with a key (RTF_PK), which may have changed, push()'s.
+    set(LK_UPDATE, event("u", [
+      { if: IF_OLD, then: [{ if: IF_PK, then: [[OP_STOP, 0, 0] as Op] }, ...row(LT_OLD, LC_KEYS_IF_K)] }, { if: IF_OLD | IF_NOT, then: ["null"] },
+    ], row(LT_NEW, LC_ALL)));
     // `before`: the old row as sent, every column with REPLICA IDENTITY FULL, else the replica identity's.
     set(LK_DELETE, event("d", row(LT_OLD, LC_KEYS_IF_K), ["null"]));
     set(LK_BEGIN, []);
@@ -96,7 +100,7 @@ export class DebeziumLines implements LineFormat {
     const plan = this.#h.rows.plan(rel);
     const head = encoder.encode(plan.names);
     if (!plan.wanted) return { head, wanted: false, flags: 0, columns: 0 };
-    return { head, wanted: true, flags: 0, columns: this.#h.rows.tableOf(plan, area, values) };
+    return { head, wanted: true, flags: plan.key === undefined ? 0 : RTF_PK, columns: this.#h.rows.tableOf(plan, area, values) };
   }
 
   declinedRow(rel: Relation): Plan {

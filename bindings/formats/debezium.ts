@@ -24,9 +24,10 @@
  * sent by the decoder's kernel where it has the form (debezium-rows.ts).
  *
  * Whole events from the decoder's kernel (debezium-lines.ts, pushBatch)
- * for plain transactions' inserts, deletes and updates that carry no old
- * row, when the events have no transaction metadata, tombstones or
- * key-columns; the same bytes as push() writes (test/format-lines.test.ts).
+ * for plain transactions' inserts, deletes and updates (but those with an
+ * old row of a table with a key, which may have changed it), when the
+ * events have no transaction metadata, tombstones or key-columns; the same
+ * bytes as push() writes (test/format-lines.test.ts).
  */
 import type { TypeInfo } from "../decoder.ts";
 import type { Message, PgoutputMessage } from "../messages.ts";
