@@ -41,8 +41,8 @@ const DECODERS: [string, Make][] = [
 /**
  * The records of CopyData payloads (or capture bytes, `chunk` at a time)
  * through `format`: decoded `per` payloads at a time, through pushBatch
- * (`batch`) or push() alone: the bytes, each record's kind and table, and
- * the error that ended it.
+ * (`batch`) or push() alone: the bytes, each record's kind, table, key and
+ * headers, and the error that ended it.
  */
 function records(make: Make, name: string, options: FormatOptionValues, input: { payloads: Uint8Array[]; per: number } | { capture: Uint8Array; chunk: number }, batch: boolean): string {
   const definition = formatNamed(name);
@@ -85,7 +85,8 @@ function records(make: Make, name: string, options: FormatOptionValues, input: {
         throw e;
       } finally {
         for (let i = 0; i < Math.min(kept, out.length); i++) {
-          parts.push(`${out.kinds[i]} ${out.relations[i]?.name ?? "-"} ${JSON.stringify(out.headersOf(i) ?? null)} ${text.decode(out.bytesOf(i))}`);
+          const key = out.keyOf(i);
+          parts.push(`${out.kinds[i]} ${out.relations[i]?.name ?? "-"} ${key === undefined ? "-" : text.decode(key)} ${JSON.stringify(out.headersOf(i) ?? null)} ${text.decode(out.bytesOf(i))}`);
         }
       }
     }

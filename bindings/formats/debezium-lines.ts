@@ -28,7 +28,7 @@ import {
 } from "../line-templates.ts";
 import { program, type LineFormat, type LineTemplate, type LineTransaction, type Op, type ProgramPart, type Row } from "../pipeline/kernel-lines.ts";
 import type { ByteSink } from "../jsonl/sink.ts";
-import type { DebeziumRows, Plan, Row as StructRow } from "./debezium-rows.ts";
+import type { DebeziumRows, Plan } from "./debezium-rows.ts";
 
 const encoder = new TextEncoder();
 
@@ -112,15 +112,16 @@ export class DebeziumLines implements LineFormat {
     return true;
   }
 
-  /** The key of record i (an Insert, an Update without its old row, a Delete), as push() writes it. */
-  key(out: Records, batch: TapeBatch, i: number): void {
-    const msg = batch.get(i) as Row;
-    const plan = this.#h.rows.plan(msg.relation);
+  /** The key of record i (an Insert, an Update, a Delete), as push() writes it: from the tape, else from its message. */
+  key(out: Records, batch: TapeBatch, i: number, rel: Relation): void {
+    const rows = this.#h.rows;
+    const plan = rows.plan(rel);
     if (plan.key === undefined) return;
-    const row: StructRow = msg.kind === "Delete"
-      ? { tuple: msg.oldTuple, old: undefined, only: plan.key }
-      : { tuple: msg.newTuple, old: undefined, only: plan.key };
-    const key = this.#h.rows.key(this.#h.keys, row, plan);
+    let key = rows.tapeKey(this.#h.keys, batch, i, plan);
+    if (key === undefined) {
+      const msg = batch.get(i) as Row;
+      key = rows.key(this.#h.keys, { tuple: msg.kind === "Delete" ? msg.oldTuple : msg.newTuple, old: undefined, only: plan.key }, plan);
+    }
     if (key !== undefined) out.keys.bytes(key);
   }
 

@@ -25,6 +25,11 @@ import {
 import type { ByteSink } from "../jsonl/sink.ts";
 import type { ValueDecoder } from "../values/decoder.ts";
 import { FIRST_NORMAL_OID } from "../values/oids.ts";
+import type { TapeBatch } from "../views/batch.ts";
+import { HEADER_WORDS, H_TAG } from "../tape.ts";
+
+const TAG_INSERT = 0x49; // 'I'
+const TAG_DELETE = 0x44; // 'D'
 import { tableFilter } from "./tables.ts";
 import { placeholderText, UNAVAILABLE, representedType, valueText, type DecimalHandling, type ValueModes, type ValueText } from "./debezium-values.ts";
 
@@ -171,9 +176,9 @@ export class DebeziumRows {
         fast: fastWriter(oid, this.#modes.decimal), placeholder: placeholderText(oid, this.#modes),
       };
     });
+    const identity = rel.columns.flatMap((c, i) => (c.isKey ? [i] : []));
     plan = {
-      wanted: this.#wanted?.(rel) ?? true, columns, key: this.#keyOf(rel, collection),
-      identity: rel.columns.flatMap((c, i) => (c.isKey ? [i] : [])),
+      wanted: this.#wanted?.(rel) ?? true, columns, key: this.#keyOf(rel, collection, identity), identity,
       names: `,"schema":${JSON.stringify(schema)},"table":${JSON.stringify(rel.name)}`, collection,
     };
     this.#plans.set(rel, plan);
@@ -186,7 +191,7 @@ export class DebeziumRows {
    * IDENTITY FULL flags every column, which says nothing of the table's
    * key: no key then, unless `key-columns` names one.
    */
-  #keyOf(rel: Relation, collection: string): number[] | undefined {
+  #keyOf(rel: Relation, collection: string, identity: number[]): number[] | undefined {
     const names = rel.columns.map((c) => c.name);
     for (const entry of this.#keyColumns) {
       if (!entry.table.test(collection)) continue;
@@ -194,8 +199,8 @@ export class DebeziumRows {
       if (key.length > 0) return key;
     }
     if (rel.replicaIdentity === "f" || rel.replicaIdentity === "n") return undefined;
-    const key = rel.columns.flatMap((c, i) => (c.isKey ? [i] : []));
-    return key.length > 0 ? key : undefined;
+    // The identity itself, which the kernel writes (struct(), tapeKey()).
+    return identity.length > 0 ? identity : undefined;
   }
 
   /** The key struct of a row, written into `sink` (emptied first); `undefined` when the table has no key. */
@@ -203,6 +208,30 @@ export class DebeziumRows {
     if (plan.key === undefined) return undefined;
     sink.len = 0;
     this.struct(sink, row, plan);
+    return sink.buf.subarray(0, sink.len);
+  }
+
+  /**
+   * The key struct of row change i of `batch` (an Insert's or Update's new
+   * tuple, a Delete's old one) as key() writes it, by the kernel straight
+   * from the tape: no view of the message. `undefined` when the record has
+   * no key or the kernel declines a column of it (key() then writes it).
+   */
+  tapeKey(sink: ByteSink, batch: TapeBatch, i: number, plan: Plan): Uint8Array | undefined {
+    const area = batch.host === undefined ? undefined : jsonArea(batch.host);
+    if (plan.key === undefined || area === undefined || plan.key !== plan.identity) return undefined;
+    const t = batch.t;
+    const record = batch.recordAt(i);
+    const tag = t[record + H_TAG]! & 0xff;
+    const body = record + HEADER_WORDS;
+    // Insert: TUPLE; Delete: oldTupleType, TUPLE; Update: oldTupleType, [TUPLE], TUPLE (tape.ts).
+    const tuple = tag === TAG_INSERT ? body : tag === TAG_DELETE || t[body] === 0 ? body + 1 : body + 2 + t[body + 1]!;
+    if (t[tuple] !== plan.columns.length) return undefined;
+    if (area.columns(tuple * 4, 0, this.tableOf(plan, area, batch.values), 0, JF_NO_CLOSE | JF_KEYS) !== JSON_DONE) return undefined;
+    sink.len = 0;
+    sink.byte(0x7b);
+    sink.bytes(area.u8, area.out, area.out + area.written);
+    sink.byte(0x7d);
     return sink.buf.subarray(0, sink.len);
   }
 

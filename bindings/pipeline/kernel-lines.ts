@@ -108,8 +108,8 @@ export interface LineFormat {
   setLastEnd?(lsn: bigint): void;
   /** The text of OP_CALL_TEXT for this push (a processing time), at most LS_CALL_BYTES bytes of UTF-8. */
   callText?(): string;
-  /** Record i of `batch`'s key, written into `out.keys` before the row's line is ended, for a format whose records have keys. */
-  key?(out: Records, batch: TapeBatch, i: number): void;
+  /** Record i of `batch`'s key (a row change of `relation`), written into `out.keys` before the row's line is ended, for a format whose records have keys. */
+  key?(out: Records, batch: TapeBatch, i: number, relation: Relation): void;
   /**
    * The kernel's line state after a run: `changed`, a transaction began or
    * ended in it (`t` is the one open now); else `t` stands for the same
@@ -366,8 +366,9 @@ export class KernelLines {
       else if (held !== undefined && kind === LK_BEGIN) begin = start;
       else if (held !== undefined && kind === LK_COMMIT) held.finish(out, begin < 0 ? start : begin, start, end);
       else if (kind <= LK_DELETE) {
-        key?.call(this.#format, out, batch, first + (code >>> 13));
-        target.endAt(end, LINE_KINDS[kind]!, relations[(code >> 4) & 511]);
+        const relation = relations[(code >> 4) & 511]!;
+        key?.call(this.#format, out, batch, first + (code >>> 13), relation);
+        target.endAt(end, LINE_KINDS[kind]!, relation);
       } else target.endAt(end, LINE_KINDS[kind]!, undefined);
       start = end;
     }
