@@ -157,7 +157,7 @@ export const JK_W2J_BYTEA = 18;
 // (`+00`) as ISO 8601 with six fraction digits and `Z`; numeric whose text starts with a digit (or `-`
 // and one) as that text, a string; bytea (`\x` and lowercase hex) as base64, base64 URL-safe or hex; an
 // interval (JK_INTERVAL's texts) as `P…Y…M…DT…H…M…S`; float4 as the JS number of its text when its digits
-// are the ones Float.toString gives (json-columns.ts writeFloat4Digits). Any other text, an invalid date
+// are the ones Float.toString gives (json-debezium.ts writeFloat4Digits). Any other text, an invalid date
 // or time among them: declined.
 export const JK_DBZ_DATE = 19;
 export const JK_DBZ_TIMESTAMP_US = 20;

@@ -13,18 +13,18 @@ import {
   JB_BOOL, JB_INT2, JB_INT4, JB_UINT4, JB_INT8, JB_FLOAT4, JB_FLOAT8, JB_TEXT, JB_TIMESTAMP, JB_TIMESTAMPTZ, JB_DATE, JB_UUID, JB_NUMERIC, JB_JSON, JB_JSONB, JB_BYTEA, JB_INTERVAL,
   JB_ARRAY,
 } from "../jsonl-tape.ts";
-import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryCopy, copyShort, memoryBytes, gtU32, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, plainEnd, isoMinutes, fround } from "./portable.ts";
+import { loadU8, storeU8, loadI16BE, loadI32BE, loadI32, storeI32, memoryBytes, divI32, u32AsF64, loadF64BE, loadF32BE, loadU64BE, wasmBuild, floatScratch, isoMinutes } from "./portable.ts";
 import { shortest, shortDigits, shortLength, shortExponent } from "./shortest.ts";
 import { debeziumValue } from "./json-debezium.ts";
+import {
+  putByte as put, copy, putHex, cursor, setCursor, setBounds, isDigit, putSigned, putDecimal, putText, putInt, putFraction, put2, afterDigits, writeString, copySequence,
+} from "./json-out.ts";
+import { floatText, layoutFloat, fNeg, fFirst, fLast, fDigits, fPoint, readInterval, intervalMonths, intervalDays, intervalMicros } from "./json-float.ts";
 import { civilOfDays, civilOfDaysInt, civilYear, civilMonth, civilDay } from "./civil.ts";
 
 const QUOTE: i32 = 0x22;
 const BACKSLASH: i32 = 0x5c;
 
-// The output cursor of the call, and what copy() may overwrite and read (columnsAt's end, the memory's).
-let o: usize = 0;
-let writable: usize = 0;
-let readable: usize = 0;
 // Whether this call writes the values that take u64 arithmetic (JF_AS_PORTABLE): float4, float8 of 16-17
 // digits and binary floats (Grisu3, shortest.ts), binary int8 past 2^53.
 let u64Values = false;
@@ -33,33 +33,13 @@ function u8at(p: i32): i32 {
   return loadU8(<usize>p);
 }
 
-function put(c: i32): void {
-  storeU8(o++, c);
-}
-
-/** The n bytes at p at the cursor. */
-export function copy(p: i32, n: i32): void {
-  copyShort(o, <usize>p, <usize>n, writable, readable);
-  o += <usize>n;
-}
-
-function hexDigit(d: i32): i32 {
-  return d < 10 ? 0x30 + d : 0x57 + d;
-}
-
-/** A byte as two lowercase hex digits. */
-function putHex(x: i32): void {
-  put(hexDigit(x >> 4));
-  put(hexDigit(x & 15));
-}
-
 /** Writes tuple columns [from, ncols) as JSON (bindings/jsonl-tape.ts); returns a JSON_* status. */
 export function jsonColumns(tuple: usize, old: usize, columns: usize, from: i32, flags: i32, out: usize, outCapacity: i32, result: usize): i32 {
   const size = memoryBytes();
   if (outCapacity < 0 || <u64>out + <u64>outCapacity > size || !tupleFits(tuple, old, columns, from, size)) return refuse(result, from, flags);
-  o = out;
+  setCursor(out);
   const status = columnsAt(tuple, old, columns, from, flags, out, out + <usize>outCapacity, size);
-  storeI32(result + (JR_WRITTEN << 2), <i32>(o - out));
+  storeI32(result + (JR_WRITTEN << 2), <i32>(cursor() - out));
   storeI32(result + (JR_COLUMN << 2), lastColumn);
   storeI32(result + (JR_FLAGS << 2), lastFlags);
   return status;
@@ -79,36 +59,12 @@ export function tupleFits(tuple: usize, old: usize, columns: usize, from: i32, s
 let lastColumn = 0;
 let lastFlags = 0;
 
-/** The output cursor: json-lines.ts writes a line's other fields around the columns. */
-export function cursor(): usize {
-  return o;
-}
-
-export function setCursor(at: usize): void {
-  o = at;
-}
-
 export function stopColumn(): i32 {
   return lastColumn;
 }
 
 export function stopFlags(): i32 {
   return lastFlags;
-}
-
-export function putByte(c: i32): void {
-  put(c);
-}
-
-export function putBytes(p: usize, n: i32): void {
-  memoryCopy(o, p, <usize>n);
-  o += <usize>n;
-}
-
-/** putBytes where memory from the cursor up to `limit` is the caller's output space (copyShort may write there). */
-export function putBytesUpTo(p: usize, n: i32, limit: usize): void {
-  copyShort(o, p, <usize>n, limit, <usize>memoryBytes());
-  o += <usize>n;
 }
 
 /**
@@ -122,8 +78,7 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
   let comma = (flags & JF_COMMA) != 0;
   const strings = (flags & JF_NUMBERS_AS_STRINGS) != 0;
   u64Values = wasmBuild() && (flags & JF_AS_PORTABLE) == 0;
-  writable = end;
-  readable = <usize>size;
+  setBounds(end, <usize>size);
   let status = JSON_DONE;
   let i = from;
   for (; i < n; i++) {
@@ -151,7 +106,7 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
       const name = loadI32(c + (JC_PREFIX << 2));
       const nameLength = loadI32(c + (JC_NAME_LENGTH << 2));
       if (name < 0 || nameLength < 0 || <u64>name + <u64>nameLength > size) { status = JSON_DECLINED; break; }
-      if (<u64>nameLength + JSON_SLACK > <u64>(end - o)) { status = o == start ? JSON_DECLINED : JSON_FULL; break; }
+      if (<u64>nameLength + JSON_SLACK > <u64>(end - cursor())) { status = cursor() == start ? JSON_DECLINED : JSON_FULL; break; }
       separator(comma, flags);
       copy(name, nameLength);
       if ((flags & JF_NO_CLOSE) == 0) put(0x7d);
@@ -173,16 +128,16 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
     let need = <u64>prefixLength + (binary == JB_NUMERIC ? <u64>numericRoom(at + 5, len) : binary == JB_BYTEA ? 2 * <u64>len + 8 : <u64>len * 6) + JSON_SLACK;
     // A large value: what it takes exactly (escapes counted), before giving up on it.
     // (Other binary values than text and json print in at most 64 bytes.)
-    if (need > <u64>(end - o) && !sized) {
+    if (need > <u64>(end - cursor()) && !sized) {
       const textKind = binary == 0 ? kindKey & 0xff : binary == JB_TEXT ? JK_STRING : binary == JB_JSON || binary == JB_JSONB ? JK_JSON : -1;
       need = <u64>prefixLength + <u64>(textKind < 0 ? 64 : room(textKind, at + 5, len)) + JSON_SLACK;
     }
-    if (need > <u64>(end - o)) {
+    if (need > <u64>(end - cursor())) {
       // Nothing written yet: the column needs more than the whole output, so it is the binding's.
-      status = o == start ? JSON_DECLINED : JSON_FULL;
+      status = cursor() == start ? JSON_DECLINED : JSON_FULL;
       break;
     }
-    const mark = o;
+    const mark = cursor();
     separator(comma, flags);
     copy(prefix, prefixLength);
     if (kind == 0x6e) {
@@ -191,7 +146,7 @@ export function columnsAt(tuple: usize, old: usize, columns: usize, from: i32, f
       binary == JB_ARRAY ? !binaryArray(kindKey >>> 24, loadI32(c + (JC_ELEMENT << 2)), at + 5, len, strings)
         : binary != 0 ? !binaryValue(binary, at + 5, len, strings) : !value(kindKey & 0xff, at + 5, len, strings)
     ) {
-      o = mark;
+      setCursor(mark);
       status = JSON_DECLINED;
       break;
     }
@@ -236,7 +191,7 @@ function room(kind: i32, p: i32, n: i32): i32 {
   return n + extra;
 }
 
-/** One text value's JSON at o; false: the JS path's (o may have moved: the caller resets it). */
+/** One text value's JSON at the cursor; false: the JS path's (the cursor may have moved: the caller resets it). */
 function value(kind: i32, p: i32, n: i32, strings: bool): bool {
   switch (kind) {
     case JK_BOOL:
@@ -388,10 +343,6 @@ function quotedIf(p: i32, n: i32, quoted: bool): void {
   if (quoted) put(QUOTE);
 }
 
-export function isDigit(c: i32): bool {
-  return !gtU32(c - 0x30, 9);
-}
-
 /** PostgreSQL's ISO timestamp text (and `+00` for timestamptz) as timestampISO() prints it; else false. */
 function writeTimestamp(p: i32, n: i32, zone: bool): bool {
   const body = zone ? n - 3 : n;
@@ -402,12 +353,12 @@ function writeTimestamp(p: i32, n: i32, zone: bool): bool {
   if (body > 19 && u8at(p + 19) != 0x2e) return false;
   for (let i = 20; i < body; i++) if (!isDigit(u8at(p + i))) return false;
   put(QUOTE);
-  if (!isoMinutes(<usize>p, o)) return false;
+  if (!isoMinutes(<usize>p, cursor())) return false;
   const year = two(p) * 100 + two(p + 2);
   const month = two(p + 5);
   const day = two(p + 8);
   if (year == 0 || month < 1 || month > 12 || day < 1 || day > 31 || two(p + 11) > 23 || two(p + 14) > 59 || two(p + 17) > 59) return false;
-  o += 16;
+  setCursor(cursor() + 16);
   put(0x3a);
   put(u8at(p + 17));
   put(u8at(p + 18));
@@ -460,41 +411,6 @@ function writeFloat4(p: i32, n: i32): bool {
   return writeShortest(<f64><f32>scaledDecimal(fDigitsValue(), exponent), fNeg);
 }
 
-/**
- * float4 text → Debezium's number (formats/debezium-values.ts float32Text:
- * the first of 1 to 8 digits whose rounding of the float reads back as it,
- * what Java's Float.toString gives), when that is the text's own digits.
- * At most six always are: two such decimals lie at least eight float ulps
- * apart. Seven or eight are when neither decimal of one digit fewer beside
- * the text reads as the same float, and the float lies strictly between
- * the midpoints to the text's neighbours of as many digits (else one of
- * those is nearer): compared in doubles, each decimal read exactly with
- * powers of ten within ±22 (Clinger), so the float's place against it is
- * exact. Else false, nothing written.
- */
-export function writeFloat4Digits(p: i32, n: i32): bool {
-  if (!floatText(p, n) || fDigits > 8 || fPoint > 30 || fPoint < -30) return false;
-  if (fDigits > 6) {
-    let m: f64 = 0;
-    for (let i = fFirst; i <= fLast; i++) if (u8at(i) != 0x2e) m = m * 10 + <f64>(u8at(i) - 0x30);
-    const k = fPoint - fDigits;
-    if (k - 1 < -22 || k + 1 > 22) return false;
-    const v = fround(decimalOf(m, k));
-    const shorter = Math.floor(m / 10);
-    if (fround(decimalOf(shorter, k + 1)) == v || fround(decimalOf(shorter + 1, k + 1)) == v) return false;
-    if (!(decimalOf(m * 10 - 5, k - 1) < v && v < decimalOf(m * 10 + 5, k - 1))) return false;
-  }
-  layoutFloat(fFirst, fLast, fDigits, fPoint, fNeg);
-  return true;
-}
-
-/** m × 10^k for an integer m < 2^53 and |k| <= 22: one rounding, the double nearest (Clinger). */
-function decimalOf(m: f64, k: i32): f64 {
-  let scale = 1.0;
-  for (let i = k < 0 ? -k : k; i > 0; i--) scale *= 10;
-  return k < 0 ? m / scale : m * scale;
-}
-
 /** v > 0 finite with the sign `neg`, as Number::toString prints it, from Grisu3's digits (u64Values only); else false. */
 function writeShortest(v: f64, neg: bool): bool {
   if (!u64Values || !(v > 0) || v == Infinity || !shortest(v) || shortDigits % 10 == 0) return false;
@@ -509,7 +425,7 @@ function writeShortest(v: f64, neg: bool): bool {
   return true;
 }
 
-/** One binary value's JSON at o (its JB_* rule, bindings/jsonl-tape.ts); false: the JS path's. */
+/** One binary value's JSON at the cursor (its JB_* rule, bindings/jsonl-tape.ts); false: the JS path's. */
 function binaryValue(kind: i32, p: i32, n: i32, strings: bool): bool {
   switch (kind) {
     case JB_BOOL:
@@ -727,63 +643,6 @@ function putInt64(p: usize, strings: bool): bool {
   return true;
 }
 
-/** An integer v (|v| < 2^53) in decimal. */
-export function putSigned(v: f64): void {
-  if (v < 0) put(0x2d);
-  putDecimal(v < 0 ? -v : v);
-}
-
-// What floatText() read: the sign, the significant digits at [fFirst, fLast] (a '.' among them
-// is skipped), how many, and where the point goes: the value is 0.d1d2…dk × 10^fPoint.
-let fNeg = false;
-let fFirst = 0;
-let fLast = 0;
-let fDigits = 0;
-let fPoint = 0;
-
-/** A float text `-?\d+(\.\d+)?(e[+-]\d{1,3})?` of a non-zero value into the f* globals; else false. */
-function floatText(p: i32, n: i32): bool {
-  const end = p + n;
-  if (n == 0) return false;
-  const neg = u8at(p) == 0x2d;
-  let i = neg ? p + 1 : p;
-  // The mantissa's digits [i, mantissaEnd), a '.' at `dot` (or none: dot == mantissaEnd).
-  const intStart = i;
-  i = afterDigits(i, end);
-  const dot = i;
-  if (i == intStart) return false;
-  if (i < end && u8at(i) == 0x2e) {
-    const frac = i + 1;
-    i = afterDigits(frac, end);
-    if (i == frac) return false;
-  }
-  const mantissaEnd = i;
-  let exponent = 0;
-  if (i < end) {
-    if (u8at(i) != 0x65 || i + 2 >= end || (u8at(i + 1) != 0x2b && u8at(i + 1) != 0x2d)) return false;
-    const eStart = i + 2;
-    i = afterDigits(eStart, end);
-    if (i != end || i - eStart > 3) return false;
-    for (let k = eStart; k < end; k++) exponent = exponent * 10 + u8at(k) - 0x30;
-    if (u8at(eStart - 1) == 0x2d) exponent = -exponent;
-  }
-  // The significant digits: from the first non-zero one to the last.
-  let first = intStart;
-  while (first < mantissaEnd && (u8at(first) == 0x30 || u8at(first) == 0x2e)) first++;
-  if (first == mantissaEnd) return false; // zero: 0 is the JS path's (and -0 prints as 0)
-  let last = mantissaEnd - 1;
-  while (u8at(last) == 0x30 || u8at(last) == 0x2e) last--;
-  const point = (first < dot ? dot - first : dot - first + 1) + exponent;
-  // Past any double's (1e-324..1e309): not a float PostgreSQL printed.
-  if (point > 310 || point < -324) return false;
-  fNeg = neg;
-  fFirst = first;
-  fLast = last;
-  fDigits = last - first + 1 - (first < dot && last > dot ? 1 : 0);
-  fPoint = point;
-  return true;
-}
-
 /** The significant digits floatText() found, as an integer (exact: at most 17 of them here, below 2^63). */
 function fDigitsValue(): u64 {
   let m: u64 = 0;
@@ -810,80 +669,6 @@ function shortestNear(m: u64, exponent: i32): bool {
   return u64Values && exponent >= -22 && exponent <= 22 && shortest(scaledDecimal(m, exponent));
 }
 
-/** Significant digits at [first, last] (a '.' among them skipped), `digits` of them, as Number::toString lays out 0.d1…dk × 10^point. */
-function layoutFloat(first: i32, last: i32, digits: i32, point: i32, neg: bool): void {
-  if (neg) put(0x2d);
-  if (digits <= point && point <= 21) {
-    digitRun(first, last, 0, digits);
-    for (let z = digits; z < point; z++) put(0x30);
-  } else if (0 < point && point <= 21) {
-    digitRun(first, last, 0, point);
-    put(0x2e);
-    digitRun(first, last, point, digits);
-  } else if (-6 < point && point <= 0) {
-    put(0x30);
-    put(0x2e);
-    for (let z = point; z < 0; z++) put(0x30);
-    digitRun(first, last, 0, digits);
-  } else {
-    digitRun(first, last, 0, 1);
-    if (digits > 1) {
-      put(0x2e);
-      digitRun(first, last, 1, digits);
-    }
-    put(0x65);
-    const e = point - 1;
-    put(e < 0 ? 0x2d : 0x2b);
-    putDecimal(<f64>(e < 0 ? -e : e));
-  }
-}
-
-/** Significant digits [from, to) (counted without the '.') of the digits at [first, last]. */
-function digitRun(first: i32, last: i32, from: i32, to: i32): void {
-  let k = 0;
-  for (let i = first; i <= last && k < to; i++) {
-    const c = u8at(i);
-    if (c == 0x2e) continue;
-    if (k >= from) put(c);
-    k++;
-  }
-}
-
-/**
- * v (an integer, 0 <= v < 2^53) in decimal: below 10^9 in i32 arithmetic
- * (whose divisions by 10 are multiplies, not a double's division), above
- * as its part above 10^9 and its last nine digits.
- */
-export function putDecimal(v: f64): void {
-  if (v < 1000000000.0) {
-    putSmall(<i32>v);
-    return;
-  }
-  const high = Math.floor(v / 1000000000.0);
-  putSmall(<i32>high);
-  putDigits(<i32>(v - high * 1000000000.0), 9);
-}
-
-/** 0 <= x < 10^9 in decimal. */
-function putSmall(x: i32): void {
-  let n = 1;
-  for (let t = x; t >= 10; t = divI32(t, 10)) n++;
-  putDigits(x, n);
-}
-
-/** The last n decimal digits of 0 <= x < 10^9, zero-padded. */
-function putDigits(x: i32, n: i32): void {
-  o += <usize>n;
-  let at = o;
-  let y = x;
-  for (let i = 0; i < n; i++) {
-    const q = divI32(y, 10);
-    storeU8(--at, 0x30 + y - q * 10);
-    y = q;
-  }
-}
-
-
 /**
  * interval text in IntervalStyle postgres, as PostgreSQL prints it
  * (`[N year[s]] [N mon[s]] [N day[s]] [[+-]H+:MM:SS[.f{1,6}]]`, each part
@@ -899,74 +684,6 @@ function writeInterval(p: i32, n: i32, strings: bool): bool {
   return true;
 }
 
-// What readInterval() read: PostgreSQL's three fields.
-export let intervalMonths: i32 = 0;
-export let intervalDays: i32 = 0;
-export let intervalMicros: f64 = 0;
-
-/** An interval text as writeInterval takes it into the interval* globals; else false. */
-export function readInterval(p: i32, n: i32): bool {
-  const end = p + n;
-  let i = p;
-  let months = 0;
-  let days = 0;
-  let micros: f64 = 0;
-  let unit = 0; // the parts read so far: 1 year, 2 mon, 3 day, 4 time
-  while (i < end) {
-    if (unit > 0) {
-      if (u8at(i) != 0x20 || ++i == end) return false;
-    }
-    const sign = u8at(i);
-    const neg = sign == 0x2d;
-    if (neg || sign == 0x2b) i++;
-    const digitsStart = i;
-    i = afterDigits(i, end);
-    const width = i - digitsStart;
-    if (width == 0) return false;
-    if (i < end && u8at(i) == 0x3a) {
-      // The time part, last: hours, minutes, seconds, a fraction.
-      if (unit == 4 || width > 6 || i + 6 > end || u8at(i + 3) != 0x3a || !isDigit(u8at(i + 1)) || !isDigit(u8at(i + 2)) || !isDigit(u8at(i + 4)) || !isDigit(u8at(i + 5))) return false;
-      let us: f64 = (<f64>digitsValue(digitsStart, i) * 3600 + <f64>(two(i + 1) * 60 + two(i + 4))) * 1000000;
-      i += 6;
-      if (i < end && u8at(i) == 0x2e) {
-        const frac = ++i;
-        i = afterDigits(frac, end);
-        if (i == frac || i - frac > 6) return false;
-        let f = digitsValue(frac, i);
-        for (let k = i - frac; k < 6; k++) f *= 10;
-        us += <f64>f;
-      }
-      if (i != end) return false;
-      micros = neg ? -us : us;
-      unit = 4;
-      continue;
-    }
-    if (i >= end || u8at(i) != 0x20) return false;
-    const v = digitsValue(digitsStart, i);
-    const word = ++i;
-    while (i < end && u8at(i) != 0x20) i++;
-    const wordLength = i - word;
-    if (wordLength == 0) return false;
-    const plural = u8at(i - 1) == 0x73 ? 1 : 0;
-    const c = u8at(word);
-    let part = 0;
-    if (c == 0x79 && wordLength - plural == 4 && u8at(word + 1) == 0x65 && u8at(word + 2) == 0x61 && u8at(word + 3) == 0x72 && width <= 7) part = 1;
-    else if (c == 0x6d && wordLength - plural == 3 && u8at(word + 1) == 0x6f && u8at(word + 2) == 0x6e && width <= 9) part = 2;
-    else if (c == 0x64 && wordLength - plural == 3 && u8at(word + 1) == 0x61 && u8at(word + 2) == 0x79 && width <= 9) part = 3;
-    if (part <= unit) return false;
-    unit = part;
-    const signed = neg ? -v : v;
-    if (part == 1) months += signed * 12;
-    else if (part == 2) months += signed;
-    else days = signed;
-  }
-  if (unit == 0) return false;
-  intervalMonths = months;
-  intervalDays = days;
-  intervalMicros = micros;
-  return true;
-}
-
 /** An interval's JSON object, `{"months":…,"days":…,"microseconds":…}` (the µs quoted with `strings`, as a bigint). */
 function putInterval(months: i32, days: i32, micros: f64, strings: bool): void {
   putText('{"months":');
@@ -978,25 +695,6 @@ function putInterval(months: i32, days: i32, micros: f64, strings: bool): void {
   putSigned(micros);
   if (strings) put(QUOTE);
   put(0x7d);
-}
-
-/** The value of the ASCII digits [p, end) (at most 9: below 2^31). */
-function digitsValue(p: i32, end: i32): i32 {
-  let v = 0;
-  for (let i = p; i < end; i++) v = v * 10 + u8at(i) - 0x30;
-  return v;
-}
-
-/** ASCII text (a literal). */
-function putText(s: string): void {
-  for (let i = 0; i < s.length; i++) put(s.charCodeAt(i));
-}
-
-/** An i32 in decimal, -2^31 too (a binary interval's months or days): negated as a double, where it cannot wrap. */
-function putInt(v: i32): void {
-  if (v < 0) put(0x2d);
-  const x = <f64>v;
-  putDecimal(v < 0 ? -x : x);
 }
 
 /**
@@ -1033,31 +731,9 @@ export function pgTime(p: usize): bool {
   return true;
 }
 
-function pow10(k: i32): i32 {
-  let v = 1;
-  for (let i = 0; i < k; i++) v *= 10;
-  return v;
-}
-
 // The time timeAt() read: its second of the day and its microseconds (the date: timeYear, timeMonth, timeDay).
 let timeSeconds = 0;
 let timeMicros = 0;
-
-/** µs of a second (0 to 999999) as `.f…` without trailing zeros; nothing for 0. */
-export function putFraction(us: i32): void {
-  if (us == 0) return;
-  put(0x2e);
-  let digits = 6;
-  while (us - divI32(us, 10) * 10 == 0) {
-    us = divI32(us, 10);
-    digits--;
-  }
-  for (let scale = pow10(digits - 1); scale > 0; scale = divI32(scale, 10)) {
-    const d = divI32(us, scale);
-    put(0x30 + d);
-    us -= d * scale;
-  }
-}
 
 /** Reads the wire timestamp at p into the time globals; years outside 1..9999: false. In doubles, exact below 2^53 µs. */
 export function timeAt(p: usize): bool {
@@ -1117,13 +793,6 @@ function civilOf(days: f64): void {
   else civilOfDays(days);
 }
 
-/** 0 <= v < 100 as two digits. */
-function put2(v: i32): void {
-  const tens = divI32(v, 10);
-  put(0x30 + tens);
-  put(0x30 + v - tens * 10);
-}
-
 /** bytea's lowercase hex text `\x…` → the JSON string `"\\x…"`. */
 function writeBytea(p: i32, n: i32): bool {
   if (n < 2 || u8at(p) != BACKSLASH || u8at(p + 1) != 0x78 || (n & 1) != 0) return false;
@@ -1169,59 +838,6 @@ function afterSign(p: i32, end: i32): i32 {
   return p < end && u8at(p) == 0x2d ? p + 1 : p;
 }
 
-/** After the run of ASCII digits at i. */
-function afterDigits(i: i32, end: i32): i32 {
-  while (i < end && isDigit(u8at(i))) i++;
-  return i;
-}
-
-/**
- * A JSON string of UTF-8 text, escaped as JSON.stringify escapes; invalid
- * UTF-8: false. `unescape`: a backslash stands for the byte after it (a
- * quoted array element's escapes, as values/arrays.ts unescapes them).
- */
-export function writeString(p: i32, n: i32, unescape: bool = false): bool {
-  const end = p + n;
-  put(QUOTE);
-  let i = p;
-  while (i < end) {
-    const c = u8at(i);
-    if (c >= 0x20 && c != QUOTE && c != BACKSLASH && c < 0x80) {
-      // A run of plain ASCII: one copy.
-      const j = plainEnd(i + 1, end);
-      copy(i, j - i);
-      i = j;
-    } else if (c < 0x80) {
-      let x = c;
-      if (unescape && c == BACKSLASH) {
-        if (++i == end) return false;
-        x = u8at(i);
-        if (x >= 0x80) {
-          i = copySequence(i, end);
-          if (i < 0) return false;
-          continue;
-        }
-      }
-      if (x >= 0x20 && x != QUOTE && x != BACKSLASH) put(x);
-      else {
-        put(BACKSLASH);
-        const short = x == QUOTE ? QUOTE : x == BACKSLASH ? BACKSLASH : x == 8 ? 0x62 : x == 9 ? 0x74 : x == 10 ? 0x6e : x == 12 ? 0x66 : x == 13 ? 0x72 : 0;
-        if (short != 0) put(short);
-        else {
-          put(0x75); put(0x30); put(0x30);
-          putHex(x);
-        }
-      }
-      i++;
-    } else {
-      i = copySequence(i, end);
-      if (i < 0) return false;
-    }
-  }
-  put(QUOTE);
-  return true;
-}
-
 /** json/jsonb text embedded, each run of CR/LF one space; invalid UTF-8: false. */
 function writeJson(p: i32, n: i32): bool {
   const end = p + n;
@@ -1242,31 +858,3 @@ function writeJson(p: i32, n: i32): bool {
   return true;
 }
 
-function cont(j: i32, end: i32, lo: i32, hi: i32): bool {
-  return j < end && u8at(j) >= lo && u8at(j) <= hi;
-}
-
-/** Copies the well-formed UTF-8 sequence at i; returns the index after it, or -1 (invalid). */
-function copySequence(i: i32, end: i32): i32 {
-  const len = utf8Sequence(i, end);
-  if (len == 0) return -1;
-  copy(i, len);
-  return i + len;
-}
-
-/** Length of the well-formed UTF-8 sequence at a byte ≥ 0x80 (Unicode table 3-7), or 0. */
-function utf8Sequence(i: i32, end: i32): i32 {
-  const c = u8at(i);
-  if (c >= 0xc2 && c <= 0xdf) return cont(i + 1, end, 0x80, 0xbf) ? 2 : 0;
-  if (c >= 0xe0 && c <= 0xef) {
-    const lo = c == 0xe0 ? 0xa0 : 0x80;
-    const hi = c == 0xed ? 0x9f : 0xbf;
-    return cont(i + 1, end, lo, hi) && cont(i + 2, end, 0x80, 0xbf) ? 3 : 0;
-  }
-  if (c >= 0xf0 && c <= 0xf4) {
-    const lo = c == 0xf0 ? 0x90 : 0x80;
-    const hi = c == 0xf4 ? 0x8f : 0xbf;
-    return cont(i + 1, end, lo, hi) && cont(i + 2, end, 0x80, 0xbf) && cont(i + 3, end, 0x80, 0xbf) ? 4 : 0;
-  }
-  return 0;
-}

@@ -9,9 +9,10 @@ import {
   JK_DBZ_DATE, JK_DBZ_TIMESTAMP_US, JK_DBZ_TIMESTAMP_MS, JK_DBZ_TIME_US, JK_DBZ_TIME_MS, JK_DBZ_TIMESTAMPTZ, JK_DBZ_DECIMAL, JK_DBZ_BASE64,
   JK_DBZ_BASE64_URL, JK_DBZ_HEX, JK_DBZ_INTERVAL, JK_DBZ_FLOAT4,
 } from "../jsonl-tape.ts";
-import { loadU8, divI32 } from "./portable.ts";
+import { loadU8, divI32, fround } from "./portable.ts";
 import { civilOfDaysInt, civilYear, civilMonth, civilDay, daysOfCivil } from "./civil.ts";
-import { putByte, putSigned, putDecimal, copy, writeString, isDigit, putFraction, writeFloat4Digits, readInterval, intervalMonths, intervalDays, intervalMicros } from "./json-columns.ts";
+import { putByte, putSigned, putDecimal, copy, writeString, isDigit, putFraction } from "./json-out.ts";
+import { floatText, layoutFloat, fNeg, fFirst, fLast, fDigits, fPoint, readInterval, intervalMonths, intervalDays, intervalMicros } from "./json-float.ts";
 
 const QUOTE: i32 = 0x22;
 const US_PER_DAY: f64 = 86400000000.0;
@@ -214,4 +215,39 @@ function interval(p: i32, n: i32): bool {
   putByte(0x53);
   putByte(QUOTE);
   return true;
+}
+
+/**
+ * float4 text → Debezium's number (formats/debezium-values.ts float32Text:
+ * the first of 1 to 8 digits whose rounding of the float reads back as it,
+ * what Java's Float.toString gives), when that is the text's own digits.
+ * At most six always are: two such decimals lie at least eight float ulps
+ * apart. Seven or eight are when neither decimal of one digit fewer beside
+ * the text reads as the same float, and the float lies strictly between
+ * the midpoints to the text's neighbours of as many digits (else one of
+ * those is nearer): compared in doubles, each decimal read exactly with
+ * powers of ten within ±22 (Clinger), so the float's place against it is
+ * exact. Else false, nothing written.
+ */
+export function writeFloat4Digits(p: i32, n: i32): bool {
+  if (!floatText(p, n) || fDigits > 8 || fPoint > 30 || fPoint < -30) return false;
+  if (fDigits > 6) {
+    let m: f64 = 0;
+    for (let i = fFirst; i <= fLast; i++) if (u8at(i) != 0x2e) m = m * 10 + <f64>(u8at(i) - 0x30);
+    const k = fPoint - fDigits;
+    if (k - 1 < -22 || k + 1 > 22) return false;
+    const v = fround(decimalOf(m, k));
+    const shorter = Math.floor(m / 10);
+    if (fround(decimalOf(shorter, k + 1)) == v || fround(decimalOf(shorter + 1, k + 1)) == v) return false;
+    if (!(decimalOf(m * 10 - 5, k - 1) < v && v < decimalOf(m * 10 + 5, k - 1))) return false;
+  }
+  layoutFloat(fFirst, fLast, fDigits, fPoint, fNeg);
+  return true;
+}
+
+/** m × 10^k for an integer m < 2^53 and |k| <= 22: one rounding, the double nearest (Clinger). */
+function decimalOf(m: f64, k: i32): f64 {
+  let scale = 1.0;
+  for (let i = k < 0 ? -k : k; i > 0; i--) scale *= 10;
+  return k < 0 ? m / scale : m * scale;
 }

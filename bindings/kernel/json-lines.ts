@@ -19,7 +19,8 @@ import {
 } from "../line-templates.ts";
 import { FLAG_XID, FLAG_XLOGDATA, FLAG_KEEPALIVE, FLAG_BACKEND, H_SIZE, H_OFFSET, HEADER_WORDS, TABLE_HASH } from "../tape.ts";
 import { loadU8, loadI32BE, loadI32, storeI32, loadWord, memoryBytes, imul, u32AsF64 } from "./portable.ts";
-import { columnsAt, cursor, setCursor, putByte, putBytes, putBytesUpTo, tupleFits, stopColumn, stopFlags, putDecimal, putSigned, isoTime, pgTime, timeAt } from "./json-columns.ts";
+import { columnsAt, tupleFits, stopColumn, stopFlags, isoTime, pgTime, timeAt } from "./json-columns.ts";
+import { cursor, setCursor, putByte, putBytes, putBytesUpTo, putDecimal, putSigned } from "./json-out.ts";
 
 const TAG_BEGIN = 0x42; // 'B'
 const TAG_COMMIT = 0x43; // 'C'
