@@ -14,6 +14,9 @@ import { createView } from "./views.ts";
 import type { BatchMemory } from "./batch-memory.ts";
 import type { RegionHost } from "../kernel/memory-layout.ts";
 
+/** Up to how many records recordAt() walks to a message rather than index the whole batch (once, then every access is one read). */
+const WALK_MAX = 1024;
+
 /** Shared by a decoder and its batches: bumped on every decode call, so older views know they are stale. */
 export interface Clock {
   generation: number;
@@ -39,7 +42,10 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
   /** The message recordAt() answered last, and its record: the next one's follows from its size word. */
   #at = 0;
   #word: number;
-  /** Every message's record, built on the first access out of order. */
+  /** Where recordAt() was before its last jump: a reader that scanned ahead and comes back (the pipeline's run, then its lines) walks on from there. */
+  #backAt = 0;
+  #backWord: number;
+  /** Every message's record, built on the first access that no cursor reaches by a short walk. */
   #index: Int32Array | undefined;
   /** The decoder's relation cache (as it is at the end of the batch). */
   readonly #cache: ReadonlyMap<number, Relation>;
@@ -66,6 +72,7 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
     this.t = t;
     this.#first = first;
     this.#word = first;
+    this.#backWord = first;
     this.length = length;
     this.consumed = consumed;
   }
@@ -90,8 +97,10 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
 
   /**
    * Word position of message `index`'s record (0 <= index < length). In
-   * order, each follows from the last: a batch read front to back, as
-   * nearly all are, builds no index.
+   * order, each follows from the last, and a jump ahead (of either the last
+   * answer or where it was before its last jump) is walked, record by
+   * record, up to WALK_MAX: a batch read front to back by one reader or two
+   * takes turns, as nearly all are, builds no index.
    */
   recordAt(index: number): number {
     const at = this.#at;
@@ -99,6 +108,19 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
     if (index === at + 1) {
       this.#at = index;
       return (this.#word += this.t[this.#word + H_SIZE]!);
+    }
+    if (this.#index === undefined) {
+      const back = index < at;
+      let i = back ? this.#backAt : at;
+      if (index >= i && index - i <= WALK_MAX) {
+        const t = this.t;
+        let w = back ? this.#backWord : this.#word;
+        for (; i < index; i++) w += t[w + H_SIZE]!;
+        this.#backAt = at;
+        this.#backWord = this.#word;
+        this.#at = index;
+        return (this.#word = w);
+      }
     }
     const records = (this.#index ??= this.#records());
     this.#at = index;
