@@ -47,8 +47,10 @@ export interface Format {
    * push() would write them, without a view each (JSON Lines: whole lines
    * from the kernel); returns the index of the first message it did not
    * take (`from`: none), which the pipeline then push()es. The pipeline
-   * calls it only for plain transactions' messages: Begin, row changes,
-   * Commit, Begin, … in that order (run.ts #takeRun), and sets each
+   * calls it from a plain transaction's message (run.ts #takeRun), and
+   * [from, to) may go on past the run: the format takes Begin, row changes
+   * and Commit of plain transactions only, and stops at any other message
+   * (a streamed row, a Relation, a Message, …). The pipeline sets each
    * transaction's context in `boundary(i)`, which the format calls for
    * each Begin it takes before any of its transaction's records, and for
    * each Commit after them.

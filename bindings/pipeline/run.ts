@@ -69,8 +69,6 @@ export class Pipeline {
   readonly #feed: MessageFeed;
   #backfillTxn: RecordTransaction | undefined;
   #stopRequested = false;
-  /** The last run #takeRun found: of which batch, up to which message (a format that took part of it goes on inside it). */
-  #run: { batch: unknown; to: number } = { batch: undefined, to: 0 };
   readonly #reads = new SourceReads(() => this.#window.failure !== undefined || this.#stopRequested);
 
   constructor(options: PipelineOptions) {
@@ -190,7 +188,7 @@ export class Pipeline {
    * batch without a view each (Format.pushBatch): from the next item on, a
    * transaction's Begin, row changes and Commit, then the next ones the
    * batch holds (up to RUN_MESSAGES; one with a limit), as far as the
-   * format takes them. The format tells of each Begin and Commit it takes
+   * format takes them (it stops at the first message of another kind). The format tells of each Begin and Commit it takes
    * where it is among the records, and the pipeline does there what it does
    * when they come one by one (feed.boundary). Returns the items taken (0:
    * take the next one by one). Not with onItem (it is given every item), a
@@ -209,22 +207,19 @@ export class Pipeline {
     if (ready === undefined) return 0;
     const { batch, index: from } = ready;
     let to = from;
-    // Inside the last run found (its format took a part and pushed what it stopped at): the rest of it is a run too.
-    if (o.limit === undefined && this.#run.batch === batch && from < this.#run.to) to = this.#run.to;
-    else {
-      const last = o.limit === undefined ? Math.min(batch.length, from + RUN_MESSAGES) : batch.length;
-      for (;;) {
-        if (to < last && batch.kind(to) === "Begin") to++;
-        for (; to < last; to++) {
-          const kind = batch.kind(to);
-          if (kind !== "Insert" && kind !== "Update" && kind !== "Delete") break;
-        }
-        if (to === last || batch.kind(to) !== "Commit") break;
-        to++;
-        // With a limit, one transaction at a time: the limit is checked after each.
-        if (o.limit !== undefined || to === last || batch.kind(to) !== "Begin") break;
+    if (o.limit === undefined) {
+      // The format stops at the first message that is not a plain transaction's (its kernel does: any other
+      // kind, a streamed row), so the run is not scanned here; only its first message is looked at, so that
+      // the items push() takes one by one do not each cost a call that takes none.
+      if (RUN_KINDS.has(batch.kind(from))) to = Math.min(batch.length, from + RUN_MESSAGES);
+    } else {
+      // With a limit, one transaction at a time: the limit is checked after each.
+      if (batch.kind(to) === "Begin") to++;
+      for (; to < batch.length; to++) {
+        const kind = batch.kind(to);
+        if (kind !== "Insert" && kind !== "Update" && kind !== "Delete") break;
       }
-      this.#run = { batch, to };
+      if (to < batch.length && batch.kind(to) === "Commit") to++;
     }
     if (to === from) return 0;
     const feed = this.#feed;
