@@ -28,7 +28,7 @@ const ALLOWED: { file: string; receiver: string; count: number; why: string }[] 
   { file: "bindings/formats/debezium-values.ts", receiver: "abs", count: 4, why: "a string of digits" },
   { file: "bindings/formats/debezium-values.ts", receiver: "bits", count: 1, why: "a string of bits" },
   { file: "bindings/formats/debezium-values.ts", receiver: "micros.toString(…).padStart(…)", count: 1, why: "a string of digits" },
-  { file: "bindings/pipeline/records.ts", receiver: "this.ends", count: 1, why: "a number[] of record ends" },
+  { file: "bindings/pipeline/records.ts", receiver: "this.#ends", count: 1, why: "a number[] of record ends" },
   { file: "bindings/sinks/nats-publisher.ts", receiver: "s", count: 2, why: "a string (a reply subject)" },
   { file: "bindings/sinks/nats-publisher.ts", receiver: "q", count: 1, why: "an array (the queue)" },
 ];

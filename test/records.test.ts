@@ -5,6 +5,8 @@
  * key and headers with it; truncate() and clear() keep keys and headers in
  * step with the records; headers combine the format's function for every
  * record with a record's own; rewrite() replaces bytes and keeps the rest.
+ * Its arrays, which clear() and truncate() cut only when next read, hold
+ * exactly the records since.
  */
 import { describe, expect, it } from "vitest";
 import { Records, RecordTransaction } from "../bindings/pipeline/records.ts";
@@ -73,5 +75,38 @@ describe("Records keys and headers", () => {
     r.rewrite(1, (i, body) => r.bytes.str(`[${i}:${text.decode(body).trim()}]\n`));
     expect([0, 1, 2].map((i) => str(r.bytesOf(i)))).toEqual(["a\n", "[1:bb]\n", "[2:ccc]\n"]);
     expect([0, 1, 2].map((i) => [r.id(i), str(r.keyOf(i))])).toEqual([["0/100:0", "k0"], ["0/100:1", "k1"], ["0/100:2", undefined]]);
+  });
+});
+
+describe("Records' arrays", () => {
+  it("after clear() and truncate() each array holds exactly the records since, whenever it is read", () => {
+    const r = new Records();
+    const a = new RecordTransaction(1, 0x100n, 0n);
+    const b = new RecordTransaction(2, 0x200n, 0n);
+    r.txn = a;
+    for (let i = 0; i < 50; i++) record(r, `a${i}\n`);
+    expect(r.kinds.length).toBe(50);
+    r.clear();
+    // Read before anything is written again: empty, not the last batch's.
+    expect([r.length, r.ends.length, r.kinds.length, r.relations.length, r.txns.length, r.positions.length, r.subs.length]).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    r.txn = b;
+    for (let i = 0; i < 3; i++) r.bytes.str(`b${i}\n`), r.endAt(r.bytes.len, "update");
+    r.end("delete");
+    expect(r.length).toBe(4);
+    expect(r.kinds).toEqual(["update", "update", "update", "delete"]);
+    expect(r.txns.every((t) => t === b)).toBe(true);
+    expect(r.positions).toEqual([0, 1, 2, 3]);
+    expect(r.ends).toEqual([3, 6, 9, 9]);
+    // A batch read only at its end (a stdout sink never reads them): the same.
+    r.clear();
+    r.txn = a;
+    for (let i = 0; i < 7; i++) record(r, `c${i}\n`);
+    expect(r.kinds.length).toBe(7);
+    r.truncate(5);
+    record(r, "d\n");
+    expect([r.length, r.ends.length, r.kinds.length, r.relations.length, r.txns.length, r.positions.length, r.subs.length]).toEqual([6, 6, 6, 6, 6, 6, 6]);
+    expect(r.ends).toEqual([3, 6, 9, 12, 15, 17]);
+    expect(str(r.bytesOf(5))).toBe("d\n");
+    expect(r.lastPosition).toEqual({ lsn: 0x100n, index: 57 });
   });
 });

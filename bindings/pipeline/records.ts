@@ -102,14 +102,73 @@ export interface RecordInfo {
 
 export class Records {
   readonly bytes: ByteSink = new ByteSink();
+  // The records' facts, one array each, written by index up to #n. clear() and truncate() keep the arrays'
+  // room for the next batch (a JS array cut to 0 gives its store back, and six regrown per batch were 2% of
+  // decode --changes): what they hold past #n is cut off before anyone else reads them (the getters below).
+  readonly #ends: number[] = [];
+  readonly #kinds: RecordKind[] = [];
+  readonly #relations: (Relation | undefined)[] = [];
+  readonly #txns: RecordTransaction[] = [];
+  readonly #positions: number[] = [];
+  readonly #subs: number[] = [];
+  #n = 0;
+  /** Whether the arrays hold entries past #n. */
+  #stale = false;
+
   /** Where each record's bytes end in `bytes.buf`. */
-  readonly ends: number[] = [];
-  readonly kinds: RecordKind[] = [];
-  readonly relations: (Relation | undefined)[] = [];
-  readonly txns: RecordTransaction[] = [];
-  readonly positions: number[] = [];
+  get ends(): number[] {
+    if (this.#stale) this.#cut();
+    return this.#ends;
+  }
+
+  get kinds(): RecordKind[] {
+    if (this.#stale) this.#cut();
+    return this.#kinds;
+  }
+
+  get relations(): (Relation | undefined)[] {
+    if (this.#stale) this.#cut();
+    return this.#relations;
+  }
+
+  get txns(): RecordTransaction[] {
+    if (this.#stale) this.#cut();
+    return this.#txns;
+  }
+
+  get positions(): number[] {
+    if (this.#stale) this.#cut();
+    return this.#positions;
+  }
+
   /** Each record's sub-position: 0, or k for the k-th derived record before `positions[i]` (change-id.ts). */
-  readonly subs: number[] = [];
+  get subs(): number[] {
+    if (this.#stale) this.#cut();
+    return this.#subs;
+  }
+
+  #cut(): void {
+    const n = this.#n;
+    this.#ends.length = n;
+    this.#kinds.length = n;
+    this.#relations.length = n;
+    this.#txns.length = n;
+    this.#positions.length = n;
+    this.#subs.length = n;
+    this.#stale = false;
+  }
+
+  /** Record #n's facts (over what a cleared batch left there, or after the last). */
+  #add(end: number, kind: RecordKind, relation: Relation | undefined, txn: RecordTransaction, position: number, sub: number): void {
+    const n = this.#n++;
+    this.#ends[n] = end;
+    this.#kinds[n] = kind;
+    this.#relations[n] = relation;
+    this.#txns[n] = txn;
+    this.#positions[n] = position;
+    this.#subs[n] = sub;
+  }
+
   /** Transaction ends these records complete, in order. */
   readonly acks: { after: number; lsn: bigint }[] = [];
   /** The transaction of the records a format ends now (set by the pipeline). */
@@ -135,7 +194,7 @@ export class Records {
   #extras: Extras | undefined;
 
   get length(): number {
-    return this.ends.length;
+    return this.#n;
   }
 
   /**
@@ -144,12 +203,12 @@ export class Records {
    * have none either.
    */
   get keys(): ByteSink {
-    return (this.#extras ??= new Extras(this.ends.length)).keys;
+    return (this.#extras ??= new Extras(this.#n)).keys;
   }
 
   /** Adds a header to the next record (before its `end()`). */
   header(name: string, value: string): void {
-    ((this.#extras ??= new Extras(this.ends.length)).next ??= {})[name] = value;
+    ((this.#extras ??= new Extras(this.#n)).next ??= {})[name] = value;
   }
 
   /**
@@ -165,18 +224,13 @@ export class Records {
     const sub = txn.take(derived);
     const skip = this.skip;
     if (skip !== undefined && txn.ordered && compareChangePositions({ lsn: txn.lsn, index, sub }, skip) <= 0) {
-      this.bytes.len = this.start(this.ends.length);
-      this.#extras?.truncate(this.ends.length);
+      this.bytes.len = this.start(this.#n);
+      this.#extras?.truncate(this.#n);
       this.skipped++;
       return;
     }
-    this.#extras?.ended(this.ends.length);
-    this.ends.push(this.bytes.len);
-    this.kinds.push(kind);
-    this.relations.push(relation);
-    this.txns.push(txn);
-    this.positions.push(index);
-    this.subs.push(sub);
+    this.#extras?.ended(this.#n);
+    this.#add(this.bytes.len, kind, relation, txn, index, sub);
   }
 
   /**
@@ -187,23 +241,19 @@ export class Records {
   endAt(end: number, kind: RecordKind, relation?: Relation, derived = kind === "relationChanged"): void {
     const txn = this.txn;
     // Its key and headers, as end() takes them (the kernel's lines write none: an empty key is none).
-    this.#extras?.ended(this.ends.length);
-    this.ends.push(end);
-    this.kinds.push(kind);
-    this.relations.push(relation);
-    this.txns.push(txn);
-    this.positions.push(txn.next);
-    this.subs.push(txn.take(derived));
+    this.#extras?.ended(this.#n);
+    const position = txn.next;
+    this.#add(end, kind, relation, txn, position, txn.take(derived));
   }
 
   /** Where record i's bytes start. */
   start(i: number): number {
-    return i === 0 ? 0 : this.ends[i - 1]!;
+    return i === 0 ? 0 : this.#ends[i - 1]!;
   }
 
   /** Record i's bytes (a view, valid while this batch lives). */
   bytesOf(i: number): Uint8Array {
-    return this.bytes.buf.subarray(this.start(i), this.ends[i]);
+    return this.bytes.buf.subarray(this.start(i), this.#ends[i]);
   }
 
   /**
@@ -212,18 +262,18 @@ export class Records {
    */
   payloadOf(i: number): Uint8Array {
     const start = this.start(i);
-    const end = this.ends[i]!;
+    const end = this.#ends[i]!;
     return this.bytes.buf.subarray(start, end > start && this.bytes.buf[end - 1] === 0x0a ? end - 1 : end);
   }
 
   id(i: number): string {
-    return this.txns[i]!.id(this.positions[i]!, this.subs[i]);
+    return this.#txns[i]!.id(this.#positions[i]!, this.#subs[i]);
   }
 
   /** Record i's position in its transaction (change-id.ts). */
   positionOf(i: number): ChangePosition {
-    const sub = this.subs[i]!;
-    const at = { lsn: this.txns[i]!.lsn, index: this.positions[i]! };
+    const sub = this.#subs[i]!;
+    const at = { lsn: this.#txns[i]!.lsn, index: this.#positions[i]! };
     return sub === 0 ? at : { ...at, sub };
   }
 
@@ -245,27 +295,27 @@ export class Records {
    * writes record i's new bytes into `bytes`, given its old ones (a copy).
    */
   rewrite(from: number, wrap: (i: number, body: Uint8Array) => void): void {
-    const n = this.ends.length;
+    const n = this.#n;
     if (from >= n) return;
     const base = this.start(from);
     const old = copyBytes(this.bytes.buf, base, this.bytes.len);
-    const oldEnds = this.ends.slice(from);
+    const oldEnds = this.#ends.slice(from, n);
     this.bytes.len = base;
     let at = 0;
     for (let i = from; i < n; i++) {
       const end = oldEnds[i - from]! - base;
       wrap(i, old.subarray(at, end));
       at = end;
-      this.ends[i] = this.bytes.len;
+      this.#ends[i] = this.bytes.len;
     }
   }
 
   record(i: number): RecordInfo {
-    const txn = this.txns[i]!;
-    const rel = this.relations[i];
+    const txn = this.#txns[i]!;
+    const rel = this.#relations[i];
     return {
       id: this.id(i),
-      kind: this.kinds[i]!,
+      kind: this.#kinds[i]!,
       schema: rel?.namespace,
       table: rel?.name,
       relation: rel,
@@ -278,16 +328,17 @@ export class Records {
 
   /** The position of the last record (for what the destination holds after this batch). */
   get lastPosition(): ChangePosition | undefined {
-    const n = this.ends.length;
+    const n = this.#n;
     if (n === 0) return undefined;
-    return this.txns[n - 1]!.ordered ? this.positionOf(n - 1) : undefined;
+    return this.#txns[n - 1]!.ordered ? this.positionOf(n - 1) : undefined;
   }
 
   /** Keeps the first n records (and the acks, keys and headers within them). */
   truncate(n: number): void {
-    if (n >= this.ends.length) return;
+    if (n >= this.#n) return;
     this.bytes.len = this.start(n);
-    for (const a of [this.ends, this.kinds, this.relations, this.txns, this.positions, this.subs]) a.length = n;
+    this.#n = n;
+    this.#stale = true;
     while (this.acks.length > 0 && this.acks[this.acks.length - 1]!.after > n) this.acks.pop();
     this.#extras?.truncate(n);
   }
@@ -295,7 +346,9 @@ export class Records {
   /** Empties it for reuse; the transaction context (and the `headers` function) stays. */
   clear(): void {
     this.bytes.len = 0;
-    for (const a of [this.ends, this.kinds, this.relations, this.txns, this.positions, this.subs, this.acks]) a.length = 0;
+    this.#n = 0;
+    this.#stale = true;
+    this.acks.length = 0;
     this.skipped = 0;
     this.#extras?.truncate(0);
   }
