@@ -20,6 +20,11 @@ export function formatLsn(lsn: bigint): string {
   return `${hi.toString(16).toUpperCase()}/${lo.toString(16).toUpperCase()}`;
 }
 
+/** The LSN whose high and low 32 bits are `hi` and `lo` (unsigned): one bigint below 2^53, as nearly all are. */
+export function lsnFromHalves(hi: number, lo: number): bigint {
+  return hi < 0x20_0000 ? BigInt(hi * 0x1_0000_0000 + lo) : (BigInt(hi) << 32n) | BigInt(lo);
+}
+
 /** Parses PostgreSQL's `X/Y` form into a bigint. Throws a `SyntaxError` on anything else. */
 export function parseLsn(text: string): bigint {
   const m = LSN_PATTERN.exec(text);

@@ -162,6 +162,12 @@ export class RelationShapes {
     return old === undefined && !baseline ? undefined : relationChanged(old, now, changes, msg.walStart, msg.xid);
   }
 
+  /** Whether a change observed waits for its transaction's end (ended() has something to do). */
+  get awaitingEnd(): boolean {
+    const undo = this.#undo;
+    return undo.length > 0 && undo[undo.length - 1]!.endLsn === undefined;
+  }
+
   /** A transaction ended at `endLsn` (handed over): the changes it carried are undone until that is confirmed. */
   ended(endLsn: bigint): void {
     for (let i = this.#undo.length - 1; i >= 0 && this.#undo[i]!.endLsn === undefined; i--) this.#undo[i]!.endLsn = endLsn;

@@ -24,6 +24,21 @@ export function fromPostgresTimestamp(pgMicros: bigint): bigint {
   return pgMicros + POSTGRES_EPOCH_US;
 }
 
+/** Above this high half (in magnitude) µs since 2000 plus the Unix epoch offset may leave the exact doubles. */
+const SAFE_HIGH = 0x10_0000;
+const EPOCH_US = Number(POSTGRES_EPOCH_US);
+
+/**
+ * fromPostgresTimestamp of the wire timestamp whose high 32 bits are `hi`
+ * (signed) and low 32 bits `lo` (unsigned): within ±142 years of 2000
+ * (|µs| < 2^52) computed exactly in doubles and made a bigint once, else
+ * (±infinity included) through bigints.
+ */
+export function timeOfHalves(hi: number, lo: number): bigint {
+  if (hi < SAFE_HIGH && hi > -SAFE_HIGH) return BigInt(hi * 0x1_0000_0000 + lo + EPOCH_US);
+  return fromPostgresTimestamp((BigInt(hi) << 32n) + BigInt(lo));
+}
+
 /** Converts µs since the Unix epoch to the wire form (µs since 2000-01-01). */
 export function toPostgresTimestamp(unixMicros: bigint): bigint {
   if (unixMicros === PG_NOBEGIN || unixMicros === PG_NOEND) return unixMicros;

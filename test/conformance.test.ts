@@ -16,7 +16,7 @@ import type { Batch, PgoutputDecoder } from "../bindings/decoder.ts";
 import type { Insert, PgoutputMessage, RelationMessage, Truncate, Update } from "../bindings/messages.ts";
 import { isPgoutputError, type PgoutputErrorCode } from "../bindings/errors.ts";
 import { unchangedToast } from "../bindings/tuple.ts";
-import { compareLsn, formatLsn, INVALID_LSN, parseLsn } from "../bindings/lsn.ts";
+import { compareLsn, formatLsn, INVALID_LSN, lsnFromHalves, parseLsn } from "../bindings/lsn.ts";
 import {
   fromPostgresTimestamp, POSTGRES_EPOCH_US, timestampToDate, timestampToISO, toPostgresTimestamp,
 } from "../bindings/time.ts";
@@ -183,6 +183,10 @@ if (onceAcrossBackends) describe("LSN helpers", () => {
     expect(formatLsn(INVALID_LSN)).toBe("0/0");
     expect(parseLsn("16/b374d848")).toBe(0x16_b374d848n);
     expect(parseLsn("00000016/0B374D848".slice(0, 17))).toBe(0x16_0b374d84n);
+  });
+  it("lsnFromHalves: the LSN of two 32-bit halves, on both sides of 2^53", () => {
+    const values = [0n, 1n, 0xffffffffn, 0x1_0000_0000n, (1n << 53n) - 1n, 1n << 53n, (1n << 53n) + 1n, LSN_2_63 - 1n, LSN_2_63, MAX_LSN - 1n, MAX_LSN];
+    for (const v of values) expect(lsnFromHalves(Number(v >> 32n), Number(v & 0xffff_ffffn)), formatLsn(v)).toBe(v);
   });
   it("rejects what is no LSN", () => {
     for (const s of ["", "0", "/0", "0/", "1/2/3", "G/0", "123456789/0", "0/123456789", " 0/0", "0/0 ", "-1/0"]) {

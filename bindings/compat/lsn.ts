@@ -1,8 +1,7 @@
 /**
  * LSNs and timestamps in pg-logical-replication's form.
  */
-import { fromPostgresTimestamp } from "../time.ts";
-import { PG_EPOCH_US } from "../values/calendar.ts";
+import { timeOfHalves } from "../time.ts";
 
 /**
  * An LSN as pg-logical-replication's PgoutputPlugin prints it: both halves
@@ -41,25 +40,9 @@ export function lsnOfHalves(hi: number, lo: number): string | null {
 const HEX = Uint8Array.from("0123456789ABCDEF", (c) => c.charCodeAt(0));
 const SLASH = 0x2f;
 
-/** Above this high half (in magnitude) µs since 2000 plus the Unix epoch offset may leave the exact doubles. */
-const SAFE_HIGH = 0x10_0000;
-const TWO_32 = 0x1_0000_0000;
-
-/** `fromPostgresTimestamp(dv.getBigInt64(o))`, from the two halves (see timeOfHalves). */
+/** `fromPostgresTimestamp(dv.getBigInt64(o))`, from the two halves (time.ts timeOfHalves). */
 export function compatTimeAt(dv: DataView, o: number): bigint {
   return timeOfHalves(dv.getInt32(o), dv.getUint32(o + 4));
-}
-
-/**
- * The timestamp whose int64 µs since 2000-01-01 has high half `hi`
- * (signed) and low half `lo` (unsigned), as µs since the Unix epoch like
- * `fromPostgresTimestamp`: within ±142 years of 2000 (|µs| < 2^52)
- * computed exactly in doubles and made a bigint once, else (±infinity
- * included) through bigints.
- */
-export function timeOfHalves(hi: number, lo: number): bigint {
-  if (hi < SAFE_HIGH && hi > -SAFE_HIGH) return BigInt(hi * TWO_32 + lo + PG_EPOCH_US);
-  return fromPostgresTimestamp((BigInt(hi) << 32n) + BigInt(lo));
 }
 
 /** `compatLsn` for an optional LSN (`null` stays `null`). */

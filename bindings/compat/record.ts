@@ -15,7 +15,8 @@ import { MessageTag, type PgoutputMessage } from "../messages.ts";
 import { FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, HEADER_WORDS, H_OFFSET } from "../tape.ts";
 import { readString } from "../utf8.ts";
 import type { CompatConverter } from "./convert.ts";
-import { compatLsnAt, compatTimeAt, lsnOfHalves, timeOfHalves } from "./lsn.ts";
+import { compatLsnAt, compatTimeAt, lsnOfHalves } from "./lsn.ts";
+import { timeOfHalves } from "../time.ts";
 import type { TapeWords } from "./tape-rows.ts";
 import type * as T from "./types.ts";
 

@@ -21,12 +21,20 @@
  * a change twice.
  */
 import { transactionEnd } from "../ack.ts";
-import type { PgoutputMessage } from "../messages.ts";
+import { fieldOffset, layoutOf } from "../layout.ts";
+import { MessageTag, type PgoutputMessage } from "../messages.ts";
+import { H_OFFSET } from "../tape.ts";
+import type { TapeBatch } from "../views/batch.ts";
 import { ddlOf } from "../pg/ddl.ts";
 import { RelationShapes } from "../relation-changes.ts";
 import type { ChangePosition } from "./change-id.ts";
 import type { Format } from "./format.ts";
-import { NO_TRANSACTION, RecordTransaction, type Records } from "./records.ts";
+import { NO_TRANSACTION, RecordTransaction, TransactionEnd, type Records } from "./records.ts";
+
+/** Begin's and Commit's fields boundaryAt() reads: offsets from the first byte after the tag (layout.ts). */
+const at = (tag: number, field: string): number => fieldOffset(layoutOf(tag)!, field);
+const BEGIN_LSN = at(MessageTag.Begin, "finalLsn"), BEGIN_TIME = at(MessageTag.Begin, "commitTime"), BEGIN_XID = at(MessageTag.Begin, "xid");
+const COMMIT_END_LSN = at(MessageTag.Commit, "endLsn");
 
 export interface MessageFeedOptions {
   format: Format;
@@ -91,6 +99,27 @@ export class MessageFeed {
     else this.#ended(msg, records);
   }
 
+  /**
+   * boundary() of the plain Begin or Commit at `index` of a tape batch,
+   * read from its bytes: no view, and the LSNs and time made bigints only
+   * when something asks for them (RecordTransaction.ofHalves,
+   * TransactionEnd). A transaction or two per row change make these most of
+   * what the pipeline does per transaction.
+   */
+  boundaryAt(batch: TapeBatch, index: number, records: Records): void {
+    const dv = batch.dv;
+    const p = batch.t[batch.recordAt(index) + H_OFFSET]! + 1;
+    if (batch.u8[p - 1] === MessageTag.Begin) {
+      const l = p + BEGIN_LSN, c = p + BEGIN_TIME;
+      const txn = RecordTransaction.ofHalves(dv.getUint32(p + BEGIN_XID), dv.getUint32(l), dv.getUint32(l + 4), dv.getInt32(c), dv.getUint32(c + 4));
+      records.txn = txn;
+      this.#baseline = this.startedAt !== undefined && this.startedAt.lsn === txn.lsn;
+    } else {
+      const e = p + COMMIT_END_LSN;
+      this.#close(new TransactionEnd(records.length, dv.getUint32(e), dv.getUint32(e + 4)), records);
+    }
+  }
+
   #begin(msg: PgoutputMessage & { kind: "Begin" }, records: Records): void {
     records.txn = new RecordTransaction(msg.xid, msg.finalLsn, msg.commitTime);
     this.#baseline = this.startedAt?.lsn === msg.finalLsn;
@@ -100,11 +129,15 @@ export class MessageFeed {
   #ended(msg: PgoutputMessage, records: Records): boolean {
     const end = transactionEnd(msg);
     if (end === undefined) return false;
-    records.acks.push({ after: records.length, lsn: end });
-    records.txn = NO_TRANSACTION;
-    this.#shapes.ended(end);
-    this.#baseline = false;
+    this.#close({ after: records.length, lsn: end }, records);
     return true;
+  }
+
+  #close(ack: { readonly after: number; readonly lsn: bigint }, records: Records): void {
+    records.acks.push(ack);
+    records.txn = NO_TRANSACTION;
+    if (this.#shapes.awaitingEnd) this.#shapes.ended(ack.lsn);
+    this.#baseline = false;
   }
 
   /** A StreamAbort of a whole transaction ends it with no records: its position may be confirmed in turn. */

@@ -26,7 +26,8 @@
  */
 import type { Relation } from "../relation.ts";
 import { ByteSink } from "../jsonl/sink.ts";
-import { formatLsn } from "../lsn.ts";
+import { formatLsn, lsnFromHalves } from "../lsn.ts";
+import { timeOfHalves } from "../time.ts";
 import { compareChangePositions, ROW_ID_PREFIXES, type ChangePosition } from "./change-id.ts";
 import { copyBytes } from "../copy-bytes.ts";
 
@@ -49,21 +50,50 @@ export class RecordTransaction {
   /** Made on the first id() (a sink that writes only the bytes never asks; formatLsn per transaction cost decode --changes 2%). */
   #idPrefix: string | undefined;
   readonly #rows: keyof typeof ROW_ID_PREFIXES;
+  #lsn: bigint | undefined;
+  #time: bigint | undefined;
+  /** The LSN's halves and the wire time's (ofHalves): the bigints are made on the first read of `lsn` and `time`. */
+  #halves: [lsnHi: number, lsnLo: number, timeHi: number, timeLo: number] | undefined;
 
   constructor(
     /** Top-level xid; `undefined` for a non-transactional message or a snapshot row. */
     readonly xid: number | undefined,
-    /** Commit LSN (prepare LSN of a prepared transaction; a non-transactional message's own LSN; a snapshot's consistent point). */
-    readonly lsn: bigint,
-    /** Commit (prepare) time, µs since the Unix epoch; `undefined` where none is known. */
-    readonly time: bigint | undefined,
+    lsn: bigint,
+    time: bigint | undefined,
     /** Snapshot (or backfill) rows: ids that cannot collide with a change's. */
     readonly snapshot = false,
     /** Whose rows: the initial snapshot's or a backfill chunk's (change-id.ts). */
     rows: keyof typeof ROW_ID_PREFIXES = "snapshot",
   ) {
     this.#rows = rows;
+    this.#lsn = lsn;
+    this.#time = time;
     this.ordered = lsn > 0n && !snapshot;
+  }
+
+  /**
+   * A plain transaction's, from its Begin's fields as 32-bit halves (the
+   * time as the wire's µs since 2000): the pipeline makes one per
+   * transaction, and a sink that writes only the bytes never reads them,
+   * so their bigints (three per transaction, 2% of decode --changes) wait.
+   */
+  static ofHalves(xid: number, lsnHi: number, lsnLo: number, timeHi: number, timeLo: number): RecordTransaction {
+    const t = new RecordTransaction(xid, (lsnHi | lsnLo) === 0 ? 0n : 1n, undefined);
+    t.#lsn = undefined;
+    t.#halves = [lsnHi, lsnLo, timeHi, timeLo];
+    return t;
+  }
+
+  /** Commit LSN (prepare LSN of a prepared transaction; a non-transactional message's own LSN; a snapshot's consistent point). */
+  get lsn(): bigint {
+    const h = this.#halves;
+    return this.#lsn ?? (this.#lsn = lsnFromHalves(h![0], h![1]));
+  }
+
+  /** Commit (prepare) time, µs since the Unix epoch; `undefined` where none is known. */
+  get time(): bigint | undefined {
+    const h = this.#halves;
+    return this.#time ?? (h === undefined ? undefined : (this.#time = timeOfHalves(h[2], h[3])));
   }
 
   id(index: number, sub = 0): string {
@@ -77,6 +107,22 @@ export class RecordTransaction {
     this.derived = 0;
     this.next++;
     return 0;
+  }
+}
+
+/** A transaction end among a batch's acks (Records.acks), its LSN made a bigint on the first read (the pipeline reads a batch's last only). */
+export class TransactionEnd {
+  readonly #hi: number;
+  readonly #lo: number;
+  #lsn: bigint | undefined;
+
+  constructor(readonly after: number, lsnHi: number, lsnLo: number) {
+    this.#hi = lsnHi;
+    this.#lo = lsnLo;
+  }
+
+  get lsn(): bigint {
+    return (this.#lsn ??= lsnFromHalves(this.#hi, this.#lo));
   }
 }
 
@@ -170,7 +216,7 @@ export class Records {
   }
 
   /** Transaction ends these records complete, in order. */
-  readonly acks: { after: number; lsn: bigint }[] = [];
+  readonly acks: { readonly after: number; readonly lsn: bigint }[] = [];
   /** The transaction of the records a format ends now (set by the pipeline). */
   txn: RecordTransaction = NO_TRANSACTION;
   /** Records at or before this position are taken back (the destination has them). */

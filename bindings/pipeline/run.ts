@@ -43,6 +43,7 @@ import { MessageFeed } from "./message-feed.ts";
 import { InFlightWindow } from "./in-flight.ts";
 import { LINGER, SourceReads, STOP } from "./source-reads.ts";
 import type { PgoutputMessage } from "../messages.ts";
+import { TapeBatch } from "../views/batch.ts";
 
 export type { PipelineSource, SourceItem } from "./sources.ts";
 
@@ -226,9 +227,14 @@ export class Pipeline {
     // The first Begin's transaction is set before: the format decides from it whether a redelivery may take its
     // records back (then it takes none); the later transactions commit after it, so none of theirs can be.
     const begun = batch.kind(from) === "Begin" ? from : -1;
-    if (begun >= 0) feed.boundary(batch.get(from) as PgoutputMessage & { kind: "Begin" }, records);
+    const tape = batch instanceof TapeBatch ? batch : undefined;
+    const boundary = (i: number): void => {
+      if (tape !== undefined) feed.boundaryAt(tape, i, records);
+      else feed.boundary(batch.get(i) as PgoutputMessage & { kind: "Begin" | "Commit" }, records);
+    };
+    if (begun >= 0) boundary(from);
     const taken = format.pushBatch(batch, from, records, to, (i) => {
-      if (i !== begun) feed.boundary(batch.get(i) as PgoutputMessage & { kind: "Begin" | "Commit" }, records);
+      if (i !== begun) boundary(i);
     });
     source.skipReady!(taken - from);
     this.#stats.items += taken - from;

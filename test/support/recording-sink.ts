@@ -1,9 +1,10 @@
 /**
  * A format wrapper and a sink that record what a pipeline hands over, for
  * comparing the whole-batch path (Format.pushBatch) with one message at a
- * time: the bytes, each record's id, kind, key and position, the transaction
- * ends to acknowledge (by the records before them: where a write ends
- * depends on the source's reads), and how many messages came from batches.
+ * time: the bytes, each record's id, kind, key, position and transaction
+ * (its xid and commit time), the transaction ends to acknowledge (by the
+ * records before them: where a write ends depends on the source's reads),
+ * and how many messages came from batches.
  */
 import type { ChangePosition } from "../../bindings/pipeline/change-id.ts";
 import type { Format } from "../../bindings/pipeline/format.ts";
@@ -49,7 +50,8 @@ export function recording(inner: Format, delivered?: ChangePosition): { seen: Re
       seen.lines += text.decode(records.bytes.buf.subarray(0, records.bytes.len));
       for (let i = 0; i < records.length; i++) {
         const key = records.keyOf(i);
-        seen.records.push(`${records.id(i)} ${records.kinds[i]}${key === undefined ? "" : ` ${text.decode(key)}`}`);
+        const txn = records.txns[i]!;
+        seen.records.push(`${records.id(i)} ${records.kinds[i]} xid ${txn.xid} at ${txn.time}${key === undefined ? "" : ` ${text.decode(key)}`}`);
         seen.positions.push({ lsn: records.txns[i]!.lsn, index: records.positions[i]!, sub: records.subs[i] });
       }
       for (const a of records.acks) seen.acks.push(`${before + a.after}@${a.lsn}`);
