@@ -52,8 +52,12 @@ export class RecordTransaction {
   readonly #rows: keyof typeof ROW_ID_PREFIXES;
   #lsn: bigint | undefined;
   #time: bigint | undefined;
-  /** The LSN's halves and the wire time's (ofHalves): the bigints are made on the first read of `lsn` and `time`. */
-  #halves: [lsnHi: number, lsnLo: number, timeHi: number, timeLo: number] | undefined;
+  /** Whether lsn and time are to be made from the halves below (ofHalves), on their first read. */
+  #fromHalves = false;
+  #lsnHi = 0;
+  #lsnLo = 0;
+  #timeHi = 0;
+  #timeLo = 0;
 
   constructor(
     /** Top-level xid; `undefined` for a non-transactional message or a snapshot row. */
@@ -78,22 +82,26 @@ export class RecordTransaction {
    * so their bigints (three per transaction, 2% of decode --changes) wait.
    */
   static ofHalves(xid: number, lsnHi: number, lsnLo: number, timeHi: number, timeLo: number): RecordTransaction {
+    // `ordered` is worked out from a stand-in LSN of the same sign; the real one is made on its first read.
     const t = new RecordTransaction(xid, (lsnHi | lsnLo) === 0 ? 0n : 1n, undefined);
     t.#lsn = undefined;
-    t.#halves = [lsnHi, lsnLo, timeHi, timeLo];
+    t.#fromHalves = true;
+    t.#lsnHi = lsnHi;
+    t.#lsnLo = lsnLo;
+    t.#timeHi = timeHi;
+    t.#timeLo = timeLo;
     return t;
   }
 
   /** Commit LSN (prepare LSN of a prepared transaction; a non-transactional message's own LSN; a snapshot's consistent point). */
   get lsn(): bigint {
-    const h = this.#halves;
-    return this.#lsn ?? (this.#lsn = lsnFromHalves(h![0], h![1]));
+    return (this.#lsn ??= lsnFromHalves(this.#lsnHi, this.#lsnLo));
   }
 
   /** Commit (prepare) time, µs since the Unix epoch; `undefined` where none is known. */
   get time(): bigint | undefined {
-    const h = this.#halves;
-    return this.#time ?? (h === undefined ? undefined : (this.#time = timeOfHalves(h[2], h[3])));
+    if (this.#time === undefined && this.#fromHalves) this.#time = timeOfHalves(this.#timeHi, this.#timeLo);
+    return this.#time;
   }
 
   id(index: number, sub = 0): string {
