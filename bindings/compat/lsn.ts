@@ -23,8 +23,24 @@ export function compatLsnAt(dv: DataView, o: number): string | null {
   return lsnOfHalves(dv.getUint32(o), dv.getUint32(o + 4));
 }
 
+// The last LSN text and commit time made, by their halves: a Commit's commit LSN and time are its
+// Begin's, made just before (strings and bigints are values: handing out the same one is safe).
+let lastLsnHi = 0;
+let lastLsnLo = 0;
+let lastLsn: string | null = null;
+let lastTimeHi = 0;
+let lastTimeLo = 0;
+let lastTime = timeOfHalves(0, 0);
+
 /** `compatLsn` of the LSN whose high and low 32 bits are `hi` and `lo` (unsigned). */
 export function lsnOfHalves(hi: number, lo: number): string | null {
+  if (hi === lastLsnHi && lo === lastLsnLo) return lastLsn;
+  lastLsnHi = hi;
+  lastLsnLo = lo;
+  return (lastLsn = lsnText(hi, lo));
+}
+
+function lsnText(hi: number, lo: number): string | null {
   if ((hi | lo) === 0) return null;
   // One string from 17 character codes: half the cost of joining hex pieces (every Begin and Commit has LSNs).
   const h = HEX;
@@ -40,9 +56,17 @@ export function lsnOfHalves(hi: number, lo: number): string | null {
 const HEX = Uint8Array.from("0123456789ABCDEF", (c) => c.charCodeAt(0));
 const SLASH = 0x2f;
 
-/** `fromPostgresTimestamp(dv.getBigInt64(o))`, from the two halves (time.ts timeOfHalves). */
+/** `fromPostgresTimestamp(dv.getBigInt64(o))`, from the two halves (compatTime). */
 export function compatTimeAt(dv: DataView, o: number): bigint {
-  return timeOfHalves(dv.getInt32(o), dv.getUint32(o + 4));
+  return compatTime(dv.getInt32(o), dv.getUint32(o + 4));
+}
+
+/** time.ts timeOfHalves(hi, lo), the last one made again when asked again. */
+export function compatTime(hi: number, lo: number): bigint {
+  if (hi === lastTimeHi && lo === lastTimeLo) return lastTime;
+  lastTimeHi = hi;
+  lastTimeLo = lo;
+  return (lastTime = timeOfHalves(hi, lo));
 }
 
 /** `compatLsn` for an optional LSN (`null` stays `null`). */

@@ -15,8 +15,7 @@ import { MessageTag, type PgoutputMessage } from "../messages.ts";
 import { FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, HEADER_WORDS, H_OFFSET } from "../tape.ts";
 import { readString } from "../utf8.ts";
 import type { CompatConverter } from "./convert.ts";
-import { compatLsnAt, compatTimeAt, lsnOfHalves } from "./lsn.ts";
-import { timeOfHalves } from "../time.ts";
+import { compatLsnAt, compatTime, compatTimeAt, lsnOfHalves } from "./lsn.ts";
 import type { TapeWords } from "./tape-rows.ts";
 import type * as T from "./types.ts";
 
@@ -54,7 +53,7 @@ export function convertFixed(b: Uint8Array): T.MessageBegin | T.MessageCommit | 
   if (n === BEGIN_BYTES && b[0] === TAG_BEGIN) {
     const l = 1 + BEGIN_LSN, c = 1 + BEGIN_TIME;
     return {
-      tag: "begin", commitLsn: lsnOfHalves(u32(b, l), u32(b, l + 4)), commitTime: timeOfHalves(i32(b, c), u32(b, c + 4)),
+      tag: "begin", commitLsn: lsnOfHalves(u32(b, l), u32(b, l + 4)), commitTime: compatTime(i32(b, c), u32(b, c + 4)),
       xid: u32(b, 1 + BEGIN_XID),
     };
   }
@@ -62,7 +61,7 @@ export function convertFixed(b: Uint8Array): T.MessageBegin | T.MessageCommit | 
     const l = 1 + COMMIT_LSN, e = 1 + COMMIT_END_LSN, c = 1 + COMMIT_TIME;
     return {
       tag: "commit", flags: b[1 + COMMIT_FLAGS]!, commitLsn: lsnOfHalves(u32(b, l), u32(b, l + 4)),
-      commitEndLsn: lsnOfHalves(u32(b, e), u32(b, e + 4)), commitTime: timeOfHalves(i32(b, c), u32(b, c + 4)),
+      commitEndLsn: lsnOfHalves(u32(b, e), u32(b, e + 4)), commitTime: compatTime(i32(b, c), u32(b, c + 4)),
     };
   }
   return undefined;
