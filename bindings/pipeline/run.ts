@@ -189,9 +189,10 @@ export class Pipeline {
    * batch without a view each (Format.pushBatch): from the next item on, a
    * transaction's Begin, row changes and Commit, then the next ones the
    * batch holds (up to RUN_MESSAGES; one with a limit), as far as the
-   * format takes them (it stops at the first message of another kind). The format tells of each Begin and Commit it takes
-   * where it is among the records, and the pipeline does there what it does
-   * when they come one by one (feed.boundary). Returns the items taken (0:
+   * format takes them (it stops at the first message of another kind). The
+   * format tells of each Begin and Commit it takes where it is among the
+   * records, and the pipeline does there what it does when they come one by
+   * one (feed.boundaryAt, feed.boundary). Returns the items taken (0:
    * take the next one by one). Not with onItem (it is given every item), a
    * raw format, a streamed block held or a backfill; the format declines a
    * transaction whose records a restart's redelivery may take back

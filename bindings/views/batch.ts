@@ -99,8 +99,8 @@ export class TapeBatch implements Batch<WalMessage>, BatchMemory {
    * Word position of message `index`'s record (0 <= index < length). In
    * order, each follows from the last, and a jump ahead (of either the last
    * answer or where it was before its last jump) is walked, record by
-   * record, up to WALK_MAX: a batch read front to back by one reader or two
-   * takes turns, as nearly all are, builds no index.
+   * record, up to WALK_MAX: a batch read front to back, by one reader or by
+   * two taking turns (as nearly all are), builds no index.
    */
   recordAt(index: number): number {
     const at = this.#at;
