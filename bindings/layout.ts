@@ -217,6 +217,11 @@ export function fixedSize(l: PayloadLayout): number {
   return o;
 }
 
+/** The offset of fixed field `name` of message `tag` from the first byte after its tag and streamed xid (fieldOffset). */
+export function tagFieldOffset(tag: number, name: string): number {
+  return fieldOffset(layoutOf(tag)!, name);
+}
+
 /** Per tag (0-255), the offset fieldOffset() gives for `name` (-1: none), for getters to index with their tag. */
 export function offsetTable(name: string): Int8Array {
   const t = new Int8Array(256).fill(-1);

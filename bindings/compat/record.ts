@@ -10,7 +10,7 @@
  * drop-in carries nothing of it.
  */
 import { decoderInternals, type DecoderInternals, type TapeDecoder } from "../kernel/decoder.ts";
-import { fieldOffset, fixedSize, layoutOf } from "../layout.ts";
+import { fixedSize, layoutOf, tagFieldOffset } from "../layout.ts";
 import { MessageTag, type PgoutputMessage } from "../messages.ts";
 import { FLAG_BACKEND, FLAG_KEEPALIVE, FLAG_XID, HEADER_WORDS, H_OFFSET } from "../tape.ts";
 import { readString } from "../utf8.ts";
@@ -22,13 +22,12 @@ import type * as T from "./types.ts";
 const TAG_BEGIN = MessageTag.Begin, TAG_COMMIT = MessageTag.Commit, TAG_RELATION = MessageTag.Relation, TAG_TYPE = MessageTag.Type;
 const TAG_INSERT = MessageTag.Insert, TAG_UPDATE = MessageTag.Update, TAG_DELETE = MessageTag.Delete;
 const OLD_KEY = 0x4b, OLD_ROW = 0x4f;
-/** A fixed field's offset from the first byte after the tag and streamed xid (layout.ts). */
-const at = (tag: number, field: string): number => fieldOffset(layoutOf(tag)!, field);
-const BEGIN_LSN = at(TAG_BEGIN, "finalLsn"), BEGIN_TIME = at(TAG_BEGIN, "commitTime"), BEGIN_XID = at(TAG_BEGIN, "xid");
-const COMMIT_FLAGS = at(TAG_COMMIT, "flags"), COMMIT_LSN = at(TAG_COMMIT, "commitLsn");
-const COMMIT_END_LSN = at(TAG_COMMIT, "endLsn"), COMMIT_TIME = at(TAG_COMMIT, "commitTime");
-const TYPE_ID = at(TAG_TYPE, "typeId");
-const CHANGE_RELATION = at(TAG_INSERT, "relationId");
+/** Fixed fields' offsets (layout.ts tagFieldOffset). */
+const BEGIN_LSN = tagFieldOffset(TAG_BEGIN, "finalLsn"), BEGIN_TIME = tagFieldOffset(TAG_BEGIN, "commitTime"), BEGIN_XID = tagFieldOffset(TAG_BEGIN, "xid");
+const COMMIT_FLAGS = tagFieldOffset(TAG_COMMIT, "flags"), COMMIT_LSN = tagFieldOffset(TAG_COMMIT, "commitLsn");
+const COMMIT_END_LSN = tagFieldOffset(TAG_COMMIT, "endLsn"), COMMIT_TIME = tagFieldOffset(TAG_COMMIT, "commitTime");
+const TYPE_ID = tagFieldOffset(TAG_TYPE, "typeId");
+const CHANGE_RELATION = tagFieldOffset(TAG_INSERT, "relationId");
 const NOT_PLAIN = (FLAG_KEEPALIVE | FLAG_BACKEND | FLAG_XID) << 8;
 /** Whole Begin and Commit messages: the tag and their fixed fields (they have no others). */
 const BEGIN_BYTES = 1 + fixedSize(layoutOf(TAG_BEGIN)!), COMMIT_BYTES = 1 + fixedSize(layoutOf(TAG_COMMIT)!);

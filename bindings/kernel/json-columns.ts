@@ -19,7 +19,7 @@ import { debeziumValue } from "./json-debezium.ts";
 import {
   putByte as put, copy, putHex, cursor, setCursor, setBounds, isDigit, putSigned, putDecimal, putText, putInt, putFraction, put2, afterDigits, writeString, copySequence,
 } from "./json-out.ts";
-import { floatText, layoutFloat, fNeg, fFirst, fLast, fDigits, fPoint, readInterval, intervalMonths, intervalDays, intervalMicros } from "./json-float.ts";
+import { floatText, layoutFloat, fNeg, fFirst, fLast, fDigits, fPoint, readInterval, intervalMonths, intervalDays, intervalMicros, two, decimalOf } from "./json-float.ts";
 import { civilOfDays, civilOfDaysInt, civilYear, civilMonth, civilDay } from "./civil.ts";
 
 const QUOTE: i32 = 0x22;
@@ -370,10 +370,6 @@ function writeTimestamp(p: i32, n: i32, zone: bool): bool {
   return true;
 }
 
-function two(i: i32): i32 {
-  return (u8at(i) - 0x30) * 10 + u8at(i + 1) - 0x30;
-}
-
 /**
  * float8 text → the JSON number JSON.stringify prints for its double
  * (Number::toString, ECMA-262 6.1.6.1.20). Those are the text's own
@@ -408,7 +404,7 @@ function writeFloat4(p: i32, n: i32): bool {
   if (!u64Values || !floatText(p, n) || fDigits > 15) return false;
   const exponent = fPoint - fDigits;
   if (exponent < -22 || exponent > 22) return false;
-  return writeShortest(<f64><f32>scaledDecimal(fDigitsValue(), exponent), fNeg);
+  return writeShortest(<f64><f32>decimalOf(<f64>fDigitsValue(), exponent), fNeg);
 }
 
 /** v > 0 finite with the sign `neg`, as Number::toString prints it, from Grisu3's digits (u64Values only); else false. */
@@ -653,12 +649,6 @@ function fDigitsValue(): u64 {
   return m;
 }
 
-/** m × 10^exponent in one rounding of each step: exact to the last bit when m < 2^53 (Clinger), else within a unit or two. */
-function scaledDecimal(m: u64, exponent: i32): f64 {
-  let p = 1.0;
-  for (let k = exponent < 0 ? -exponent : exponent; k > 0; k--) p *= 10; // exact up to 10^22
-  return exponent < 0 ? <f64>m / p : <f64>m * p;
-}
 
 /**
  * Whether the double that m × 10^exponent (fDigits digits) reads as has m
@@ -672,7 +662,7 @@ function scaledDecimal(m: u64, exponent: i32): f64 {
  */
 function shortestIs(m: u64, exponent: i32): bool {
   if (!u64Values || exponent < -22 || exponent > 22) return false;
-  const v = scaledDecimal(m, exponent);
+  const v = decimalOf(<f64>m, exponent);
   if (shortestMatches(v, m, exponent)) return true;
   const bits = reinterpret<u64>(v);
   return shortestMatches(reinterpret<f64>(bits + 1), m, exponent) || shortestMatches(reinterpret<f64>(bits - 1), m, exponent)

@@ -12,7 +12,7 @@ import {
 import { loadU8, divI32, fround } from "./portable.ts";
 import { civilOfDaysInt, civilYear, civilMonth, civilDay, daysOfCivil } from "./civil.ts";
 import { putByte, putSigned, putDecimal, copy, writeString, isDigit, putFraction } from "./json-out.ts";
-import { floatText, layoutFloat, fNeg, fFirst, fLast, fDigits, fPoint, readInterval, intervalMonths, intervalDays, intervalMicros } from "./json-float.ts";
+import { floatText, layoutFloat, fNeg, fFirst, fLast, fDigits, fPoint, readInterval, intervalMonths, intervalDays, intervalMicros, two, decimalOf } from "./json-float.ts";
 
 const QUOTE: i32 = 0x22;
 const US_PER_DAY: f64 = 86400000000.0;
@@ -20,10 +20,6 @@ const EXACT: f64 = 9007199254740992.0; // 2^53
 
 function u8at(p: i32): i32 {
   return loadU8(<usize>p);
-}
-
-function two(p: i32): i32 {
-  return (u8at(p) - 0x30) * 10 + u8at(p + 1) - 0x30;
 }
 
 /** Whether the n bytes at p are ASCII digits. */
@@ -243,11 +239,4 @@ export function writeFloat4Digits(p: i32, n: i32): bool {
   }
   layoutFloat(fFirst, fLast, fDigits, fPoint, fNeg);
   return true;
-}
-
-/** m × 10^k for an integer m < 2^53 and |k| <= 22: one rounding, the double nearest (Clinger). */
-function decimalOf(m: f64, k: i32): f64 {
-  let scale = 1.0;
-  for (let i = k < 0 ? -k : k; i > 0; i--) scale *= 10;
-  return k < 0 ? m / scale : m * scale;
 }

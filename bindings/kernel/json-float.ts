@@ -1,7 +1,7 @@
 // Reading PostgreSQL's float and interval texts for the kernel's JSON
-// writers (json-columns.ts, json-debezium.ts), and laying out a float's
-// digits as Number::toString does. Built twice from this source, as
-// decode.ts is (portable.ts).
+// writers (json-columns.ts, json-debezium.ts), the digit and decimal
+// helpers they share, and laying out a float's digits as Number::toString
+// does. Built twice from this source, as decode.ts is (portable.ts).
 import { loadU8 } from "./portable.ts";
 import { putByte as put, putDecimal, afterDigits, isDigit } from "./json-out.ts";
 
@@ -9,8 +9,16 @@ function u8at(p: i32): i32 {
   return loadU8(<usize>p);
 }
 
-function two(i: i32): i32 {
+/** The two ASCII digits at i as a number. */
+export function two(i: i32): i32 {
   return (u8at(i) - 0x30) * 10 + u8at(i + 1) - 0x30;
+}
+
+/** m × 10^k for an integer m and |k| <= 22, each power of ten exact: one rounding, the double nearest, when m < 2^53 (Clinger); past it m is rounded first, and the result is within a unit or two. */
+export function decimalOf(m: f64, k: i32): f64 {
+  let scale = 1.0;
+  for (let i = k < 0 ? -k : k; i > 0; i--) scale *= 10;
+  return k < 0 ? m / scale : m * scale;
 }
 
 // What floatText() read: the sign, the significant digits at [fFirst, fLast] (a '.' among them

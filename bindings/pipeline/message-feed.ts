@@ -21,7 +21,7 @@
  * a change twice.
  */
 import { transactionEnd } from "../ack.ts";
-import { fieldOffset, layoutOf } from "../layout.ts";
+import { tagFieldOffset } from "../layout.ts";
 import { MessageTag, type PgoutputMessage } from "../messages.ts";
 import { H_OFFSET } from "../tape.ts";
 import type { TapeBatch } from "../views/batch.ts";
@@ -31,10 +31,9 @@ import type { ChangePosition } from "./change-id.ts";
 import type { Format } from "./format.ts";
 import { NO_TRANSACTION, RecordTransaction, TransactionEnd, type Records } from "./records.ts";
 
-/** Begin's and Commit's fields boundaryAt() reads: offsets from the first byte after the tag (layout.ts). */
-const at = (tag: number, field: string): number => fieldOffset(layoutOf(tag)!, field);
-const BEGIN_LSN = at(MessageTag.Begin, "finalLsn"), BEGIN_TIME = at(MessageTag.Begin, "commitTime"), BEGIN_XID = at(MessageTag.Begin, "xid");
-const COMMIT_END_LSN = at(MessageTag.Commit, "endLsn");
+/** Begin's and Commit's fields boundaryAt() reads. */
+const BEGIN_LSN = tagFieldOffset(MessageTag.Begin, "finalLsn"), BEGIN_TIME = tagFieldOffset(MessageTag.Begin, "commitTime"), BEGIN_XID = tagFieldOffset(MessageTag.Begin, "xid");
+const COMMIT_END_LSN = tagFieldOffset(MessageTag.Commit, "endLsn");
 
 export interface MessageFeedOptions {
   format: Format;
