@@ -236,6 +236,56 @@ const TIMES = [
   us("0001-01-01T00:00:00Z") - 1n, us("9999-12-31T23:59:59Z") + 1_000_000n, us("2024-02-29T12:34:56Z") + 789_010n,
 ];
 
+/**
+ * Tables defined again (PostgreSQL sends a Relation message after any
+ * invalidation), some with other columns each time, whose OIDs share a home
+ * slot of the kernel's relation map: as XLogData payloads.
+ */
+function redefined(): Uint8Array[] {
+  const home = (oid: number) => (Math.imul(oid, 0x9e3779b1) >>> 16) & 1023;
+  const oids: number[] = [];
+  for (let oid = 16384; oids.length < 6; oid++) if (home(oid) === home(16384)) oids.push(oid);
+  // The other shapes: as many columns, one renamed and of another type (what the kernel cannot tell from a row);
+  // three fewer (what it can).
+  const renamed = W2J_COLUMNS.map((c, i) => (i === 6 ? ["t2", 23, -1] : c)) as typeof W2J_COLUMNS;
+  const fewer = W2J_COLUMNS.slice(0, 7);
+  const payloads: Uint8Array[] = [];
+  const add = (m: Parameters<typeof wal.xlogData>[0]) => payloads.push(wal.xlogData(m, { walStart: BigInt(payloads.length + 1), walEnd: 0n, sendTime: 0n }).bytes);
+  const shape = oids.map(() => W2J_COLUMNS);
+  for (let round = 0; round < 12; round++) {
+    oids.forEach((oid, k) => {
+      // Defined again every other round, in a turning order, with the other shape one time in three.
+      const j = (k + round) % oids.length;
+      if (round === 0 || (round + j) % 2 === 0) {
+        if ((round + j) % 3 === 0) shape[j] = shape[j] !== W2J_COLUMNS ? W2J_COLUMNS : round % 2 === 0 ? renamed : fewer;
+        add(encode.relation(relationOf(oids[j]!, true, "d", shape[j])));
+      }
+    });
+    add(encode.begin({ finalLsn: BigInt(round + 1) << 32n, commitTime: 1_000_000n * BigInt(round), xid: round + 1 }));
+    oids.forEach((oid, k) => {
+      const row = (x: number) => shape[k]!.map((_, i) => (i === 0 ? String(round * 100 + x) : i === 4 ? "t" : i === 7 ? "2024-01-01 00:00:00+00" : String(i)));
+      add(encode.insert({ relation: relationOf(oid, true, "d", shape[k]), newTuple: row(k) }));
+    });
+    add(encode.commit({ commitLsn: BigInt(round + 1) << 32n, endLsn: (BigInt(round + 1) << 32n) + 1n, commitTime: 1_000_000n * BigInt(round) }));
+  }
+  return payloads;
+}
+
+describe("every format: a relation defined again has its template made again, the others' are kept", () => {
+  // Debezium's processing time (`ts_ms`) is the same for both paths.
+  beforeEach(() => void vi.spyOn(Date, "now").mockReturnValue(1_796_000_000_123));
+  afterEach(() => void vi.restoreAllMocks());
+
+  it("tables defined again, some with other columns, OIDs of one home slot: the kernel's lines = push()'s", () => {
+    const input = redefined();
+    for (const per of [1, 7, 1000]) {
+      for (const [name, options] of [["jsonl", {}], ["wal2json", V2_OPTIONS[1]!], ["wal2json", V1_OPTIONS[1]!], ["debezium", {}]] as const) {
+        expect(same(name, options, { payloads: input, per }, `${name} per ${per}`)).toBeGreaterThan(5_000);
+      }
+    }
+  });
+});
+
 describe("cloudevents: the inner format's kernel lines wrapped = push()'s events", () => {
   it("every capture from real PostgreSQL, structured and binary, jsonl data", () => {
     let bytes = 0;

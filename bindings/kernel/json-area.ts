@@ -60,6 +60,9 @@ export function jsonArea(host: RegionHost): JsonArea | undefined {
   return undefined;
 }
 
+/** Where a relation's entry is looked for first in the relation map (line-templates.ts): its probe starts there. */
+const homeSlot = (oid: number): number => (Math.imul(oid, TABLE_HASH) >>> 16) & (MAP - 1);
+
 export class JsonArea implements MemoryRegion {
   readonly bytes = JR_WORDS * 4 + LINE_AREA + LITERALS + TABLES + LINES * LE_WORDS * 4 + OUTPUT;
   /** Bumped whenever the area moves or starts over: column tables and relation templates written before are gone. */
@@ -181,8 +184,8 @@ export class JsonArea implements MemoryRegion {
     i32[w + RT_HEAD_1_LENGTH] = head1.length;
     this.u8.set(head, at + RT_WORDS * 4);
     this.u8.set(head1, at + RT_WORDS * 4 + head.length);
-    const map = (this.line + LS_STATE_BYTES >> 2) + LP_KINDS * LP_PROGRAM_WORDS;
-    let slot = (Math.imul(oid, TABLE_HASH) >>> 16) & (MAP - 1);
+    const map = this.#map;
+    let slot = homeSlot(oid);
     // An entry for the same OID (a relation defined again) is replaced.
     while (i32[map + 2 + slot * 2] !== 0 && i32[map + 1 + slot * 2] !== oid) slot = (slot + 1) & (MAP - 1);
     if (i32[map + 2 + slot * 2] === 0) this.#templates++;
@@ -196,8 +199,41 @@ export class JsonArea implements MemoryRegion {
     this.#emptyMap();
   }
 
+  /**
+   * Takes relation `relationId`'s template out of the map, if it has one
+   * (a relation defined again: the others stay). Linear probing's deletion
+   * by backward shift: each later entry of the same run whose home slot is
+   * not between the freed slot and its own moves back into the gap, so
+   * every lookup still finds its entry before an empty slot.
+   */
+  forgetTemplate(relationId: number): void {
+    const oid = relationId | 0;
+    const i32 = this.#i32;
+    const map = this.#map;
+    const mask = MAP - 1;
+    let gap = homeSlot(oid);
+    while (i32[map + 2 + gap * 2] !== 0 && i32[map + 1 + gap * 2] !== oid) gap = (gap + 1) & mask;
+    if (i32[map + 2 + gap * 2] === 0) return;
+    this.#templates--;
+    for (let next = (gap + 1) & mask; i32[map + 2 + next * 2] !== 0; next = (next + 1) & mask) {
+      // The entry at `next` may fill the gap when its home is not cyclically within (gap, next].
+      const h = homeSlot(i32[map + 1 + next * 2]!);
+      if (((next - h) & mask) < ((next - gap) & mask)) continue;
+      i32[map + 1 + gap * 2] = i32[map + 1 + next * 2]!;
+      i32[map + 2 + gap * 2] = i32[map + 2 + next * 2]!;
+      gap = next;
+    }
+    i32[map + 1 + gap * 2] = 0;
+    i32[map + 2 + gap * 2] = 0;
+  }
+
+  /** The relation map's first word (line-templates.ts): after the line state and the programs. */
+  get #map(): number {
+    return (this.line + LS_STATE_BYTES >> 2) + LP_KINDS * LP_PROGRAM_WORDS;
+  }
+
   #emptyMap(): void {
-    const map = (this.line + LS_STATE_BYTES >> 2) + LP_KINDS * LP_PROGRAM_WORDS;
+    const map = this.#map;
     this.#i32.fill(0, map, map + 1 + MAP * 2);
     this.#i32[map] = MAP;
     this.#templates = 0;

@@ -201,8 +201,11 @@ export class KernelLines {
   /** An item went through the format's push(): its transaction is ahead of the kernel's. */
   pushed(item: FormatItem): void {
     this.#inSync = false;
-    // A relation defined again, a type learned: the kernel's templates are made again as rows need them.
-    if (item.kind === "Relation" || item.kind === "Type") this.#forgetTemplates();
+    // A relation defined again: its template is made again when a row needs it. PostgreSQL sends a
+    // table's Relation message again after any invalidation of it, so the others are kept. A type
+    // learned may change any table's columns: every template is made again.
+    if (item.kind === "Relation") this.#forgetTemplate(item.relationId);
+    else if (item.kind === "Type") this.#forgetTemplates();
   }
 
   reset(): void {
@@ -278,6 +281,11 @@ export class KernelLines {
       last.generation = area.generation;
       last.knowledge = knowledge;
     }
+  }
+
+  #forgetTemplate(relationId: number): void {
+    const area = this.#state?.area;
+    if (area?.programmer === this) area.forgetTemplate(relationId);
   }
 
   #forgetTemplates(): void {
