@@ -24,6 +24,7 @@ import { formatNamed, formatOptions } from "../bindings/formats/index.ts";
 import { DebeziumEvents, debeziumOptions } from "../bindings/formats/debezium.ts";
 import { linesFor } from "../bindings/pipeline/kernel-lines.ts";
 import { JsonArea } from "../bindings/kernel/json-area.ts";
+import { TABLE_HASH } from "../bindings/tape.ts";
 import type { Format, FormatOptionValues } from "../bindings/pipeline/format.ts";
 import { Records, RecordTransaction } from "../bindings/pipeline/records.ts";
 import { encode, UNCHANGED, type ColumnDesc, type RelationColumnDesc } from "../devkit/encoder/encoder.ts";
@@ -242,7 +243,7 @@ const TIMES = [
  * slot of the kernel's relation map: as XLogData payloads.
  */
 function redefined(): Uint8Array[] {
-  const home = (oid: number) => (Math.imul(oid, 0x9e3779b1) >>> 16) & 1023;
+  const home = (oid: number) => (Math.imul(oid, TABLE_HASH) >>> 16) & 1023;
   const oids: number[] = [];
   for (let oid = 16384; oids.length < 6; oid++) if (home(oid) === home(16384)) oids.push(oid);
   // The other shapes: as many columns, one renamed and of another type (what the kernel cannot tell from a row);
