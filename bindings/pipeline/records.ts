@@ -171,34 +171,34 @@ export class Records {
 
   /** Where each record's bytes end in `bytes.buf`. */
   get ends(): number[] {
-    if (this.#stale) this.#cut();
-    return this.#ends;
+    return this.#fresh(this.#ends);
   }
 
   get kinds(): RecordKind[] {
-    if (this.#stale) this.#cut();
-    return this.#kinds;
+    return this.#fresh(this.#kinds);
   }
 
   get relations(): (Relation | undefined)[] {
-    if (this.#stale) this.#cut();
-    return this.#relations;
+    return this.#fresh(this.#relations);
   }
 
   get txns(): RecordTransaction[] {
-    if (this.#stale) this.#cut();
-    return this.#txns;
+    return this.#fresh(this.#txns);
   }
 
   get positions(): number[] {
-    if (this.#stale) this.#cut();
-    return this.#positions;
+    return this.#fresh(this.#positions);
   }
 
   /** Each record's sub-position: 0, or k for the k-th derived record before `positions[i]` (change-id.ts). */
   get subs(): number[] {
+    return this.#fresh(this.#subs);
+  }
+
+  /** `facts` (one of the arrays), after the arrays were cut to #n if they hold more. */
+  #fresh<T>(facts: T): T {
     if (this.#stale) this.#cut();
-    return this.#subs;
+    return facts;
   }
 
   #cut(): void {
